@@ -1,0 +1,45 @@
+# The README's commands. Everything installs into .venv on first use.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+HOST ?= 127.0.0.1
+PORT ?= 3000
+export DAGSTER_HOME ?= $(CURDIR)/.fleet/dagster
+
+.PHONY: install test lint typecheck layers pytest demo ui bench clean
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+layers: $(STAMP)
+	$(BIN)/lint-imports
+
+pytest: $(STAMP)
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+test: lint typecheck layers pytest
+
+demo: $(STAMP)
+	$(BIN)/fleet demo
+
+ui: $(STAMP)
+	mkdir -p $(DAGSTER_HOME)
+	$(BIN)/dagster dev -w workspace.yaml -h $(HOST) -p $(PORT)
+
+bench: $(STAMP)
+	@set -e; for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b; done
+
+clean:
+	rm -rf .fleet .pytest_cache .mypy_cache .ruff_cache

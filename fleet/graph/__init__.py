@@ -1,0 +1,29 @@
+"""Symbol graph: a tree-sitter index of a repository into a networkx ``SymbolGraph``.
+
+The public API (the seam other stages code against):
+
+``index(repo, previous=None, *, languages=None, max_file_bytes=1_000_000, progress=None)
+-> SymbolGraph``
+    Parse every source file with tree-sitter (Python first-class; JavaScript/TypeScript and Go
+    through per-language query files). With ``previous``, re-parse only changed files.
+
+``Symbol`` (frozen): ``id`` (``path::Qualified.name``; module code is ``path::<module>``),
+``path``, ``qualname``, ``name``, ``kind`` (``module`` | ``class`` | ``function`` | ``method`` |
+``variable``), ``language``, ``start_byte``, ``end_byte``, ``start_line``, ``end_line`` (1-based,
+inclusive), ``sig_start_byte``, ``sig_end_byte``, ``body_hash``, ``parent`` (id or ``None``).
+
+``Reference`` (frozen): ``src`` (the innermost symbol containing it), ``path``, ``name`` (dotted,
+as written: ``dt.datetime.utcnow``), ``target`` (a symbol id when it resolves inside the repo,
+else the fully-qualified dotted name of an external such as ``datetime.datetime.utcnow``, else
+``None``), ``kind`` (``call`` | ``attribute`` | ``name`` | ``import`` | ``inherit``), ``line``,
+``col``, ``start_byte``, ``end_byte``, ``resolved``.
+
+``SymbolGraph``: ``root``, ``symbols`` (id -> Symbol), ``files`` (path -> ``FileRecord`` with
+``language``, ``sha256``, ``lines``, ``status`` ``ok``|``partial``|``skipped`` and ``reason``),
+``references``, ``imports`` (path -> local name -> dotted target), ``graph`` (``nx.DiGraph``;
+edge ``u -> v`` means *u depends on v*, attribute ``kinds``), and ``symbol(id)``,
+``symbols_in(path)``, ``enclosing(path, byte)``, ``dotted(id)``, ``resolve_dotted(name)``,
+``dependencies(id)``, ``dependents(ids)`` (transitive closure), ``scc(id)``, ``lock_rank(id)``
+(topological order of the SCC condensation, dependencies first, ties by id),
+``tests_reaching(ids)``, ``resolved_share()``, ``stats()``, ``save(path)``, ``load(path)``.
+"""

@@ -1,0 +1,5 @@
+"""The Dagster code location of fleet-pipelines and the ``fleet`` command line.
+
+``definitions.py`` is the only composition root (resources, jobs, schedules, sensors);
+``cli.py`` is the ``fleet`` console script, which imports dagster only in the commands that run
+the pipeline."""

@@ -1,0 +1,77 @@
+"""The ``fleet`` console script.
+
+Sub-commands live in ``fleet_pipelines/commands/<area>.py``, each exposing
+``register(app: typer.Typer) -> None``. Commands that run the pipeline import dagster inside
+their function bodies only. ``fleet merge-driver`` is dispatched before typer is imported, so git
+pays only for the merge itself.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+# Commands that must start in milliseconds: argv[1] -> "module:function(argv) -> int".
+FAST_PATHS: dict[str, str] = {
+    "merge-driver": "fleet.merge.driver:main",
+}
+
+COMMAND_MODULES = (
+    "graph",
+    "store",
+    "sandbox",
+    "campaigns",
+    "verify",
+    "merge",
+    "pipeline",
+)
+
+
+def build_app() -> object:
+    import typer
+
+    app = typer.Typer(
+        name="fleet",
+        help="A coordinated fleet of coding agents over one codebase.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_show_locals=False,
+    )
+    @app.callback()
+    def root() -> None:
+        """fleet: index a repository, plan a campaign, run the agent fleet, hand over the result."""
+
+    @app.command("version")
+    def version() -> None:
+        """Print the fleet-pipelines version."""
+        from fleet import __version__
+
+        print(f"fleet-pipelines {__version__}")
+
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(f"fleet_pipelines.commands.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"fleet_pipelines.commands.{name}":
+                continue  # that area has not landed yet
+            raise
+        module.register(app)
+    return app
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in FAST_PATHS:
+        module_name, _, func = FAST_PATHS[args[0]].partition(":")
+        module = importlib.import_module(module_name)
+        return int(getattr(module, func)(args[1:]))
+    app = build_app()
+    try:
+        app(args, standalone_mode=True)  # type: ignore[operator]
+    except SystemExit as exc:
+        return int(exc.code or 0) if isinstance(exc.code, int | None) else 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Sub-commands of ``fleet``, one module per area, each with ``register(app)``."""
