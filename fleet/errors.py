@@ -38,3 +38,8 @@ class KillSwitchEngaged(FleetError):
 
 class BudgetExceeded(FleetError):
     """A spend was refused by the budget; carries which budget and by how much."""
+
+
+class ForgeError(FleetError):
+    """A forge (GitHub) request failed: bad credentials, a missing repository, a refused push or
+    a rejected API call. The message carries the request and the forge's answer."""

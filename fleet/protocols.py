@@ -172,3 +172,38 @@ class Forge(Protocol):
     def file_issue(self, finding: Finding, title: str, body: str) -> IssueRef:
         """File ``finding`` once: a second call for the same fingerprint returns the first."""
         ...
+
+
+@runtime_checkable
+class Controls(Protocol):
+    """The kill switch and budgets (``fleet.store.SqlControls``). A switch engaged by any process
+    is seen by every other at its next check; ``spend`` is atomic spend-or-refuse."""
+
+    def engage(self, reason: str) -> None: ...
+
+    def release(self) -> None: ...
+
+    def engaged(self) -> bool: ...
+
+    def spend(
+        self,
+        scope: str,
+        amount_usd: float,
+        tokens: int,
+        limit_usd: float | None,
+        limit_tokens: int | None,
+    ) -> bool:
+        """Add the spend to ``scope`` (``task:<id>``, ``day:YYYY-MM-DD``) if it stays within both
+        limits (``None`` = unlimited) and return True; otherwise spend nothing, return False."""
+        ...
+
+
+@runtime_checkable
+class Memory(Protocol):
+    """Project memory notes that persist across units and sweeps (``fleet.store.SqlMemory``)."""
+
+    def add(self, text: str, *, tag: str = "note", author: str = "") -> Any: ...
+
+    def list(self, tag: str | None = None) -> list[Any]: ...
+
+    def remove(self, note_id: int) -> bool: ...

@@ -1,12 +1,62 @@
 """sandbox — where every command of an agent runs. Imports nothing of fleet-pipelines.
 
 One ``Sandbox`` protocol and its backends, strongest first: ``MicroVMSandbox`` (QEMU ``-M
-microvm``, KVM where a boot probe passes, else TCG; Firecracker where real KVM and the binary
-exist), ``GVisorSandbox`` (``runsc``), ``BwrapSandbox`` (bubblewrap), and ``LocalSandbox`` (no
-isolation, explicit opt-in only). ``select_sandbox("auto")`` picks the strongest that works.
-The guest image recipe for the microVM is in ``sandbox/guest/``.
+microvm``, KVM where a boot probe passes, else TCG), ``GVisorSandbox`` (``runsc``),
+``BwrapSandbox`` (bubblewrap), and ``LocalSandbox`` (no isolation, explicit opt-in only).
+``select_sandbox("auto")`` picks the strongest that works and logs why; ``probe_all()`` reports
+every backend for ``fleet sandbox doctor``. The guest image recipe for the microVM is in
+``sandbox/guest/``. Backends are imported lazily by name, so ``import sandbox`` stays cheap.
 """
 
-from sandbox._protocol import EndReason, ExecResult, Limits, Sandbox
+from __future__ import annotations
 
-__all__ = ["EndReason", "ExecResult", "Limits", "Sandbox"]
+from typing import TYPE_CHECKING, Any
+
+from sandbox._protocol import EndReason, ExecResult, Limits, ProbeResult, Sandbox
+from sandbox.select import (
+    BACKENDS,
+    SandboxUnavailable,
+    Selection,
+    make_sandbox,
+    probe_all,
+    resolve_sandbox,
+    select_sandbox,
+)
+
+if TYPE_CHECKING:
+    from sandbox.bwrap import BwrapConfig, BwrapSandbox
+    from sandbox.local import LocalSandbox
+
+__all__ = [
+    "BACKENDS",
+    "BwrapConfig",
+    "BwrapSandbox",
+    "EndReason",
+    "ExecResult",
+    "Limits",
+    "LocalSandbox",
+    "ProbeResult",
+    "Sandbox",
+    "SandboxUnavailable",
+    "Selection",
+    "make_sandbox",
+    "probe_all",
+    "resolve_sandbox",
+    "select_sandbox",
+]
+
+_LAZY = {
+    "BwrapSandbox": "sandbox.bwrap",
+    "BwrapConfig": "sandbox.bwrap",
+    "LocalSandbox": "sandbox.local",
+    "GVisorSandbox": "sandbox.gvisor",
+    "MicroVMSandbox": "sandbox.microvm",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'sandbox' has no attribute {name!r}")

@@ -68,3 +68,14 @@ class Sandbox(Protocol):
     ) -> ExecResult:
         """Run ``argv`` with ``cwd`` (the worktree, shared read-write) as its working dir."""
         ...
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    """Whether a backend works on this machine, why, and how long one ``true`` took in it."""
+
+    backend: str
+    available: bool
+    detail: str
+    start_latency_s: float | None = None
+    strength: int = 0

@@ -27,3 +27,26 @@ edge ``u -> v`` means *u depends on v*, attribute ``kinds``), and ``symbol(id)``
 (topological order of the SCC condensation, dependencies first, ties by id),
 ``tests_reaching(ids)``, ``resolved_share()``, ``stats()``, ``save(path)``, ``load(path)``.
 """
+
+from fleet.graph._graph import SymbolGraph, is_test_file
+from fleet.graph._index import IndexingError, Progress, index, source_files
+from fleet.graph._lang import LANGUAGE_NAMES
+from fleet.graph._model import FileRecord, Reference, Symbol
+from fleet.graph._persist import SnapshotError
+
+load = SymbolGraph.load
+
+__all__ = [
+    "LANGUAGE_NAMES",
+    "FileRecord",
+    "IndexingError",
+    "Progress",
+    "Reference",
+    "SnapshotError",
+    "Symbol",
+    "SymbolGraph",
+    "index",
+    "is_test_file",
+    "load",
+    "source_files",
+]

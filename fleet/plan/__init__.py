@@ -1,2 +1,29 @@
 """Planner: findings -> work units (write set, read set, stable key), lock ranks and waves of units
-with disjoint write sets. An SCC of the graph is never split across units."""
+with disjoint write sets. An SCC of the graph is never split across units.
+
+Public API:
+
+``plan_campaign(repo, campaign, *, graph=None, base_commit=None) -> Plan``
+    Index ``repo`` (unless ``graph`` is given), run the campaign's matchers, plan. Read-only.
+``plan_findings(graph, findings, campaign, base_commit) -> Plan``
+    Plan already-found findings.
+``Plan``: ``campaign``, ``base_commit``, ``findings``, ``units`` (``WorkUnit`` with ``rank`` and
+``wave`` set), ``waves`` (unit keys per wave), ``lock_order`` (every leased symbol with its rank,
+in acquisition order), ``expected_parallelism``, ``unit(key)``, ``leases(unit)``, ``to_dict()``.
+"""
+
+from fleet.plan._plan import Plan, plan_campaign, plan_findings
+from fleet.plan._units import ancestors, build_units, lease_requests, unit_key
+from fleet.plan._waves import assign_waves, expected_parallelism
+
+__all__ = [
+    "Plan",
+    "ancestors",
+    "assign_waves",
+    "build_units",
+    "expected_parallelism",
+    "lease_requests",
+    "plan_campaign",
+    "plan_findings",
+    "unit_key",
+]

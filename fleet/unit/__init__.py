@@ -1,2 +1,66 @@
-"""The life of one work unit: leases in rank order -> workspace -> agent (commands in the sandbox)
--> gates -> ledger. Used by the ``candidate_patches`` asset and by ``fleet fix`` alike."""
+"""The life of one work unit: leases in rank order -> workspace -> agent in the sandbox ->
+gates -> ledger events. Used by the ``candidate_patches`` asset (a batch of units, concurrently)
+and by ``fleet fix`` (one unit) alike.
+
+``run_unit(unit, env, worker) -> UnitResult`` and ``run_units(units, env, parallel, ...)`` run
+units; ``UnitEnv`` wires the store's leases and ledger, the agent, the sandbox, the worktrees
+(``Workspaces``) and the gates (``Gates``). Results and planned units are ledger events
+(``record_planned``, ``load_units``, ``latest_results``, ``requeue``).
+"""
+
+from fleet.unit._records import (
+    TERMINAL,
+    UNIT_FINISHED,
+    UNIT_PLANNED,
+    UNIT_REQUEUED,
+    UnitResult,
+    UnitStatus,
+    latest_results,
+    load_units,
+    record_planned,
+    record_result,
+    requeue,
+    result_from_dict,
+    result_to_dict,
+    unit_from_dict,
+    unit_to_dict,
+)
+from fleet.unit._run import (
+    Gates,
+    UnitEnv,
+    Workspaces,
+    commit_workspace,
+    lease_requests,
+    repo_untouched,
+    run_unit,
+    run_units,
+)
+from fleet.unit._wiring import GitWorkspaces, VerifyGates
+
+__all__ = [
+    "TERMINAL",
+    "UNIT_FINISHED",
+    "UNIT_PLANNED",
+    "UNIT_REQUEUED",
+    "Gates",
+    "GitWorkspaces",
+    "UnitEnv",
+    "UnitResult",
+    "UnitStatus",
+    "VerifyGates",
+    "Workspaces",
+    "commit_workspace",
+    "latest_results",
+    "lease_requests",
+    "load_units",
+    "record_planned",
+    "record_result",
+    "repo_untouched",
+    "requeue",
+    "result_from_dict",
+    "result_to_dict",
+    "run_unit",
+    "run_units",
+    "unit_from_dict",
+    "unit_to_dict",
+]

@@ -1,0 +1,175 @@
+"""The fleet calls behind the asset bodies, one function per asset: each opens what it needs
+from the resources and calls into ``fleet``. Kept in one module so the asset definitions stay a few
+lines each and the wiring to the domain core is in one place."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from assets._modules import module_summary, save_summary
+from assets._seams import AgentSource, ForgeSource, SandboxSource, StoreSource
+from fleet.errors import ConfigError
+from fleet.integrate import IntegrationResult, pytest_runner
+from fleet.integrate import integrate as integrate_patches
+from fleet.types import ChangeRef, Finding, WorkUnit
+from fleet.unit import GitWorkspaces, UnitEnv, VerifyGates, latest_results, record_planned
+from fleet.verify import GateOptions
+
+if TYPE_CHECKING:
+    from fleet.graph import SymbolGraph
+
+GRAPH_FILE = "symbol_graph.json"
+
+
+def graph_dir(home: Path) -> Path:
+    return home / "graph"
+
+
+def head_commit(repo: Path, ref: str = "HEAD") -> str:
+    return subprocess.run(["git", "rev-parse", ref], cwd=repo, capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def index(repo: Path, home: Path) -> dict[str, Any]:
+    """Index ``repo`` (incrementally from the saved graph), save graph + module summary."""
+    from fleet.graph import SymbolGraph
+    from fleet.graph import index as index_repo
+
+    path = graph_dir(home) / GRAPH_FILE
+    previous = SymbolGraph.load(path) if path.exists() else None
+    graph = index_repo(repo, previous)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    graph.save(path)
+    summary = module_summary(graph)
+    save_summary(summary, graph_dir(home))
+    stats = {k: v for k, v in graph.stats().items() if isinstance(v, int | float | str)}
+    return {**stats, "modules": len(summary["modules"]),
+            "rolled_up_depth": summary["rolled_up_depth"] or 0,
+            "resolved_share": round(float(graph.resolved_share()), 4),
+            "commit": head_commit(repo)}
+
+
+@dataclass(frozen=True)
+class FindReport:
+    findings: tuple[Finding, ...]
+    new: int = 0
+    known: int = 0
+    fixed: int = 0
+
+    def metadata(self) -> dict[str, Any]:
+        return {"findings": len(self.findings), "new": self.new, "known": self.known,
+                "fixed": self.fixed,
+                "rules": ", ".join(sorted({f.rule for f in self.findings}))}
+
+
+@dataclass(frozen=True)
+class PlanReport:
+    units: tuple[WorkUnit, ...]
+    waves: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def metadata(self) -> dict[str, Any]:
+        return {"units": len(self.units), "waves": self.waves,
+                "findings": sum(len(u.findings) for u in self.units), **self.extra}
+
+
+def load_graph(home: Path) -> SymbolGraph:
+    from fleet.graph import SymbolGraph
+
+    path = graph_dir(home) / GRAPH_FILE
+    if not path.exists():
+        raise ConfigError(f"{path}: no symbol graph yet; materialize symbol_graph first")
+    return SymbolGraph.load(path)
+
+
+def find(campaign: str, repo: Path, home: Path, store: StoreSource) -> FindReport:
+    """Match the campaign over the saved graph; record the findings (new / known) in the store
+    and mark the open ones no longer found as fixed."""
+    from fleet.campaigns.matchers import find_findings
+    from fleet.campaigns.spec import load_campaign
+
+    findings = find_findings(load_graph(home), load_campaign(campaign))
+    table = store.store().findings
+    statuses = [r.status for r in table.upsert_many(findings)]
+    fixed = table.mark_fixed(campaign, [f.fingerprint for f in findings])
+    return FindReport(findings=tuple(findings), new=statuses.count("new"),
+                      known=statuses.count("known"), fixed=fixed)
+
+
+def plan(campaign: str, repo: Path, home: Path, base_branch: str, store: StoreSource
+         ) -> PlanReport:
+    """Plan the campaign's open findings into units on the head of ``base_branch``; every unit
+    is recorded in the ledger (``unit.planned``) once."""
+    from fleet.campaigns.matchers import find_findings
+    from fleet.campaigns.spec import load_campaign
+    from fleet.plan import plan_findings
+
+    spec = load_campaign(campaign)
+    graph = load_graph(home)
+    open_fps = {r.finding.fingerprint for r in store.store().findings.list(campaign)
+                if r.status in ("new", "known")}
+    findings = [f for f in find_findings(graph, spec) if f.fingerprint in open_fps]
+    result = plan_findings(graph, findings, spec, head_commit(repo, base_branch))
+    new = record_planned(store.ledger(), result.units)
+    return PlanReport(units=result.units, waves=len(result.waves), extra={
+        "new_units": new, "expected_parallelism": round(result.expected_parallelism, 2),
+        "max_parallel": result.max_parallel, "base_commit": result.base_commit})
+
+
+def unit_env(campaign: str, repo: Path, home: Path, store: StoreSource, sandbox: SandboxSource,
+             agent: AgentSource) -> UnitEnv:
+    """Real worktrees, the campaign's agent, the gates over the saved graph, the store's leases,
+    ledger and kill switch, and lease ranks from the graph."""
+    from fleet.campaigns.spec import load_campaign
+    from fleet.plan import lease_requests
+
+    spec = load_campaign(campaign)
+    graph = load_graph(home)
+    opened = store.store()
+    return UnitEnv(
+        leases=opened.leases, ledger=opened.ledger, agent=agent.open(spec, graph, opened),
+        sandbox=sandbox.open(), workspaces=GitWorkspaces(repo),
+        gates=VerifyGates(repo, graph, GateOptions(campaign=campaign)), budget=spec.budget,
+        killed=opened.controls.engaged, requests=lambda unit: lease_requests(graph, unit),
+    )
+
+
+def integrate(campaign: str, repo: Path, home: Path, base_branch: str, store: StoreSource,
+              sandbox: SandboxSource) -> IntegrationResult:
+    """Integrate the campaign's verified, not yet integrated units onto ``base_branch``."""
+    results = [r for r in latest_results(store.ledger(), campaign).values()
+               if r.status == "verified"]
+    return integrate_patches(
+        repo, results, base_branch=base_branch, branch=f"fleet/{campaign}/integration",
+        leases=store.leases(), ledger=store.ledger(), run_tests=pytest_runner(sandbox.open()),
+    )
+
+
+def publish(campaign: str, repo: Path, store: StoreSource, forge: ForgeSource) -> ChangeRef | None:
+    """Hand the last integration branch over through the forge (``None`` if nothing merged)."""
+    ledger = store.ledger()
+    done = [e for e in ledger.events(kind="integration.finished", campaign=campaign)]
+    if not done or not done[-1].payload.get("merged"):
+        return None
+    last = done[-1].payload
+    results = latest_results(ledger, campaign)
+    lines = [f"Campaign `{campaign}`: {len(last['merged'])} unit(s) merged on `{last['base']}`.",
+             ""]
+    for key in last["merged"]:
+        r = results.get(key)
+        if r is None:
+            continue
+        gates = ", ".join(f"{v.gate}={v.status}" for v in r.verdicts)
+        lines.append(f"- unit `{key}` ({', '.join(r.paths)}): {gates}")
+    for key in last.get("semantic_conflicts", []):
+        lines.append(f"- unit `{key}`: dropped (semantic conflict), requeued")
+    ref = forge.open(store.store()).publish(str(repo), str(last["branch"]),
+                                            f"fleet: {campaign}", "\n".join(lines),
+                                            labels=("fleet", campaign))
+    ledger.append("pull_request.published", {"ref": dataclasses.asdict(ref),
+                  "units": list(last["merged"])}, campaign=campaign, actor="forge")
+    return ref

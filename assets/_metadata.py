@@ -1,0 +1,65 @@
+"""Metadata a reviewer wants on each materialization: counts, diff stats, verdicts, cost, ids."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from dagster import MetadataValue
+
+from fleet.integrate import IntegrationResult
+from fleet.unit import UnitResult
+
+
+def unit_metadata(result: UnitResult) -> dict[str, Any]:
+    added, removed = result.diff_stats
+    verdicts = {v.gate: v.status for v in result.verdicts}
+    md: dict[str, Any] = {
+        "status": result.status,
+        "rejected_by": result.rejected_by or "",
+        "paths": ", ".join(result.paths),
+        "lines_added": added,
+        "lines_removed": removed,
+        "verdicts": MetadataValue.json(verdicts),
+        "tokens": result.cost.tokens,
+        "cost_usd": result.cost.usd,
+        "agent_s": round(result.agent_s, 3),
+        "gates_s": round(result.gates_s, 3),
+        "wall_s": round(result.wall_s, 3),
+        "branch": result.branch or "",
+        "commit": result.commit or "",
+        "detail": result.detail[:500],
+    }
+    if result.patch:
+        md["patch"] = MetadataValue.md(f"```diff\n{result.patch[:20000]}\n```")
+    return md
+
+
+def batch_metadata(results: Sequence[UnitResult]) -> dict[str, Any]:
+    counts = Counter(r.status for r in results)
+    return {
+        "units": len(results),
+        **{f"units_{status}": n for status, n in sorted(counts.items())},
+        "rejected_by_gate": MetadataValue.json(
+            dict(Counter(r.rejected_by for r in results if r.rejected_by))
+        ),
+        "agent_s_total": round(sum(r.agent_s for r in results), 3),
+        "tokens": sum(r.cost.tokens for r in results),
+    }
+
+
+def integration_metadata(result: IntegrationResult) -> dict[str, Any]:
+    return {
+        "branch": result.branch,
+        "base_commit": result.base_commit,
+        "head": result.head,
+        "merged": len(result.merged),
+        "merged_units": MetadataValue.json(list(result.merged)),
+        "semantic_conflicts": MetadataValue.json(list(result.semantic_conflicts)),
+        "merge_conflicts": MetadataValue.json(list(result.merge_conflicts)),
+        "stale": MetadataValue.json(list(result.stale)),
+        "tests_passed": None if result.tests is None else result.tests.passed,
+        "test_runs": result.test_runs,
+        "wall_s": round(result.wall_s, 3),
+    }

@@ -1,0 +1,119 @@
+"""Code module assets: the target repository's modules (or packages, past ~2,000 modules) as
+Dagster asset specs whose deps are the import graph.
+
+``module_summary(graph)`` is computed when ``symbol_graph`` materializes and saved next to it, so
+loading the definitions reads one small JSON file, never the whole graph.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+
+MAX_MODULE_ASSETS = 2000
+SUMMARY_FILE = "modules.json"
+
+
+def module_name(path: str, depth: int | None = None) -> str:
+    """``billing/payments.py`` -> ``billing.payments``; ``pkg/__init__.py`` -> ``pkg``; with
+    ``depth``, only the first ``depth`` parts (the roll-up to packages)."""
+    parts = path.split("/")
+    stem = re.sub(r"\.[A-Za-z0-9]+$", "", parts[-1])
+    parts = parts[:-1] if stem == "__init__" else [*parts[:-1], stem]
+    if depth is not None:
+        parts = parts[:depth]
+    return ".".join(parts) or "<root>"
+
+
+def asset_key_parts(module: str) -> list[str]:
+    return ["code", *(re.sub(r"[^A-Za-z0-9_]", "_", p) or "_" for p in module.split("."))]
+
+
+def _rollup_depth(paths: Iterable[str], limit: int) -> int | None:
+    paths = list(paths)
+    if len({module_name(p) for p in paths}) <= limit:
+        return None
+    depth = max(len(p.split("/")) for p in paths)
+    while depth > 1 and len({module_name(p, depth) for p in paths}) > limit:
+        depth -= 1
+    return depth
+
+
+def module_summary(graph: Any, limit: int = MAX_MODULE_ASSETS) -> dict[str, Any]:
+    """Modules, their metadata (symbols, counts, hashes) and an acyclic set of import deps.
+
+    Import cycles (``UserAuth`` <-> ``TenantContext``) cannot be Dagster edges: inside a strongly
+    connected component only the edges that follow a fixed order are kept, and every module in it
+    records the cycle in its metadata.
+    """
+    files: dict[str, Any] = graph.files
+    depth = _rollup_depth(files, limit)
+    modules: dict[str, dict[str, Any]] = defaultdict(
+        lambda: {"paths": [], "symbols": 0, "kinds": defaultdict(int), "lines": 0, "sha256": []}
+    )
+    for path, record in sorted(files.items()):
+        mod = modules[module_name(path, depth)]
+        mod["paths"].append(path)
+        mod["lines"] += int(getattr(record, "lines", 0) or 0)
+        mod["sha256"].append(str(getattr(record, "sha256", "")))
+    for symbol in graph.symbols.values():
+        if symbol.path in files:
+            mod = modules[module_name(symbol.path, depth)]
+            mod["symbols"] += 1
+            mod["kinds"][symbol.kind] += 1
+    deps: nx.DiGraph[str] = nx.DiGraph()
+    deps.add_nodes_from(modules)
+    edges = list(graph.graph.edges(data=True))
+    import_edges = [
+        e for e in edges if any(str(k).startswith("import") for k in e[2].get("kinds") or ())
+    ] or edges
+    for u, v, _ in import_edges:
+        pu, pv = str(u).split("::", 1)[0], str(v).split("::", 1)[0]
+        if pu in files and pv in files:
+            mu, mv = module_name(pu, depth), module_name(pv, depth)
+            if mu != mv:
+                deps.add_edge(mu, mv)
+    out: dict[str, Any] = {"rolled_up_depth": depth, "modules": {}}
+    cycles: dict[str, list[str]] = {}
+    for scc in nx.strongly_connected_components(deps):
+        if len(scc) > 1:
+            for m in scc:
+                cycles[m] = sorted(scc - {m})
+    for name, mod in sorted(modules.items()):
+        kept = sorted(
+            v for v in deps.successors(name) if v not in cycles.get(name, ()) or v < name
+        )
+        out["modules"][name] = {
+            "paths": mod["paths"],
+            "symbols": mod["symbols"],
+            "kinds": dict(mod["kinds"]),
+            "lines": mod["lines"],
+            "sha256": hashlib.sha256("".join(mod["sha256"]).encode()).hexdigest(),
+            "deps": kept,
+            "cycle_with": cycles.get(name, []),
+        }
+    return out
+
+
+def save_summary(summary: dict[str, Any], directory: Path) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / SUMMARY_FILE
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(summary, indent=1, sort_keys=True))
+    tmp.replace(path)
+    return path
+
+
+def load_summary(directory: Path) -> dict[str, Any] | None:
+    path = directory / SUMMARY_FILE
+    if not path.exists():
+        return None
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data

@@ -1,0 +1,54 @@
+"""What the assets need from their resources, as protocols.
+
+The resource classes live in ``fleet_pipelines.resources`` (the layer above); assets annotate their
+parameters with ``ResourceParam[<protocol>]`` so they depend only on these contracts.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+from fleet.protocols import Agent, Forge, LeaseStore, Ledger
+from fleet.store import Store
+
+if TYPE_CHECKING:
+    from fleet.campaigns.spec import Campaign
+    from fleet.graph import SymbolGraph
+    from sandbox import Sandbox
+
+
+class StoreSource(Protocol):
+    """The fleet store: leases, ledger, and the kill switch."""
+
+    def store(self) -> Store: ...
+
+    def leases(self) -> LeaseStore: ...
+
+    def ledger(self) -> Ledger: ...
+
+    def killed(self) -> bool:
+        """True when the kill switch is engaged; every step and sensor checks it."""
+        ...
+
+
+class SandboxSource(Protocol):
+    def open(self) -> Sandbox: ...
+
+
+class AgentSource(Protocol):
+    def open(self, campaign: Campaign, graph: SymbolGraph, store: Store) -> Agent:
+        """The agent for one campaign's units (it may use the graph and record in the store)."""
+        ...
+
+
+class ForgeSource(Protocol):
+    def open(self, store: Store) -> Forge: ...
+
+
+class RepoSource(Protocol):
+    """The target repository, its base branch, the fleet's state dir and the agent pool size."""
+
+    path: str
+    base_branch: str
+    home: str
+    agents: int

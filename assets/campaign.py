@@ -1,0 +1,225 @@
+"""Per-campaign assets, generated from the campaign list:
+
+``<c>/findings`` -> ``<c>/work_units`` (registers the dynamic partitions, deletes obsolete ones)
+-> ``<c>/candidate_patches`` (partitioned by unit key, pool ``agent_sandbox``, batched runs, one
+blocking check per gate) -> ``<c>/verified_patches`` (only the units whose gates passed) ->
+``<c>/integration`` -> ``<c>/pull_requests``.
+"""
+
+
+import re
+import warnings
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+from dagster import (
+    AssetCheckEvaluation,
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetCheckSpec,
+    AssetExecutionContext,
+    AssetKey,
+    AssetMaterialization,
+    AssetsDefinition,
+    BackfillPolicy,
+    BetaWarning,
+    DagsterType,
+    DynamicPartitionsDefinition,
+    MaterializeResult,
+    Nothing,
+    Output,
+    PreviewWarning,
+    ResourceParam,
+    asset,
+)
+
+from assets import _fleet
+from assets._metadata import batch_metadata, integration_metadata, unit_metadata
+from assets._seams import AgentSource, ForgeSource, RepoSource, SandboxSource, StoreSource
+from fleet.errors import KillSwitchEngaged
+from fleet.unit import TERMINAL, UnitResult, latest_results, load_units, run_units
+
+AGENT_POOL = "agent_sandbox"
+# A Nothing-typed output carries no value (no IO manager) yet lets a batch's downstream
+# ``verified_patches`` run in the same run; the per-unit metadata follows as materializations.
+NOTHING = cast(DagsterType, Nothing)
+
+
+def slug(campaign: str) -> str:
+    """A campaign name as an asset key part / partitions name (``datetime-utcnow`` ->
+    ``datetime_utcnow``)."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", campaign)
+
+
+@dataclass(frozen=True)
+class CampaignAssets:
+    campaign: str
+    partitions: DynamicPartitionsDefinition
+    assets: tuple[AssetsDefinition, ...]
+
+    @property
+    def prefix(self) -> str:
+        return slug(self.campaign)
+
+    def key(self, name: str) -> AssetKey:
+        return AssetKey([self.prefix, name])
+
+
+def _check_killed(store: StoreSource) -> None:
+    if store.killed():
+        raise KillSwitchEngaged("kill switch engaged: `fleet stop --off` to resume")
+
+
+def campaign_assets(
+    campaign: str, gates: Sequence[str], symbol_graph: AssetKey, batch_size: int = 8
+) -> CampaignAssets:
+    """The asset chain of one campaign; ``gates`` names one blocking check each."""
+    # backfill policies, pools and partitioned check specs are beta/preview in dagster 1.13:
+    # used knowingly (DESIGN.md), so their warnings are not passed on.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BetaWarning)
+        warnings.simplefilter("ignore", PreviewWarning)
+        return _campaign_assets(campaign, gates, symbol_graph, batch_size)
+
+
+def _campaign_assets(
+    campaign: str, gates: Sequence[str], symbol_graph: AssetKey, batch_size: int
+) -> CampaignAssets:
+    prefix = slug(campaign)
+    partitions = DynamicPartitionsDefinition(name=f"{prefix}_units")
+    group = f"campaign_{prefix}"
+
+    @asset(key=[prefix, "findings"], deps=[symbol_graph], group_name=group,
+           description=f"Findings of campaign {campaign}, fingerprinted and de-duplicated.")
+    def findings(store: ResourceParam[StoreSource], repo: ResourceParam[RepoSource]
+                 ) -> MaterializeResult:
+        _check_killed(store)
+        report = _fleet.find(campaign, Path(repo.path), Path(repo.home), store)
+        return MaterializeResult(metadata=report.metadata())
+
+    @asset(key=[prefix, "work_units"], deps=[findings], group_name=group,
+           description="Work units planned from the findings; registers their partitions.")
+    def work_units(context: AssetExecutionContext, store: ResourceParam[StoreSource],
+                   repo: ResourceParam[RepoSource]) -> MaterializeResult:
+        _check_killed(store)
+        plan = _fleet.plan(campaign, Path(repo.path), Path(repo.home), repo.base_branch, store)
+        keys = [u.key for u in plan.units]
+        existing = set(context.instance.get_dynamic_partitions(partitions.name or ""))
+        obsolete = sorted(existing - set(keys))
+        for key in obsolete:
+            context.instance.delete_dynamic_partition(partitions.name or "", key)
+        new = [k for k in keys if k not in existing]
+        context.instance.add_dynamic_partitions(partitions.name or "", new)
+        return MaterializeResult(metadata={**plan.metadata(), "partitions_added": len(new),
+                                           "partitions_deleted": len(obsolete)})
+
+    check_specs = [
+        AssetCheckSpec(f"candidate_patches_{g}", asset=[prefix, "candidate_patches"],
+                       blocking=True, partitions_def=partitions,
+                       description=f"gate `{g}` accepted the unit (in a batch: every unit)")
+        for g in gates
+    ]
+
+    @asset(key=[prefix, "candidate_patches"], deps=[work_units], group_name=group,
+           partitions_def=partitions, pool=AGENT_POOL, dagster_type=NOTHING,
+           backfill_policy=BackfillPolicy.multi_run(max_partitions_per_run=batch_size),
+           check_specs=check_specs,
+           description="One agent run per unit under its leases; gate verdicts as metadata.")
+    def candidate_patches(context: AssetExecutionContext, store: ResourceParam[StoreSource],
+                          repo: ResourceParam[RepoSource], sandbox: ResourceParam[SandboxSource],
+                          agent: ResourceParam[AgentSource]) -> Iterator[Any]:
+        _check_killed(store)
+        units = load_units(store.ledger(), campaign, context.partition_keys)
+        env = _fleet.unit_env(campaign, Path(repo.path), Path(repo.home), store, sandbox, agent)
+        results = run_units(units, env, parallel=repo.agents)
+        yield Output(None, metadata=batch_metadata(results))
+        for r in results:
+            yield AssetMaterialization(asset_key=context.asset_key, partition=r.unit,
+                                       metadata=unit_metadata(r))
+        yield from _gate_checks(context, gates, results)
+
+    @asset(key=[prefix, "verified_patches"], deps=[candidate_patches], group_name=group,
+           partitions_def=partitions, output_required=False,
+           backfill_policy=BackfillPolicy.multi_run(max_partitions_per_run=batch_size),
+           description="The units whose every gate passed: committed on their own branch.")
+    def verified_patches(context: AssetExecutionContext, store: ResourceParam[StoreSource]
+                         ) -> Iterator[AssetMaterialization]:
+        _check_killed(store)
+        results = latest_results(store.ledger(), campaign)
+        for key in context.partition_keys:
+            r = results.get(key)
+            if r is not None and r.status == "verified":
+                yield AssetMaterialization(asset_key=context.asset_key, partition=key,
+                                           metadata=unit_metadata(r))
+
+    @asset(key=[prefix, "integration"], deps=[verified_patches], group_name=group,
+           description="Verified patches merged on the latest base, tested together.")
+    def integration(store: ResourceParam[StoreSource], repo: ResourceParam[RepoSource],
+                    sandbox: ResourceParam[SandboxSource]) -> MaterializeResult:
+        _check_killed(store)
+        result = _fleet.integrate(campaign, Path(repo.path), Path(repo.home), repo.base_branch,
+                                  store, sandbox)
+        return MaterializeResult(metadata=integration_metadata(result))
+
+    @asset(key=[prefix, "pull_requests"], deps=[integration], group_name=group,
+           description="The integration branch handed over through the forge.")
+    def pull_requests(store: ResourceParam[StoreSource], repo: ResourceParam[RepoSource],
+                      forge: ResourceParam[ForgeSource]) -> MaterializeResult:
+        _check_killed(store)
+        ref = _fleet.publish(campaign, Path(repo.path), store, forge)
+        if ref is None:
+            return MaterializeResult(metadata={"published": False})
+        return MaterializeResult(metadata={"published": True, "forge": ref.forge,
+                                           "branch": ref.branch, "number": ref.number or 0,
+                                           "url": ref.url, "state": ref.state})
+
+    return CampaignAssets(
+        campaign=campaign,
+        partitions=partitions,
+        assets=(findings, work_units, candidate_patches, verified_patches, integration,
+                pull_requests),
+    )
+
+
+def _gate_checks(context: AssetExecutionContext, gates: Sequence[str],
+                 results: Sequence[UnitResult]) -> Iterator[Any]:
+    """Per-unit gate verdicts as per-partition check evaluations, plus one result per gate for
+    the step (a check may yield once per step).
+
+    A single-unit run (a re-run from the UI) yields the unit's verdict as the check result, which
+    Dagster records for that partition. In a batch, every unit's verdict is logged for its
+    partition and the step's result judges the batch: passed when every judged unit was accepted.
+    Failures are WARN: a rejected patch is an expected outcome, not a failed run, and the verified
+    units of the batch must still reach ``verified_patches``, which admits only units whose every
+    gate passed (DESIGN.md: blocking checks record, ``verified_patches`` decides)."""
+    single = len(context.partition_keys) == 1
+    for gate in gates:
+        name = f"candidate_patches_{gate}"
+        verdicts = {r.unit: v for r in results for v in r.verdicts if v.gate == gate}
+        if not single:
+            for unit, v in verdicts.items():
+                context.log_event(AssetCheckEvaluation(
+                    asset_key=context.asset_key, check_name=name, passed=v.passed,
+                    partition=unit, severity=AssetCheckSeverity.ERROR,
+                    metadata={"status": v.status, "evidence": v.evidence[:2000]}))
+        rejected = sorted(k for k, v in verdicts.items() if not v.passed)
+        accepted = len(verdicts) - len(rejected)
+        metadata: dict[str, Any] = {"judged": len(verdicts), "accepted": accepted,
+                                    "rejected_units": ", ".join(rejected)}
+        if single and verdicts:
+            only = next(iter(verdicts.values()))
+            metadata.update(status=only.status, evidence=only.evidence[:2000])
+        yield AssetCheckResult(
+            check_name=name,
+            passed=not rejected,
+            severity=AssetCheckSeverity.WARN,
+            metadata=metadata,
+        )
+
+
+def pending_units(store: StoreSource, campaign: str, keys: Sequence[str]) -> list[str]:
+    """Registered unit keys without a terminal result in the ledger (what is left to run)."""
+    results = latest_results(store.ledger(), campaign)
+    return [k for k in keys if k not in results or results[k].status not in TERMINAL]

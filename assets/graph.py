@@ -1,0 +1,90 @@
+"""``symbol_graph`` (the repository indexed into a SymbolGraph, incrementally from the previous
+materialization) and the code module assets built from its import edges by a factory."""
+
+
+from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+from dagster import (
+    AssetExecutionContext,
+    AssetKey,
+    AssetsDefinition,
+    AssetSpec,
+    MaterializeResult,
+    MetadataValue,
+    ResourceParam,
+    asset,
+    multi_asset,
+)
+
+from assets import _fleet
+from assets._modules import asset_key_parts, load_summary
+from assets._seams import RepoSource, StoreSource
+from fleet.errors import KillSwitchEngaged
+
+SYMBOL_GRAPH = AssetKey("symbol_graph")
+
+
+@asset(key=SYMBOL_GRAPH, group_name="code", description=(
+    "The target repository indexed with tree-sitter into a symbol dependency graph "
+    "(incremental: only files changed since the previous materialization are re-parsed)."))
+def symbol_graph(store: ResourceParam[StoreSource], repo: ResourceParam[RepoSource]
+                 ) -> MaterializeResult:
+    if store.killed():
+        raise KillSwitchEngaged("kill switch engaged")
+    stats = _fleet.index(Path(repo.path), Path(repo.home))
+    return MaterializeResult(metadata=stats)
+
+
+def code_module_assets(home: Path) -> list[AssetsDefinition]:
+    """One asset ``code/<module>`` per module of the last indexed graph (packages past ~2,000
+    modules), deps = its imports; empty before the first ``symbol_graph`` materialization."""
+    summary = load_summary(_fleet.graph_dir(home))
+    if not summary or not summary.get("modules"):
+        return []
+    modules: dict[str, dict[str, Any]] = summary["modules"]
+    keys = {name: AssetKey(asset_key_parts(name)) for name in modules}
+    specs = [
+        AssetSpec(
+            key=keys[name],
+            deps=[SYMBOL_GRAPH, *(keys[d] for d in info["deps"] if d in keys)],
+            group_name="code",
+            description=f"{len(info['paths'])} file(s): {', '.join(info['paths'][:5])}",
+            metadata={"paths": ", ".join(info["paths"][:50]),
+                      "cycle_with": ", ".join(info["cycle_with"])},
+            kinds={"python"},
+        )
+        for name, info in sorted(modules.items())
+    ]
+    by_key = {keys[name]: info for name, info in modules.items()}
+
+    @multi_asset(name="code_modules", specs=specs, can_subset=True)
+    def code_modules(context: AssetExecutionContext) -> Iterator[MaterializeResult]:
+        current = load_summary(_fleet.graph_dir(home)) or {"modules": {}}
+        now = {AssetKey(asset_key_parts(n)): i for n, i in current["modules"].items()}
+        for key in _dependencies_first(context.selected_asset_keys, by_key, keys):
+            info = now.get(key, by_key[key])
+            yield MaterializeResult(asset_key=key, metadata={
+                "symbols": info["symbols"],
+                "kinds": MetadataValue.json(info["kinds"]),
+                "lines": info["lines"],
+                "sha256": info["sha256"],
+                "imports": len(info["deps"]),
+            })
+
+    return [code_modules]
+
+
+def _dependencies_first(selected: AbstractSet[AssetKey], infos: dict[AssetKey, dict[str, Any]],
+                        keys: dict[str, AssetKey]) -> list[AssetKey]:
+    """A multi-asset yields its outputs in topological order (dependencies first)."""
+    graph: nx.DiGraph[AssetKey] = nx.DiGraph()
+    graph.add_nodes_from(selected)
+    for key in selected:
+        for dep in infos[key]["deps"]:
+            if dep in keys and keys[dep] in selected:
+                graph.add_edge(keys[dep], key)
+    return list(nx.lexicographical_topological_sort(graph, key=lambda k: k.to_user_string()))

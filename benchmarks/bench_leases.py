@@ -1,0 +1,362 @@
+"""Lease, queue and scheduling benchmark of the fleet store on PostgreSQL (default settings).
+
+    FLEET_BENCH_PG_DSN=postgresql://fleet:fleet@127.0.0.1:5432/fleet_test \\
+        .venv/bin/python benchmarks/bench_leases.py [--duration 3] [--json out.json]
+
+Creates a scratch database (dropped afterwards) on the server of the DSN and measures, in the same
+run against peers:
+
+1. lease grants/s and acquire latency p50/p99 at 1, 4 and 16 processes, over a 100k-symbol pool
+   and a hot 50-symbol pool: ``PostgresLeaseStore`` (hierarchical, fenced, TTL) against a naive
+   ``INSERT ... ON CONFLICT`` / ``DELETE`` lease table; every hold of ours goes through the
+   invariant checker (violations must be 0);
+2. queue claims/s at 16 processes, single and batched (50): ``SqlTaskQueue.claim`` against a plain
+   ``FOR UPDATE SKIP LOCKED`` loop;
+3. the seed scenario: 16 agents, 80 endpoints with overlapping symbol needs, with symbol leases vs
+   file-level locks vs one global lock: makespan and achieved parallelism.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from typing import Any
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from fleet.store import open_store
+from fleet.store.invariants import Hold, check_holds
+from fleet.types import Acquired, LeaseRequest
+
+HERE = os.path.abspath(__file__)
+
+
+# ---------------------------------------------------------------- peers (run as subprocesses)
+def naive_lease_worker(dsn: str, pool_size: int, duration: float, start_at: float, seed: int):
+    rng = random.Random(seed)
+    holder = f"n{seed}"
+    grants, refused, latencies = 0, 0, []
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        time.sleep(max(0.0, start_at - time.time()))
+        end = time.monotonic() + duration
+        while time.monotonic() < end:
+            i = rng.randrange(pool_size)
+            symbol = f"pkg/m{i // 50}.py::C{i % 50}"
+            t0 = time.perf_counter()
+            row = conn.execute(
+                "INSERT INTO naive_leases (symbol, holder, expires_at) "
+                "VALUES (%s, %s, now() + interval '60 s') "
+                "ON CONFLICT (symbol) DO UPDATE SET holder = excluded.holder, "
+                "expires_at = excluded.expires_at WHERE naive_leases.expires_at < now() "
+                "RETURNING symbol",
+                (symbol, holder),
+            ).fetchone()
+            latencies.append(time.perf_counter() - t0)
+            if row is None:
+                refused += 1
+                continue
+            grants += 1
+            conn.execute(
+                "DELETE FROM naive_leases WHERE symbol = %s AND holder = %s", (symbol, holder)
+            )
+    return {"grants": grants, "refused": refused, "latencies": latencies}
+
+
+def naive_queue_worker(dsn: str, batch: int, duration: float, start_at: float, seed: int):
+    claimed = 0
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        time.sleep(max(0.0, start_at - time.time()))
+        end = time.monotonic() + duration
+        while time.monotonic() < end:
+            rows = conn.execute(
+                "WITH c AS (SELECT id FROM naive_queue WHERE status = 'queued' ORDER BY id "
+                "LIMIT %s FOR UPDATE SKIP LOCKED) UPDATE naive_queue q SET status = 'claimed', "
+                "claimed_by = %s FROM c WHERE q.id = c.id RETURNING q.id",
+                (batch, f"n{seed}"),
+            ).fetchall()
+            if not rows:
+                break
+            claimed += len(rows)
+    return {"claimed": claimed}
+
+
+def fleet_queue_worker(dsn: str, batch: int, duration: float, start_at: float, seed: int):
+    claimed = 0
+    store = open_store(dsn, migrate=False)
+    try:
+        time.sleep(max(0.0, start_at - time.time()))
+        end = time.monotonic() + duration
+        while time.monotonic() < end:
+            tasks = store.queue.claim(f"w{seed}", ["bench"], limit=batch)
+            if not tasks:
+                break
+            claimed += len(tasks)
+    finally:
+        store.close()
+    return {"claimed": claimed}
+
+
+WORKERS = {
+    "naive_lease": naive_lease_worker,
+    "naive_queue": naive_queue_worker,
+    "fleet_queue": fleet_queue_worker,
+}
+
+
+# ---------------------------------------------------------------- orchestration
+def run_procs(argvs: list[list[str]]) -> list[dict[str, Any]]:
+    procs = [
+        subprocess.Popen([sys.executable, *argv], stdout=subprocess.PIPE, text=True)
+        for argv in argvs
+    ]
+    outs = [p.communicate(timeout=600)[0] for p in procs]
+    if any(p.returncode for p in procs):
+        raise SystemExit("a benchmark worker failed")
+    return [json.loads(o) for o in outs]
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))] * 1000
+
+
+def bench_leases(dsn: str, procs: int, pool: int, duration: float) -> dict[str, Any]:
+    start_at = time.time() + 1.0 + 0.15 * procs
+    ours = run_procs(
+        [
+            [
+                "-m",
+                "fleet.store.stress",
+                "hammer",
+                "--url",
+                dsn,
+                "--holder",
+                f"p{n}",
+                "--pool-size",
+                str(pool),
+                "--duration",
+                str(duration),
+                "--start-at",
+                str(start_at),
+                "--seed",
+                str(n),
+                "--max-set",
+                "1",
+                "--write-ratio",
+                "1",
+                "--hold",
+                "0",
+            ]
+            for n in range(procs)
+        ]
+    )
+    holds = [Hold(o["holder"], s, m, t, a, b) for o in ours for s, m, t, a, b in o["holds"]]
+    lat = [x for o in ours for x in o["latencies"]]
+    start_at = time.time() + 1.0 + 0.15 * procs
+    naive = run_procs(
+        [
+            [HERE, "_worker", "naive_lease", dsn, str(pool), str(duration), str(start_at), str(n)]
+            for n in range(procs)
+        ]
+    )
+    nlat = [x for o in naive for x in o["latencies"]]
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("TRUNCATE naive_leases")
+    return {
+        "procs": procs,
+        "pool": pool,
+        "grants_s": len(holds) / duration,
+        "p50_ms": pct(lat, 0.5),
+        "p99_ms": pct(lat, 0.99),
+        "refused": sum(o["refused"] for o in ours),
+        "violations": len(check_holds(holds)),
+        "naive_grants_s": sum(o["grants"] for o in naive) / duration,
+        "naive_p50_ms": pct(nlat, 0.5),
+        "naive_p99_ms": pct(nlat, 0.99),
+    }
+
+
+def bench_queue(dsn: str, procs: int, batch: int, duration: float) -> dict[str, Any]:
+    result: dict[str, Any] = {"procs": procs, "batch": batch}
+    for name, fill in (("fleet_queue", _fill_fleet_queue), ("naive_queue", _fill_naive_queue)):
+        fill(dsn, 60000 if batch > 1 else 20000)
+        start_at = time.time() + 1.0 + 0.15 * procs
+        outs = run_procs(
+            [
+                [HERE, "_worker", name, dsn, str(batch), str(duration), str(start_at), str(n)]
+                for n in range(procs)
+            ]
+        )
+        result[name + "_claims_s"] = sum(o["claimed"] for o in outs) / duration
+    return result
+
+
+def _fill_fleet_queue(dsn: str, n: int) -> None:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("DELETE FROM tasks WHERE kind = 'bench'")
+        conn.execute(
+            "INSERT INTO tasks (id, kind, key, payload, status, max_attempts, run_after, "
+            "created_at, updated_at) SELECT md5(g::text), 'bench', g::text, '{}', 'queued', 3, "
+            "0, g, g FROM generate_series(1, %s) g",
+            (n,),
+        )
+        conn.execute("VACUUM ANALYZE tasks")
+
+
+def _fill_naive_queue(dsn: str, n: int) -> None:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("TRUNCATE naive_queue")
+        conn.execute(
+            "INSERT INTO naive_queue (status) SELECT 'queued' FROM generate_series(1, %s)", (n,)
+        )
+        conn.execute("VACUUM ANALYZE naive_queue")
+
+
+# ---------------------------------------------------------------- the seed scenario
+def seed_scenario(seed: int = 7) -> list[tuple[list[str], float]]:
+    """80 endpoints in 10 route files; a quarter also edit a shared helper; 20-60 ms of work."""
+    rng = random.Random(seed)
+    units = []
+    for k in range(10):
+        for j in range(8):
+            needs = [f"api/routes_{k}.py::endpoint_{j}"]
+            if rng.random() < 0.25:
+                needs.append(f"api/common.py::helper_{rng.randrange(5)}")
+            units.append((needs, rng.uniform(0.02, 0.06)))
+    return units
+
+
+def simulate(dsn: str, strategy: str, agents: int = 16) -> dict[str, Any]:
+    units = seed_scenario()
+    with open_store(dsn) as store:
+        store.leases.release  # noqa: B018 - the store is migrated and reachable
+    queue = list(range(len(units)))
+    lock = threading.Lock()
+    busy: list[float] = []
+
+    def needs(i: int) -> list[LeaseRequest]:
+        symbols = units[i][0]
+        if strategy == "file locks":
+            symbols = sorted({s.split("::")[0] for s in symbols})
+        elif strategy == "global lock":
+            symbols = ["<repository>"]
+        return [LeaseRequest(s, "write") for s in symbols]
+
+    def agent(n: int) -> None:
+        with open_store(dsn, migrate=False) as own:
+            while True:
+                with lock:
+                    if not queue:
+                        return
+                    i = queue.pop(0)
+                got = own.leases.acquire_all(f"{strategy}-{n}", str(i), needs(i), 60, 120)
+                assert isinstance(got, Acquired)
+                time.sleep(units[i][1])
+                own.leases.release(f"{strategy}-{n}")
+                with lock:
+                    busy.append(units[i][1])
+
+    started = time.monotonic()
+    threads = [threading.Thread(target=agent, args=(n,)) for n in range(agents)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    makespan = time.monotonic() - started
+    return {"strategy": strategy, "makespan_s": makespan, "parallelism": sum(busy) / makespan}
+
+
+# ---------------------------------------------------------------- main
+def scratch_database(admin: str) -> str:
+    name = f"fleet_bench_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    params = conninfo_to_dict(admin)
+    params["dbname"] = name
+    return make_conninfo(**params)
+
+
+def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "_worker":
+        name, dsn, a, d, s, seed = sys.argv[2:8]
+        out = WORKERS[name](dsn, int(a), float(d), float(s), int(seed))
+        json.dump(out, sys.stdout)
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--duration", type=float, default=3.0, help="seconds per measurement")
+    parser.add_argument("--json", help="also write the results here")
+    args = parser.parse_args()
+    admin = os.environ.get("FLEET_BENCH_PG_DSN") or os.environ.get("FLEET_TEST_PG_DSN")
+    if not admin:
+        raise SystemExit("set FLEET_BENCH_PG_DSN to a PostgreSQL DSN that may CREATE DATABASE")
+    dsn = scratch_database(admin)
+    results: dict[str, Any] = {"leases": [], "queue": [], "scenario": []}
+    try:
+        open_store(dsn).close()
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(
+                "CREATE TABLE naive_leases (symbol text PRIMARY KEY, holder text NOT NULL, "
+                "expires_at timestamptz NOT NULL)"
+            )
+            conn.execute(
+                "CREATE TABLE naive_queue (id bigserial PRIMARY KEY, status text NOT NULL, "
+                "claimed_by text)"
+            )
+            version = conn.execute("SHOW server_version").fetchone()
+        print(f"PostgreSQL {version[0] if version else '?'}, {os.cpu_count()} cores")
+        print(
+            "| pool | procs | grants/s | p50 ms | p99 ms | violations | naive grants/s "
+            "| naive p50 | naive p99 |"
+        )
+        print("|---|---|---|---|---|---|---|---|---|")
+        for pool in (100_000, 50):
+            for procs in (1, 4, 16):
+                r = bench_leases(dsn, procs, pool, args.duration)
+                results["leases"].append(r)
+                print(
+                    f"| {pool} | {procs} | {r['grants_s']:.0f} | {r['p50_ms']:.2f} | "
+                    f"{r['p99_ms']:.2f} | {r['violations']} | {r['naive_grants_s']:.0f} | "
+                    f"{r['naive_p50_ms']:.2f} | {r['naive_p99_ms']:.2f} |",
+                    flush=True,
+                )
+        print("\n| queue | procs | fleet claims/s | plain SKIP LOCKED claims/s |")
+        print("|---|---|---|---|")
+        for batch in (1, 50):
+            r = bench_queue(dsn, 16, batch, args.duration)
+            results["queue"].append(r)
+            label = "single" if batch == 1 else f"batched ({batch})"
+            print(
+                f"| {label} | 16 | {r['fleet_queue_claims_s']:.0f} | "
+                f"{r['naive_queue_claims_s']:.0f} |",
+                flush=True,
+            )
+        print("\n| seed scenario (16 agents, 80 endpoints) | makespan s | parallelism |")
+        print("|---|---|---|")
+        for strategy in ("symbol leases", "file locks", "global lock"):
+            r = simulate(dsn, strategy)
+            results["scenario"].append(r)
+            print(f"| {strategy} | {r['makespan_s']:.2f} | {r['parallelism']:.1f} |", flush=True)
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(
+                f'DROP DATABASE IF EXISTS "{conninfo_to_dict(dsn)["dbname"]}" WITH (FORCE)'
+            )
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(results, fh, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

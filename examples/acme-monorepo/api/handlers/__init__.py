@@ -1,0 +1,1 @@
+"""Request handlers, one module per resource; each exposes ``register(app)``."""

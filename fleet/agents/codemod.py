@@ -1,0 +1,198 @@
+"""``CodemodAgent``: the offline, deterministic agent that applies a campaign's libcst codemod.
+
+It rewrites exactly the unit's symbols (the byte spans of its write set, less nested symbols the
+unit does not own; imports the rewrite needs are fixed at module level), in the unit's workspace
+only, one step per file. Each step is recorded in the outcome's transcript and, when a ledger is
+given, as an ``agent.step`` event (plus one ``agent.outcome``). It runs no commands: the patch
+is ``git diff`` of the worktree against the unit's base commit, taken by the orchestration.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from libcst.codemod import TransformFailure, TransformSkip, TransformSuccess
+
+from fleet.campaigns.codemods import apply_codemod
+from fleet.campaigns.spec import Campaign
+from fleet.errors import GitError
+from fleet.protocols import Ledger
+from fleet.types import (
+    AgentOutcome,
+    AgentStep,
+    Budget,
+    Cost,
+    StopReason,
+    Workspace,
+    WorkUnit,
+)
+
+if TYPE_CHECKING:
+    from fleet.graph import SymbolGraph
+    from sandbox import Sandbox
+
+__all__ = ["CodemodAgent", "derived_params", "unit_spans"]
+
+
+def unit_spans(graph: SymbolGraph | None, unit: WorkUnit, path: str) -> list[tuple[int, int]]:
+    """Byte spans of ``path`` that the unit owns: each write-set symbol's span minus the spans of
+    symbols nested in it that the unit does not write. Without a graph: the findings' spans."""
+    if graph is None:
+        return sorted((f.start_byte, f.end_byte) for f in unit.findings if f.path == path)
+    owned = {s for s in unit.write_set if s.split("::", 1)[0] == path}
+    spans: list[tuple[int, int]] = []
+    for sid in sorted(owned):
+        sym = graph.symbols.get(sid)
+        if sym is None:
+            continue
+        holes = sorted(
+            (c.start_byte, c.end_byte)
+            for c in graph.symbols_in(path)
+            if c.parent == sid and c.id not in owned
+        )
+        start = sym.start_byte
+        for hole_start, hole_end in holes:
+            if hole_start > start:
+                spans.append((start, hole_start))
+            start = max(start, hole_end)
+        if start < sym.end_byte:
+            spans.append((start, sym.end_byte))
+    return sorted(spans)
+
+
+def derived_params(
+    codemod: str, params: dict[str, Any], graph: SymbolGraph | None
+) -> dict[str, Any]:
+    """Parameters a codemod gets from the graph: for ``pydantic-v2`` the dotted names of every
+    model class in the repository (subclasses of a v1 ``BaseModel``, transitively)."""
+    out = dict(params)
+    if codemod != "pydantic-v2" or graph is None or "models" in out:
+        return out
+    bases = {f"{m}.BaseModel" for m in ("pydantic", "pydantic.v1", *out.get("v1_modules", ()))}
+    inherits = [r for r in graph.references if r.kind == "inherit"]
+    models: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for ref in inherits:
+            head, _, rest = ref.name.partition(".")
+            imported = graph.imports.get(ref.path, {}).get(head)
+            name = f"{imported}.{rest}" if imported and rest else imported or ref.name
+            target = graph.dotted(ref.target) if ref.target in graph.symbols else None
+            if (name in bases or name in models or target in models) and ref.src in graph.symbols:
+                dotted = graph.dotted(ref.src)
+                if dotted not in models:
+                    models.add(dotted)
+                    changed = True
+    out["models"] = sorted(models)
+    return out
+
+
+def _git_diff(ws: Workspace) -> str:
+    proc = subprocess.run(
+        ["git", "diff", "--no-color", "--no-ext-diff", ws.base_commit, "--"],
+        cwd=ws.path, capture_output=True, text=True, check=False,
+    )
+    if proc.returncode != 0:
+        raise GitError(f"git diff {ws.base_commit} in {ws.path}: {proc.stderr.strip()}")
+    return proc.stdout
+
+
+class CodemodAgent:
+    """Implements :class:`fleet.protocols.Agent` with ``campaign.fix.codemod``."""
+
+    name = "codemod"
+
+    def __init__(
+        self,
+        campaign: Campaign,
+        graph: SymbolGraph | None = None,
+        ledger: Ledger | None = None,
+    ) -> None:
+        self.campaign = campaign
+        self.graph = graph
+        self.ledger = ledger
+
+    def _record(self, unit: WorkUnit, kind: str, payload: dict[str, Any]) -> None:
+        if self.ledger is not None:
+            self.ledger.append(kind, payload, unit=unit.key, campaign=unit.campaign,
+                               actor=self.name)
+
+    def run(
+        self, unit: WorkUnit, workspace: Workspace, sandbox: Sandbox | None, budget: Budget
+    ) -> AgentOutcome:
+        """Apply the codemod to the unit's spans; ``sandbox`` is never used (no commands run),
+        so ``None`` is accepted where no backend is available."""
+        started = time.monotonic()
+        codemod = self.campaign.fix.codemod
+        if codemod is None:
+            return self._finish(unit, "", [], StopReason.NOTHING_TO_DO,
+                                f"campaign {self.campaign.name} has no codemod")
+        params = derived_params(codemod, self.campaign.fix.params, self.graph)
+        steps: list[AgentStep] = []
+        stop = StopReason.FINISHED
+        for path in self._paths(unit):
+            if budget.max_wall_s is not None and time.monotonic() - started > budget.max_wall_s:
+                stop = StopReason.BUDGET_WALL
+                break
+            if budget.max_tool_calls is not None and len(steps) >= budget.max_tool_calls:
+                stop = StopReason.BUDGET_TOOL_CALLS
+                break
+            steps.append(self._apply(unit, workspace, codemod, params, path, len(steps)))
+        try:
+            patch = _git_diff(workspace)
+        except GitError as exc:
+            return self._finish(unit, "", steps, StopReason.ERROR, str(exc))
+        failed = [s for s in steps if not s.ok]
+        if stop is StopReason.FINISHED and failed and not patch:
+            stop, detail = StopReason.ERROR, failed[0].result
+        elif stop is StopReason.FINISHED and not patch:
+            stop, detail = StopReason.NOTHING_TO_DO, "the codemod changed nothing"
+        else:
+            detail = f"{len(steps)} file(s), {len(failed)} failed"
+        return self._finish(unit, patch, steps, stop, detail)
+
+    def _paths(self, unit: WorkUnit) -> list[str]:
+        paths: Iterable[str] = list(unit.paths) or sorted({f.path for f in unit.findings})
+        return sorted(p for p in paths if p.endswith((".py", ".pyi")))
+
+    def _apply(
+        self, unit: WorkUnit, ws: Workspace, codemod: str, params: dict[str, Any], path: str,
+        index: int,
+    ) -> AgentStep:
+        spans = unit_spans(self.graph, unit, path)
+        file = ws.path / path
+        arguments: dict[str, Any] = {"path": path, "codemod": codemod, "spans": spans}
+        try:
+            source = file.read_text(encoding="utf-8")
+        except OSError as exc:
+            step = AgentStep(index, "codemod", arguments, f"cannot read {path}: {exc}", ok=False)
+        else:
+            result = apply_codemod(codemod, source, params, spans, path)
+            if isinstance(result, TransformSuccess):
+                changed = result.code != source
+                if changed:
+                    file.write_text(result.code, encoding="utf-8")
+                warnings = "; ".join(result.warning_messages)
+                text = "rewrote" if changed else "no change"
+                step = AgentStep(index, "codemod", arguments,
+                                 f"{text}{': ' + warnings if warnings else ''}")
+            elif isinstance(result, TransformFailure):
+                step = AgentStep(index, "codemod", arguments, f"failed: {result.error}", ok=False)
+            else:
+                assert isinstance(result, TransformSkip)
+                step = AgentStep(index, "codemod", arguments, f"skipped: {result.skip_description}")
+        self._record(unit, "agent.step", {"index": step.index, "action": step.action,
+                                          "arguments": step.arguments, "result": step.result,
+                                          "ok": step.ok})
+        return step
+
+    def _finish(
+        self, unit: WorkUnit, patch: str, steps: list[AgentStep], stop: StopReason, detail: str
+    ) -> AgentOutcome:
+        self._record(unit, "agent.outcome", {"stop_reason": stop.value, "detail": detail,
+                                             "steps": len(steps), "patch_bytes": len(patch)})
+        return AgentOutcome(patch, tuple(steps), Cost(), stop, detail)

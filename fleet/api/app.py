@@ -1,0 +1,209 @@
+"""The coordinator ASGI app: leases and jobs over HTTP for agents that are not Python processes
+of ours.
+
+Contract: every route needs ``Authorization: Bearer <token>`` (401 without a valid one, 403 when
+the token lacks the route's scope: ``leases``, ``jobs`` or ``admin``); a malformed body is 422 and
+names the field; a ``file_path`` that is absolute, contains ``..`` or resolves outside the
+repository is 400; a store fault is 503. ``POST /v1/jobs/dispatch`` records the job in the task
+queue (kind ``job``) and then calls the pluggable ``launcher(job_id, body)``; its return value (a
+run id, or None) is recorded with the job. The default launcher does nothing: queue only.
+"""
+
+# No "from __future__ import annotations": FastAPI resolves the route annotations at runtime,
+# and the scoped dependencies are local aliases.
+import json
+import uuid
+from collections.abc import Callable
+from pathlib import Path, PurePosixPath
+from typing import Annotated
+
+from fastapi import Depends, FastAPI, HTTPException, Query, Request
+from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from fleet.api.models import (
+    CountResponse,
+    JobDispatchBody,
+    JobDispatchResponse,
+    JobStatus,
+    KillSwitchBody,
+    KillSwitchState,
+    LeaseAcquireBody,
+    LeaseAcquireResponse,
+    LeaseInfo,
+    LeaseList,
+    LeaseReleaseBody,
+    LeaseRenewBody,
+)
+from fleet.errors import StoreError
+from fleet.store import Store, TokenInfo
+from fleet.types import Acquired, LeaseRequest
+
+__all__ = ["JOB_KIND", "Launcher", "create_app"]
+
+JOB_KIND = "job"
+Launcher = Callable[[str, JobDispatchBody], str | None]
+_bearer = HTTPBearer(auto_error=False)
+
+
+def _repo_path(repo_root: Path, file_path: str, field: str = "file_path") -> str:
+    """The normalized repository-relative path, or HTTP 400."""
+    pure = PurePosixPath(file_path)
+    if pure.is_absolute() or ".." in pure.parts or "\\" in file_path or "\x00" in file_path:
+        raise HTTPException(400, f"{field} must be a path inside the repository: {file_path!r}")
+    root = repo_root.resolve()
+    resolved = (root / pure).resolve()
+    if resolved != root and root not in resolved.parents:
+        raise HTTPException(400, f"{field} resolves outside the repository: {file_path!r}")
+    return pure.as_posix()
+
+
+def create_app(
+    store: Store,
+    repo_root: str | Path,
+    *,
+    launcher: Launcher | None = None,
+) -> FastAPI:
+    """The API over ``store`` for the repository at ``repo_root``."""
+    root = Path(repo_root)
+    app = FastAPI(
+        title="fleet coordinator",
+        version="1",
+        description="Symbol leases and job dispatch for a fleet of coding agents.",
+    )
+    app.state.store = store
+    app.state.launcher = launcher
+
+    @app.exception_handler(StoreError)
+    def store_fault(request: Request, exc: StoreError) -> JSONResponse:
+        return JSONResponse({"detail": f"store unavailable: {exc}"}, status_code=503)
+
+    def authorized(scope: str) -> Callable[..., TokenInfo]:
+        def check(
+            credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+        ) -> TokenInfo:
+            info = store.tokens.verify(credentials.credentials) if credentials else None
+            if info is None:
+                raise HTTPException(
+                    401, "a valid bearer token is required", {"WWW-Authenticate": "Bearer"}
+                )
+            if not info.allows(scope):
+                raise HTTPException(403, f"this token lacks the {scope!r} scope")
+            return info
+
+        return check
+
+    Leases = Annotated[TokenInfo, Depends(authorized("leases"))]
+    Jobs = Annotated[TokenInfo, Depends(authorized("jobs"))]
+    Admin = Annotated[TokenInfo, Depends(authorized("admin"))]
+
+    def holder_of(info: TokenInfo, name: str | None) -> str:
+        return f"{info.token_id}:{name or info.name}"
+
+    @app.post("/v1/leases/acquire", response_model=LeaseAcquireResponse)
+    def acquire(body: LeaseAcquireBody, info: Leases) -> LeaseAcquireResponse:
+        path = _repo_path(root, body.file_path)
+        symbol = path
+        if body.symbol:
+            qualified = body.symbol.removeprefix(f"{path}::")
+            symbol = f"{path}::{qualified}"
+        holder = holder_of(info, body.holder)
+        result = store.leases.try_acquire(
+            holder, body.unit or holder, [LeaseRequest(symbol, body.mode)], body.ttl_s
+        )
+        if isinstance(result, Acquired):
+            grant = result.grants[0]
+            return LeaseAcquireResponse(
+                acquired=True,
+                lease_id=grant.lease_id,
+                token=grant.token,
+                expires_at=grant.expires_at,
+                holder=holder,
+                symbol=symbol,
+            )
+        blocker = result.blocking[0][1] if result.blocking else None
+        return LeaseAcquireResponse(
+            acquired=False, holder=blocker, symbol=symbol, reason=result.reason
+        )
+
+    @app.post("/v1/leases/release", response_model=CountResponse)
+    def release(body: LeaseReleaseBody, info: Leases) -> CountResponse:
+        ids = None if body.lease_id is None else [body.lease_id]
+        if ids is not None and not body.lease_id.isdigit():  # type: ignore[union-attr]
+            raise HTTPException(404, f"no lease {body.lease_id!r}")
+        return CountResponse(count=store.leases.release(holder_of(info, body.holder), ids))
+
+    @app.post("/v1/leases/renew", response_model=CountResponse)
+    def renew(body: LeaseRenewBody, info: Leases) -> CountResponse:
+        return CountResponse(count=store.leases.renew(holder_of(info, body.holder), body.ttl_s))
+
+    @app.get("/v1/leases", response_model=LeaseList)
+    def list_leases(info: Leases, file_path: Annotated[str | None, Query()] = None) -> LeaseList:
+        within = None if file_path is None else _repo_path(root, file_path)
+        return LeaseList(
+            leases=[
+                LeaseInfo(
+                    lease_id=g.lease_id,
+                    symbol=g.symbol,
+                    mode=g.mode,
+                    holder=g.holder,
+                    token=g.token,
+                    expires_at=g.expires_at,
+                )
+                for g in store.leases.held(within)
+            ]
+        )
+
+    @app.post("/v1/jobs/dispatch", response_model=JobDispatchResponse)
+    def dispatch(body: JobDispatchBody, info: Jobs) -> JobDispatchResponse:
+        files = [_repo_path(root, f, "target_files") for f in body.target_files]
+        if store.controls.engaged():
+            raise HTTPException(409, "the kill switch is engaged: no new jobs")
+        payload = {**body.model_dump(), "target_files": files, "requested_by": info.name}
+        job_id = store.queue.enqueue(JOB_KIND, uuid.uuid4().hex, payload)
+        run_id = launcher(job_id, body) if launcher is not None else None
+        store.ledger.append(
+            "job.dispatched",
+            {"job_id": job_id, "run_id": run_id, **payload},
+            unit=job_id,
+            actor=info.name,
+        )
+        return JobDispatchResponse(job_id=job_id)
+
+    @app.get("/v1/jobs/{job_id}", response_model=JobStatus)
+    def job_status(job_id: str, info: Jobs) -> JobStatus:
+        record = store.queue.get(job_id)
+        if record is None or record.kind != JOB_KIND:
+            raise HTTPException(404, f"no job {job_id!r}")
+        run_ids = [
+            e.payload.get("run_id") for e in store.ledger.events(kind="job.dispatched", unit=job_id)
+        ]
+        p = record.payload
+        return JobStatus(
+            job_id=record.task_id,
+            status=record.status,
+            attempts=record.attempts,
+            task=p["task"],
+            target_files=p["target_files"],
+            sandbox=p["sandbox"],
+            model=p["model"],
+            run_id=run_ids[0] if run_ids else None,
+            result=record.result,
+            error=record.error,
+        )
+
+    @app.get("/v1/admin/kill-switch", response_model=KillSwitchState)
+    def kill_state(info: Admin) -> KillSwitchState:
+        state = store.controls.kill_state()
+        return KillSwitchState(engaged=state.engaged, reason=state.reason)
+
+    @app.post("/v1/admin/kill-switch", response_model=KillSwitchState)
+    def set_kill(body: KillSwitchBody, info: Admin) -> KillSwitchState:
+        if body.engaged:
+            store.controls.engage(body.reason or f"engaged by {info.name}")
+        else:
+            store.controls.release()
+        store.ledger.append("kill_switch", json.loads(body.model_dump_json()), actor=info.name)
+        return kill_state(info)
+
+    return app

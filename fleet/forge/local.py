@@ -1,0 +1,122 @@
+"""``LocalGitForge``: hand a result over as a local git branch plus a change record in the ledger.
+
+The embedded default forge. Nothing leaves the machine: ``publish`` checks that the branch exists
+in the repository and opens (or updates) a *change record* for it in the store; ``status`` reads
+the branch back from git (``merged`` once the branch is an ancestor of the base branch, ``closed``
+once it is deleted, else ``open``); ``file_issue`` records a finding as an issue in the ledger
+exactly once per fingerprint.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+from fleet.errors import GitError
+from fleet.protocols import Ledger
+from fleet.store.records import ChangeRecord, SqlChanges
+from fleet.types import ChangeRef, Finding, IssueRef
+
+__all__ = ["LocalGitForge"]
+
+CHANGE_PUBLISHED = "change.published"
+CHANGE_STATUS = "change.status"
+ISSUE_FILED = "issue.filed"
+
+
+def _git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=False)
+    if check and proc.returncode != 0:
+        raise GitError(f"git {' '.join(args)} in {repo}: {proc.stderr.strip()}")
+    return proc
+
+
+class LocalGitForge:
+    """A forge that is the local repository itself: change records in ``changes`` (the store's
+    change table), every publish and state change also in the ``ledger``."""
+
+    name = "local"
+
+    def __init__(self, changes: SqlChanges, ledger: Ledger, base_branch: str = "main",
+                 actor: str = "forge") -> None:
+        self.changes = changes
+        self.ledger = ledger
+        self.base_branch = base_branch
+        self.actor = actor
+
+    @staticmethod
+    def _ref(record: ChangeRecord) -> ChangeRef:
+        return ChangeRef(forge="local", branch=record.branch, number=record.number,
+                         url=f"file://{record.repo}#{record.branch}", state=record.state)
+
+    def publish(
+        self, repo_path: str, branch: str, title: str, body: str, labels: Sequence[str] = ()
+    ) -> ChangeRef:
+        """Open the change of ``branch`` (which must exist in ``repo_path``), or update it (title,
+        body, labels; reopened) keeping its number. Raises ``GitError`` if the branch is missing."""
+        repo = Path(repo_path).resolve()
+        head = _git(repo, "rev-parse", "--verify", f"refs/heads/{branch}").stdout.strip()
+        record = self.changes.upsert(str(repo), branch, title, body, labels)
+        self.ledger.append(CHANGE_PUBLISHED, {"number": record.number, "repo": str(repo),
+                           "branch": branch, "head": head, "base": self.base_branch,
+                           "title": title, "labels": list(labels)}, actor=self.actor)
+        return self._ref(record)
+
+    def status(self, ref: ChangeRef) -> str:
+        """``merged`` when the branch is contained in the base branch, ``closed`` when the branch
+        no longer exists, else ``open``; a new state is saved on the change record and ledgered.
+        Raises ``GitError`` for a change this forge never made."""
+        record = self.changes.get(int(ref.number or 0))
+        if record is None:
+            raise GitError(f"no local change #{ref.number} for branch {ref.branch}")
+        repo = Path(record.repo)
+        head = _git(repo, "rev-parse", "--verify", "-q", f"refs/heads/{record.branch}",
+                    check=False)
+        if head.returncode != 0:
+            state = "closed"
+        else:
+            merged = _git(repo, "merge-base", "--is-ancestor", head.stdout.strip(),
+                          f"refs/heads/{self.base_branch}", check=False)
+            state = "merged" if merged.returncode == 0 else "open"
+        if state != record.state:
+            self.changes.set_state(record.number, state)
+            self.ledger.append(CHANGE_STATUS, {"number": record.number, "branch": record.branch,
+                               "state": state}, actor=self.actor)
+        return state
+
+    def list_changes(self, repo_path: str | None = None) -> list[ChangeRef]:
+        """Every change recorded (for ``repo_path`` when given), oldest first."""
+        repo = None if repo_path is None else str(Path(repo_path).resolve())
+        return [self._ref(r) for r in sorted(self.changes.list(repo), key=lambda r: r.number)]
+
+    # -- issues --------------------------------------------------------------------------------
+
+    def file_issue(self, finding: Finding, title: str, body: str) -> IssueRef:
+        """File ``finding`` once per fingerprint: a repeat returns the first issue, ``created``
+        False."""
+        filed = self.ledger.events(kind=ISSUE_FILED)
+        for event in filed:
+            if event.payload.get("fingerprint") == finding.fingerprint:
+                number = int(event.payload["number"])
+                return IssueRef(forge=self.name, number=number, url=str(event.payload["url"]),
+                                created=False)
+        number = len(filed) + 1
+        url = f"fleet://issues/{number}"
+        self.ledger.append(
+            ISSUE_FILED,
+            {
+                "number": number,
+                "url": url,
+                "fingerprint": finding.fingerprint,
+                "rule": finding.rule,
+                "symbol": finding.symbol,
+                "path": finding.path,
+                "line": finding.line,
+                "title": title,
+                "body": body,
+            },
+            campaign=finding.campaign,
+            actor=self.actor,
+        )
+        return IssueRef(forge=self.name, number=number, url=url, created=True)

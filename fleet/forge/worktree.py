@@ -1,0 +1,178 @@
+"""Per-unit workspaces: a ``git worktree`` on branch ``fleet/<campaign>/<unit>`` plus a scratch dir.
+
+Workspaces live under the repository's git directory (``<git-common-dir>/fleet-worktrees/``), so
+the user's checkout never sees them: its HEAD, index and working tree are never touched. Each
+worktree is created *locked* with the owner's host and pid as the reason; ``gc(repo)`` removes
+the worktrees whose owner is gone (a crash), scratch dirs without a worktree, and ``fleet/*``
+branches that hold nothing beyond what other branches already have.
+
+``workspace(repo, campaign, unit, base_commit)`` is a context manager: the worktree and its
+scratch dir are removed when the block ends, on success and on failure (the branch too, unless
+``keep_branch=True``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fleet.errors import GitError
+from fleet.types import Workspace
+
+__all__ = [
+    "GcReport",
+    "branch_name",
+    "create_workspace",
+    "gc",
+    "remove_workspace",
+    "workspace",
+    "workspaces_root",
+]
+
+_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_REASON = re.compile(r"fleet host=(?P<host>\S+) pid=(?P<pid>\d+)")
+
+
+def _git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=False)
+    if check and proc.returncode != 0:
+        raise GitError(f"git {' '.join(args)} in {repo}: {proc.stderr.strip()}")
+    return proc
+
+
+def branch_name(campaign: str, unit: str) -> str:
+    return f"fleet/{_SAFE.sub('-', campaign)}/{_SAFE.sub('-', unit)}"
+
+
+def workspaces_root(repo: str | Path) -> Path:
+    repo = Path(repo).resolve()
+    common = _git(repo, "rev-parse", "--git-common-dir").stdout.strip()
+    return (repo / common).resolve() / "fleet-worktrees"
+
+
+def create_workspace(repo: str | Path, campaign: str, unit: str, base_commit: str) -> Workspace:
+    """Add the unit's worktree (branch reset to ``base_commit``) and an empty scratch dir."""
+    repo = Path(repo).resolve()
+    base = _git(repo, "rev-parse", "--verify", f"{base_commit}^{{commit}}").stdout.strip()
+    branch = branch_name(campaign, unit)
+    home = workspaces_root(repo) / f"{_SAFE.sub('-', campaign)}--{_SAFE.sub('-', unit)}"
+    if home.exists():  # left by a crash: take it back only if its owner is gone
+        gc(repo)
+        if home.exists():
+            raise GitError(f"workspace {home} is in use by a live fleet process")
+    tree, scratch = home / "tree", home / "scratch"
+    scratch.mkdir(parents=True)
+    reason = f"fleet host={socket.gethostname()} pid={os.getpid()}"
+    proc = _git(repo, "worktree", "add", "--lock", "--reason", reason, "-B", branch, str(tree),
+                base, check=False)
+    if proc.returncode != 0:
+        shutil.rmtree(home, ignore_errors=True)
+        raise GitError(f"git worktree add {tree} ({branch}): {proc.stderr.strip()}")
+    return Workspace(path=tree, branch=branch, base_commit=base, scratch=scratch, repo=repo)
+
+
+def remove_workspace(ws: Workspace, *, delete_branch: bool = True) -> None:
+    """Remove the worktree, its scratch dir and (by default) its branch. Idempotent."""
+    _git(ws.repo, "worktree", "remove", "--force", "--force", str(ws.path), check=False)
+    shutil.rmtree(ws.path.parent, ignore_errors=True)
+    _git(ws.repo, "worktree", "prune", check=False)
+    if delete_branch:
+        _git(ws.repo, "branch", "-D", ws.branch, check=False)
+
+
+@contextmanager
+def workspace(
+    repo: str | Path, campaign: str, unit: str, base_commit: str, *, keep_branch: bool = False
+) -> Iterator[Workspace]:
+    ws = create_workspace(repo, campaign, unit, base_commit)
+    try:
+        yield ws
+    finally:
+        remove_workspace(ws, delete_branch=not keep_branch)
+
+
+@dataclass
+class GcReport:
+    removed_worktrees: list[str] = field(default_factory=list)
+    removed_scratch: list[str] = field(default_factory=list)
+    removed_branches: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+
+
+def _alive(host: str, pid: int) -> bool:
+    if host != socket.gethostname():
+        return True  # another machine's: not ours to judge
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _worktrees(repo: Path) -> list[dict[str, str]]:
+    out: list[dict[str, str]] = []
+    current: dict[str, str] = {}
+    for line in [*_git(repo, "worktree", "list", "--porcelain").stdout.splitlines(), ""]:
+        if not line:
+            if current:
+                out.append(current)
+            current = {}
+            continue
+        key, _, value = line.partition(" ")
+        current[key] = value
+    return out
+
+
+def gc(repo: str | Path, *, dry_run: bool = False) -> GcReport:
+    """Remove what crashed fleet processes left behind; never touches the main checkout."""
+    repo = Path(repo).resolve()
+    root = workspaces_root(repo)
+    report = GcReport()
+    _git(repo, "worktree", "prune", check=False)
+    live_homes: set[Path] = set()
+    for wt in _worktrees(repo):
+        path = Path(wt.get("worktree", ""))
+        if root not in path.parents:
+            continue  # the main checkout or a worktree that is not ours
+        match = _REASON.search(wt.get("locked", ""))
+        if match and _alive(match["host"], int(match["pid"])):
+            report.kept.append(str(path))
+            live_homes.add(path.parent)
+            continue
+        report.removed_worktrees.append(str(path))
+        if not dry_run:
+            _git(repo, "worktree", "remove", "--force", "--force", str(path), check=False)
+            shutil.rmtree(path.parent, ignore_errors=True)
+    if root.is_dir():
+        for home in sorted(root.iterdir()):
+            if home not in live_homes and str(home / "tree") not in report.removed_worktrees:
+                report.removed_scratch.append(str(home))
+                if not dry_run:
+                    shutil.rmtree(home, ignore_errors=True)
+    _git(repo, "worktree", "prune", check=False)
+    checked_out = {wt.get("branch", "") for wt in _worktrees(repo)}
+    refs = _git(repo, "for-each-ref", "--format=%(refname)", "refs/heads/fleet/").stdout.split()
+    others = [
+        r for r in _git(repo, "for-each-ref", "--format=%(refname)", "refs/heads/").stdout.split()
+        if not r.startswith("refs/heads/fleet/")
+    ]
+    for ref in refs:
+        if ref in checked_out:
+            continue
+        unique = _git(repo, "rev-list", "--count", ref, "--not", *others, check=False)
+        if unique.returncode == 0 and unique.stdout.strip() == "0":
+            report.removed_branches.append(ref.removeprefix("refs/heads/"))
+            if not dry_run:
+                _git(repo, "branch", "-D", ref.removeprefix("refs/heads/"), check=False)
+        else:
+            report.kept.append(ref.removeprefix("refs/heads/"))
+    return report

@@ -1,0 +1,321 @@
+"""``SymbolGraph``: symbols, references and the dependency graph, with the planning queries.
+
+Edges of ``graph`` (a ``networkx.DiGraph``) mean *u depends on v*; the edge attribute ``kinds``
+is a sorted tuple drawn from ``imports``, ``calls``, ``inherits``, ``references`` and
+``contains``. ``contains`` goes parent -> child (a module depends on its top-level symbols, a
+class on its methods): what a class does is what its members do, so changing a method reaches
+everything that uses the class, and a class whose method refers back to it forms one SCC with
+that method (one planning atom, as hierarchical leases would treat it anyway). Use
+``dependencies(id, structural=False)`` to see only uses.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+
+from fleet.graph._model import MODULE, FileData, FileRecord, Reference, Symbol
+from fleet.graph._resolve import Resolver
+
+_TEST_BASE_SUFFIXES = ("TestCase",)
+
+
+def is_test_file(path: str) -> bool:
+    base = path.rsplit("/", 1)[-1]
+    if base.endswith((".py", ".pyi")):
+        return base.startswith("test_") or base.endswith("_test.py")
+    return base.endswith("_test.go") or ".test." in base or ".spec." in base
+
+
+class SymbolGraph:
+    """The indexed repository. Build it with :func:`fleet.graph.index`; treat it as immutable
+    (``index(repo, previous=g)`` returns a new graph and leaves ``g`` unchanged)."""
+
+    def __init__(self, root: Path, data: Mapping[str, FileData],
+                 refs_by_path: Mapping[str, list[Reference]], graph: nx.DiGraph | None = None,
+                 seconds: float = 0.0) -> None:
+        self.root = root
+        self._data: dict[str, FileData] = dict(data)
+        self._refs: dict[str, list[Reference]] = dict(refs_by_path)
+        self.files: dict[str, FileRecord] = {p: d.record for p, d in sorted(self._data.items())}
+        self.symbols: dict[str, Symbol] = {
+            s.id: s for p in self.files for s in self._data[p].symbols
+        }
+        self.imports: dict[str, dict[str, str]] = {
+            p: dict(d.imports) for p, d in self._data.items() if d.imports
+        }
+        self.seconds = seconds
+        self.graph: nx.DiGraph = graph if graph is not None else self._build_graph()
+        self._rank: dict[str, int] | None = None
+        self._scc: dict[str, frozenset[str]] | None = None
+        self._resolver: Resolver | None = None
+        self._by_path: dict[str, list[Symbol]] | None = None
+
+    # -- construction ---------------------------------------------------------------------
+    @property
+    def references(self) -> list[Reference]:
+        return [r for p in self.files for r in self._refs.get(p, ())]
+
+    def references_in(self, path: str) -> list[Reference]:
+        return list(self._refs.get(path, ()))
+
+    def _build_graph(self) -> nx.DiGraph:
+        edges: dict[tuple[str, str], set[str]] = {}
+        from fleet.graph._model import EDGE_KIND
+
+        for sym in self.symbols.values():
+            if sym.parent is not None:
+                edges.setdefault((sym.parent, sym.id), set()).add("contains")
+        symbols = self.symbols
+        for refs in self._refs.values():
+            for ref in refs:
+                target = ref.target
+                if target is None or target == ref.src or target not in symbols:
+                    continue
+                edges.setdefault((ref.src, target), set()).add(EDGE_KIND[ref.kind])
+        graph: nx.DiGraph = nx.DiGraph()
+        graph.add_nodes_from(sorted(symbols))
+        graph.add_edges_from((u, v, {"kinds": tuple(sorted(k))}) for (u, v), k in edges.items())
+        return graph
+
+    # -- lookups --------------------------------------------------------------------------
+    def symbol(self, symbol_id: str) -> Symbol:
+        """The symbol with this id; raises ``KeyError`` naming it when there is none."""
+        try:
+            return self.symbols[symbol_id]
+        except KeyError:
+            raise KeyError(f"no symbol {symbol_id!r} in the graph of {self.root}") from None
+
+    def symbols_in(self, path: str) -> list[Symbol]:
+        """The symbols of one file, module first, then by position."""
+        if self._by_path is None:
+            by_path: dict[str, list[Symbol]] = {}
+            for sym in self.symbols.values():
+                by_path.setdefault(sym.path, []).append(sym)
+            for syms in by_path.values():
+                syms.sort(key=lambda s: (s.kind != "module", s.start_byte, -s.end_byte))
+            self._by_path = by_path
+        return list(self._by_path.get(path, ()))
+
+    def enclosing(self, path: str, byte: int) -> Symbol | None:
+        """The innermost symbol of ``path`` whose span contains ``byte`` (the module symbol
+        when no definition does); None for an unknown path."""
+        syms = self.symbols_in(path)
+        if not syms:
+            return None
+        best = syms[0]
+        starts = [s.start_byte for s in syms[1:]]
+        for sym in syms[1 : bisect.bisect_right(starts, byte) + 1]:
+            if sym.start_byte <= byte < sym.end_byte and sym.end_byte - sym.start_byte <= (
+                best.end_byte - best.start_byte
+            ):
+                best = sym
+        return best
+
+    def children(self, symbol_id: str) -> list[str]:
+        return sorted(
+            v for v in self.graph.successors(symbol_id)
+            if "contains" in self.graph.edges[symbol_id, v]["kinds"]
+            and self.symbols[v].parent == symbol_id
+        )
+
+    def dotted(self, symbol_id: str) -> str:
+        """Python's dotted name of a symbol (``billing.legacy.charge``); for other languages
+        the path-based ``path.Qualified.name``."""
+        sym = self.symbol(symbol_id)
+        module = self._data[sym.path].module or sym.path
+        return module if sym.kind == "module" else f"{module}.{sym.qualname}"
+
+    def resolve_dotted(self, name: str) -> str | None:
+        """A dotted Python name (``billing.legacy.charge``) -> its symbol id, or None."""
+        if self._resolver is None:
+            self._resolver = Resolver(self._data, self.symbols)
+        target, exact = self._resolver.resolve_dotted(name)
+        return target if exact else None
+
+    # -- dependencies ---------------------------------------------------------------------
+    def dependencies(self, symbol_id: str, *, structural: bool = True) -> set[str]:
+        """Direct dependencies; ``structural=False`` leaves out ``contains`` (children)."""
+        self.symbol(symbol_id)
+        out = set()
+        for v, attrs in self.graph[symbol_id].items():
+            if structural or attrs["kinds"] != ("contains",):
+                out.add(v)
+        return out
+
+    def direct_dependents(self, symbol_id: str) -> set[str]:
+        self.symbol(symbol_id)
+        return set(self.graph.predecessors(symbol_id))
+
+    def dependents(self, ids: str | Iterable[str]) -> set[str]:
+        """Every symbol that depends on any of ``ids``, transitively (not ``ids`` themselves
+        unless they are in a cycle through one another)."""
+        start = [ids] if isinstance(ids, str) else list(ids)
+        seen: set[str] = set()
+        stack = [i for i in start if i in self.graph]
+        pred = self.graph.pred
+        while stack:
+            cur = stack.pop()
+            for p in pred[cur]:
+                if p not in seen:
+                    seen.add(p)
+                    stack.append(p)
+        return seen
+
+    def _condense(self) -> None:
+        # Kahn's algorithm over the condensation with a heap keyed by each SCC's smallest id:
+        # dependencies (successors) first, ties by id, deterministic.
+        graph = self.graph
+        comps = [frozenset(c) for c in nx.strongly_connected_components(graph)]
+        comp_of: dict[str, int] = {}
+        for i, comp in enumerate(comps):
+            for sid in comp:
+                comp_of[sid] = i
+        waiting = [0] * len(comps)  # dependencies not yet ranked
+        dependents: list[set[int]] = [set() for _ in comps]
+        for u, v in graph.edges():
+            cu, cv = comp_of[u], comp_of[v]
+            if cu != cv and cu not in dependents[cv]:
+                dependents[cv].add(cu)
+                waiting[cu] += 1
+        keys = [min(c) for c in comps]
+        heap = [(keys[i], i) for i in range(len(comps)) if waiting[i] == 0]
+        heapq.heapify(heap)
+        rank: dict[str, int] = {}
+        scc: dict[str, frozenset[str]] = {}
+        position = 0
+        while heap:
+            _, i = heapq.heappop(heap)
+            for sid in comps[i]:
+                rank[sid] = position
+                scc[sid] = comps[i]
+            position += 1
+            for j in dependents[i]:
+                waiting[j] -= 1
+                if waiting[j] == 0:
+                    heapq.heappush(heap, (keys[j], j))
+        self._rank, self._scc = rank, scc
+
+    def scc(self, symbol_id: str) -> frozenset[str]:
+        """The strongly connected component holding the symbol (itself alone when acyclic)."""
+        self.symbol(symbol_id)
+        if self._scc is None:
+            self._condense()
+        assert self._scc is not None
+        return self._scc[symbol_id]
+
+    def lock_rank(self, symbol_id: str) -> int:
+        """Position of the symbol's SCC in the topological order of the condensation,
+        dependencies first, ties broken by the smallest member id. Members of one SCC share
+        a rank."""
+        self.symbol(symbol_id)
+        if self._rank is None:
+            self._condense()
+        assert self._rank is not None
+        return self._rank[symbol_id]
+
+    def sccs(self) -> list[frozenset[str]]:
+        """Every SCC with more than one member, largest first."""
+        if self._scc is None:
+            self._condense()
+        assert self._scc is not None
+        unique = {id(c): c for c in self._scc.values() if len(c) > 1}
+        return sorted(unique.values(), key=lambda c: (-len(c), min(c)))
+
+    def is_test(self, symbol_id: str) -> bool:
+        """A test function: ``test*`` functions at module level of a test file, and ``test*``
+        methods of ``Test*`` classes (or ``*TestCase`` subclasses) in test files; Go
+        ``Test*`` functions in ``_test.go`` files."""
+        sym = self.symbols.get(symbol_id)
+        if sym is None or not is_test_file(sym.path):
+            return False
+        if sym.language == "go":
+            return sym.kind == "function" and sym.name.startswith("Test")
+        if not sym.name.startswith("test") or sym.parent is None:
+            return False
+        parent = self.symbols[sym.parent]
+        if sym.kind == "function" and parent.kind == "module":
+            return True
+        if sym.kind == "method" and parent.kind == "class":
+            if parent.name.startswith("Test"):
+                return True
+            return any(
+                r.kind == "inherit" and r.src == parent.id
+                and r.name.endswith(_TEST_BASE_SUFFIXES)
+                for r in self._refs.get(sym.path, ())
+            )
+        return False
+
+    def tests(self) -> list[str]:
+        return sorted(s for s in self.symbols if self.is_test(s))
+
+    def tests_reaching(self, ids: str | Iterable[str]) -> list[str]:
+        """Test functions whose dependency graph reaches any of ``ids`` (through calls,
+        references, imports, inheritance and containment), sorted."""
+        start = {ids} if isinstance(ids, str) else set(ids)
+        reach = self.dependents(start) | (start & self.symbols.keys())
+        return sorted(s for s in reach if self.is_test(s))
+
+    # -- reporting ------------------------------------------------------------------------
+    def resolved_share(self) -> float:
+        """Share of references whose target is known (a repository symbol or an external
+        dotted name); 0.0 for an empty graph."""
+        total = resolved = 0
+        for refs in self._refs.values():
+            total += len(refs)
+            resolved += sum(1 for r in refs if r.resolved)
+        return resolved / total if total else 0.0
+
+    def stats(self) -> dict[str, Any]:
+        """Counts for reports and Dagster metadata (JSON-friendly)."""
+        refs = [r for rs in self._refs.values() for r in rs]
+        internal = sum(1 for r in refs if r.target is not None and "::" in r.target)
+        external = sum(1 for r in refs if r.target is not None and "::" not in r.target)
+        exact = sum(1 for r in refs if r.resolved and r.exact)
+        sccs = self.sccs()
+        status = Counter(f.status for f in self.files.values())
+        return {
+            "files": len(self.files),
+            "files_ok": status["ok"],
+            "files_partial": status["partial"],
+            "files_skipped": status["skipped"],
+            "skipped": {p: f.reason for p, f in self.files.items() if f.status == "skipped"},
+            "partial": {p: f.reason for p, f in self.files.items() if f.status == "partial"},
+            "lines": sum(f.lines for f in self.files.values()),
+            "languages": dict(Counter(f.language for f in self.files.values())),
+            "symbols": len(self.symbols),
+            "symbol_kinds": dict(Counter(s.kind for s in self.symbols.values())),
+            "references": len(refs),
+            "references_internal": internal,
+            "references_external": external,
+            "references_exact": exact,
+            "resolved_share": round(self.resolved_share(), 4),
+            "edges": self.graph.number_of_edges(),
+            "dependency_edges": sum(
+                1 for u, v in self.graph.edges() if self.graph[u][v]["kinds"] != ("contains",)
+            ),
+            "sccs": len(sccs),
+            "largest_scc": len(sccs[0]) if sccs else 1,
+            "seconds": round(self.seconds, 3),
+        }
+
+    def module_id(self, path: str) -> str:
+        return f"{path}::{MODULE}"
+
+    # -- persistence ----------------------------------------------------------------------
+    def save(self, path: str | Path) -> Path:
+        from fleet.graph._persist import save
+
+        return save(self, Path(path))
+
+    @staticmethod
+    def load(path: str | Path) -> SymbolGraph:
+        from fleet.graph._persist import load
+
+        return load(Path(path))

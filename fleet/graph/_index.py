@@ -1,0 +1,174 @@
+"""``index``: walk a repository, extract every source file, resolve, build the graph.
+
+Files come from ``git ls-files`` (tracked and untracked-but-not-ignored) when the root is a git
+work tree, else from a walk that never follows symlinks (so symlink loops cannot trap it) and
+skips VCS, virtualenv and cache directories. With ``previous``, a file whose content hash (and
+module name) is unchanged is not re-parsed; when no changed file altered what other files can
+see (its symbols, imports, bases) and no file came or went, only the changed files' references
+are re-resolved.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import os
+import subprocess
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from fleet.errors import FleetError
+from fleet.graph._extract import count_lines, extract
+from fleet.graph._graph import SymbolGraph
+from fleet.graph._lang import LANGUAGE_NAMES, spec_for
+from fleet.graph._model import FileData, FileRecord, Reference
+from fleet.graph._resolve import Resolver, python_module_names
+
+Progress = Callable[[int, int, str], None]
+"""``progress(done, total, path)``, called after each file."""
+
+_SKIP_DIRS = frozenset({
+    ".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache",
+    ".pytest_cache", ".ruff_cache", ".tox", ".nox", ".fleet", ".eggs",
+})
+_MINIFIED_LINE = 2_000  # average bytes per line above which a big file is generated/minified
+
+
+class IndexingError(FleetError):
+    """The repository root cannot be indexed at all (missing or not a directory)."""
+
+
+def _git_files(root: Path) -> list[str] | None:
+    if not (root / ".git").exists():
+        return None
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others",
+             "--exclude-standard"],
+            capture_output=True, check=True, timeout=120,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return sorted({p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p})
+
+
+def _walk_files(root: Path) -> list[str]:
+    out: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
+        rel = os.path.relpath(dirpath, root)
+        for name in filenames:
+            out.append(name if rel == "." else f"{rel}/{name}".replace(os.sep, "/"))
+    return sorted(out)
+
+
+def _excluded(path: str, patterns: tuple[str, ...]) -> bool:
+    parts = path.split("/")
+    prefixes = ["/".join(parts[: i + 1]) for i in range(len(parts))]
+    return any(
+        fnmatch.fnmatchcase(prefix, pat) or fnmatch.fnmatchcase(part, pat)
+        for pat in patterns for prefix, part in zip(prefixes, parts, strict=True)
+    )
+
+
+def source_files(root: Path, languages: frozenset[str] | None = None,
+                 exclude: Iterable[str] = ()) -> list[str]:
+    """Repository-relative POSIX paths of the files some enabled language serves, minus those
+    where a path prefix or a path component matches an ``exclude`` glob."""
+    files = _git_files(root)
+    if files is None:
+        files = _walk_files(root)
+    patterns = tuple(exclude)
+    return [
+        p for p in files
+        if spec_for(p, languages) is not None and not (patterns and _excluded(p, patterns))
+    ]
+
+
+def _read(root: Path, rel: str, language: str, max_bytes: int
+          ) -> tuple[FileRecord, bytes | None]:
+    full = root / rel
+    try:
+        st = full.lstat()
+        if full.is_symlink():
+            return FileRecord(rel, language, "", 0, 0, "skipped", "symlink"), None
+        if not full.is_file():
+            return FileRecord(rel, language, "", 0, 0, "skipped", "not a regular file"), None
+        if st.st_size > max_bytes:
+            return FileRecord(rel, language, "", 0, st.st_size, "skipped",
+                              f"too large: {st.st_size} bytes > cap {max_bytes}"), None
+        src = full.read_bytes()
+    except OSError as exc:
+        return FileRecord(rel, language, "", 0, 0, "skipped", f"unreadable: {exc}"), None
+    digest = hashlib.sha256(src).hexdigest()
+    lines = count_lines(src)
+    if b"\0" in src[:8192]:
+        return FileRecord(rel, language, digest, lines, len(src), "skipped", "binary"), None
+    if len(src) > 100_000 and len(src) / max(lines, 1) > _MINIFIED_LINE:
+        return FileRecord(rel, language, digest, lines, len(src), "skipped",
+                          "generated or minified: very long lines"), None
+    return FileRecord(rel, language, digest, lines, len(src), "ok"), src
+
+
+def index(repo: str | Path, previous: SymbolGraph | None = None, *,
+          languages: frozenset[str] | set[str] | None = None, max_file_bytes: int = 1_000_000,
+          progress: Progress | None = None, exclude: Iterable[str] = ()) -> SymbolGraph:
+    """Index ``repo`` into a ``SymbolGraph``. Bad files never raise: they are recorded with
+    status ``skipped`` (binary, too large, generated, symlink, unreadable) or ``partial``
+    (syntax errors, invalid UTF-8: what parsed is kept). Raises ``FleetError`` only when the
+    root itself is not a readable directory. ``exclude``: globs matched against each path
+    prefix and path component (``site-packages``, ``docs/*``)."""
+    started = time.perf_counter()
+    root = Path(repo).resolve()
+    if not root.is_dir():
+        raise IndexingError(f"cannot index {repo}: not a directory")
+    langs = frozenset(languages) if languages is not None else None
+    if langs is not None and not langs <= LANGUAGE_NAMES:
+        raise IndexingError(f"unknown languages {sorted(langs - LANGUAGE_NAMES)}; "
+                          f"known: {sorted(LANGUAGE_NAMES)}")
+    paths = source_files(root, langs, exclude)
+    modules = python_module_names(p for p in paths if spec_for(p, langs).name == "python")  # type: ignore[union-attr]
+    prev_data = previous._data if previous is not None and previous.root == root else {}
+    data: dict[str, FileData] = {}
+    changed: list[str] = []
+    for done, rel in enumerate(paths, 1):
+        spec = spec_for(rel, langs)
+        assert spec is not None
+        record, src = _read(root, rel, spec.name, max_file_bytes)
+        module = modules.get(rel)
+        old = prev_data.get(rel)
+        if (old is not None and record.sha256 and old.record.sha256 == record.sha256
+                and old.module == module and old.record.language == spec.name):
+            data[rel] = old
+        else:
+            changed.append(rel)
+            if src is None:
+                data[rel] = FileData(record, module)
+            else:
+                if record.status == "ok":
+                    try:
+                        src.decode("utf-8")
+                    except UnicodeDecodeError:
+                        record = FileRecord(rel, spec.name, record.sha256, record.lines,
+                                            record.size, "partial", "not valid UTF-8")
+                data[rel] = extract(rel, src, spec, module, record)
+        if progress is not None:
+            progress(done, len(paths), rel)
+
+    symbols = {s.id: s for p in sorted(data) for s in data[p].symbols}
+    resolver = Resolver(data, symbols)
+    refs: dict[str, list[Reference]] = {}
+    incremental = (
+        previous is not None and bool(prev_data) and set(prev_data) == set(data)
+        and all(prev_data[p].interface() == data[p].interface() for p in changed)
+    )
+    for rel, fd in data.items():
+        if incremental and rel not in changed:
+            refs[rel] = previous._refs.get(rel, [])  # type: ignore[union-attr]
+        else:
+            refs[rel] = resolver.resolve_file(fd)
+    result = SymbolGraph(root, data, refs)
+    result.seconds = time.perf_counter() - started
+    return result
+

@@ -1,0 +1,307 @@
+"""Name resolution: raw references -> symbol ids (in the repository) or dotted externals.
+
+Python scoping is followed where it matters for dependencies: enclosing function scopes
+(nested functions and local bindings), class scope only for code directly in the class body,
+module scope, the file's import table (aliases, ``from x import y as z``, relative imports),
+star imports, then builtins. ``self.``/``cls.`` chains are looked up in the enclosing class and
+its bases (depth-first MRO over resolved base classes). Dotted chains are walked through
+modules (package dirs, ``src/`` layouts, ``__init__`` re-exports) and class members.
+"""
+
+from __future__ import annotations
+
+import builtins
+import posixpath
+from collections.abc import Iterable, Mapping
+
+from fleet.graph._model import MODULE, FileData, RawRef, Reference, Symbol
+
+_BUILTINS = frozenset(dir(builtins))
+_SRC_DIRS = ("src", "lib", "python")
+
+
+def python_module_names(paths: Iterable[str]) -> dict[str, str]:
+    """Dotted module name of each Python file: the chain of package directories (those with an
+    ``__init__.py``) above it; files in a ``src/``-style directory or outside any package are
+    top-level modules."""
+    paths = sorted(paths)
+    init_dirs = {posixpath.dirname(p) for p in paths if posixpath.basename(p) == "__init__.py"}
+    out: dict[str, str] = {}
+    for path in paths:
+        directory, base = posixpath.split(path)
+        stem = base.rsplit(".", 1)[0]
+        parts = [] if stem == "__init__" else [stem]
+        while directory and directory in init_dirs:
+            directory, name = posixpath.split(directory)
+            parts.append(name)
+        parts.reverse()
+        out[path] = ".".join(parts) if parts else posixpath.basename(posixpath.dirname(path))
+    return out
+
+
+def _module_table(files: Mapping[str, FileData]) -> dict[str, list[str]]:
+    """Module key -> module symbol ids. Python: dotted names first, then (when unambiguous)
+    dotted suffixes of the file path, for namespace packages and scripts run from elsewhere.
+    JS/TS: the path without extension (and a directory for its index file). Go: the directory."""
+    table: dict[str, list[str]] = {}
+    aliases: dict[str, set[str]] = {}
+    for path in sorted(files):
+        fd = files[path]
+        lang = fd.record.language
+        mid = f"{path}::{MODULE}"
+        if lang == "python" and fd.module:
+            table.setdefault(fd.module, []).append(mid)
+            stem = path.rsplit(".", 1)[0]
+            parts = stem.split("/")
+            if parts[-1] == "__init__":
+                parts.pop()
+            while parts and parts[0] in _SRC_DIRS:
+                parts.pop(0)
+            for i in range(len(parts)):
+                aliases.setdefault(".".join(parts[i:]), set()).add(mid)
+        elif lang in ("javascript", "typescript"):
+            stem = path.rsplit(".", 1)[0]
+            table.setdefault(stem, []).append(mid)
+            if posixpath.basename(stem) == "index":
+                table.setdefault(posixpath.dirname(stem), []).append(mid)
+        elif lang == "go":
+            table.setdefault(posixpath.dirname(path) or ".", []).append(mid)
+    for name, ids in aliases.items():
+        if name not in table and len(ids) == 1:
+            table[name] = sorted(ids)
+    return table
+
+
+class Resolver:
+    """Resolves every file's raw references against one consistent view of the repository."""
+
+    def __init__(self, files: Mapping[str, FileData], symbols: Mapping[str, Symbol]) -> None:
+        self.files = files
+        self.symbols = symbols
+        self.modules = _module_table(files)
+        self._bases: dict[str, list[str]] = {}
+        self._base_refs: dict[str, list[RawRef]] = {}
+        for fd in files.values():
+            for ref in fd.refs:
+                if ref.kind == "inherit":
+                    self._base_refs.setdefault(ref.scope, []).append(ref)
+        self._cache: dict[tuple[str, str, str], tuple[str | None, bool]] = {}
+
+    # -- public --------------------------------------------------------------------------
+    def resolve_file(self, fd: FileData) -> list[Reference]:
+        out: list[Reference] = []
+        cache = self._cache
+        for ref in fd.refs:
+            key = (ref.scope, ref.name, ref.kind)
+            hit = cache.get(key)
+            if hit is None:
+                hit = self._resolve(ref, fd)
+                cache[key] = hit
+            target, exact = hit
+            if target == "":  # a local variable
+                if ref.kind == "name":
+                    continue  # a plain use of a local is no reference to a symbol
+                target = None
+            out.append(Reference(ref.scope, fd.record.path, ref.name, target, ref.kind, ref.line,
+                                 ref.col, ref.start_byte, ref.end_byte, target is not None,
+                                 exact))
+        return out
+
+    def resolve_dotted(self, name: str) -> tuple[str | None, bool]:
+        """A dotted name -> (symbol id, exact) when some module prefix is in the repo."""
+        return self._dotted(name, 0)
+
+    # -- internals -----------------------------------------------------------------------
+    def _resolve(self, ref: RawRef, fd: FileData) -> tuple[str | None, bool]:
+        lang = fd.record.language
+        name = ref.name
+        if ref.kind == "import":
+            if lang == "python":
+                found, exact = self._dotted(name, 0)
+                return (found, exact) if found is not None and exact else (name, True)
+            return self._foreign_import(name)
+        head, _, rest = name.partition(".")
+        scope = ref.scope
+        if ref.kind == "inherit":  # bases are evaluated outside the class body
+            sym = self.symbols.get(scope)
+            scope = sym.parent or scope if sym is not None else scope
+        if lang == "python" and head in ("self", "cls"):
+            cls = self._enclosing_class(scope)
+            if cls is not None:
+                return self._walk(cls, rest.split(".")) if rest else (cls, True)
+        found = self._lookup_scopes(head, scope, fd)
+        if found == "":
+            return "", False  # a local variable: its type is unknown
+        if found is not None:
+            return self._walk(found, rest.split(".")) if rest else (found, True)
+        dotted = fd.imports.get(head)
+        if dotted is not None:
+            full = f"{dotted}.{rest}" if rest else dotted
+            if lang == "python":
+                target, exact = self._dotted(full, 0)
+                return (target, exact) if target is not None else (full, True)
+            return self._foreign_import(full)
+        for star in fd.star_imports:
+            target, exact = self._dotted(f"{star}.{name}", 0)
+            if target is not None and exact:
+                return target, exact
+        module_id = f"{fd.record.path}::{MODULE}"
+        if head in fd.params.get(module_id, ()):
+            return module_id, False  # a module-level name bound outside a plain assignment
+        if lang == "python" and head in _BUILTINS:
+            return f"builtins.{name}", True
+        return None, False
+
+    def _lookup_scopes(self, head: str, scope: str, fd: FileData) -> str | None:
+        """Innermost-first: returns a symbol id, ``""`` for a local binding, or None."""
+        symbols = self.symbols
+        first = True
+        sid: str | None = scope
+        while sid is not None:
+            sym = symbols.get(sid)
+            if sym is None:
+                break
+            kind = sym.kind
+            if kind in ("function", "method"):
+                nested = f"{sid}.{head}"
+                if nested in symbols:
+                    return nested
+                if head in fd.params.get(sid, ()):
+                    return ""
+                first = False
+            elif kind == "class":
+                if first:
+                    member = f"{sid}.{head}"
+                    if member in symbols:
+                        return member
+                first = False
+            elif kind == "module":
+                candidate = f"{sym.path}::{head}"
+                if candidate in symbols:
+                    return candidate
+                if sym.language == "go":
+                    for mid in self.modules.get(posixpath.dirname(sym.path) or ".", ()):
+                        candidate = f"{mid.split('::', 1)[0]}::{head}"
+                        if candidate in symbols:
+                            return candidate
+                return None
+            sid = sym.parent
+        return None
+
+    def _enclosing_class(self, scope: str) -> str | None:
+        sid: str | None = scope
+        seen_function = False
+        while sid is not None:
+            sym = self.symbols.get(sid)
+            if sym is None:
+                return None
+            if sym.kind in ("function", "method"):
+                seen_function = True
+            elif sym.kind == "class":
+                return sid if seen_function else None
+            sid = sym.parent
+        return None
+
+    def _walk(self, start: str, parts: list[str], depth: int = 0) -> tuple[str, bool]:
+        cur = start
+        for part in parts:
+            nxt = self._member(cur, part, depth)
+            if nxt is None:
+                return cur, False
+            cur = nxt
+        return cur, True
+
+    def _member(self, cur: str, part: str, depth: int) -> str | None:
+        sym = self.symbols.get(cur)
+        if sym is None:
+            return None
+        if sym.kind == "module":
+            candidate = f"{sym.path}::{part}"
+            if candidate in self.symbols:
+                return candidate
+            fd = self.files.get(sym.path)
+            if fd is None:
+                return None
+            if fd.module is not None:
+                sub = self.modules.get(f"{fd.module}.{part}")
+                if sub:
+                    return sub[0]
+                reexport = fd.imports.get(part)
+                if reexport is not None and depth < 16:
+                    target, exact = self._dotted(reexport, depth + 1)
+                    return target if exact else None
+            elif sym.language == "go":
+                for mid in self.modules.get(posixpath.dirname(sym.path) or ".", ()):
+                    candidate = f"{mid.split('::', 1)[0]}::{part}"
+                    if candidate in self.symbols:
+                        return candidate
+            return None
+        if sym.kind == "class":
+            for cls in self._mro(cur):
+                candidate = f"{cls}.{part}"
+                if candidate in self.symbols:
+                    return candidate
+        return None
+
+    def _mro(self, cls: str) -> list[str]:
+        order: list[str] = []
+        seen: set[str] = set()
+        stack = [cls]
+        while stack:  # depth-first, left to right, iterative
+            cur = stack.pop()
+            if cur in seen:
+                continue
+            seen.add(cur)
+            order.append(cur)
+            stack.extend(reversed(self._class_bases(cur)))
+        return order
+
+    def _class_bases(self, cls: str) -> list[str]:
+        bases = self._bases.get(cls)
+        if bases is None:
+            self._bases[cls] = []  # guards against inheritance cycles while resolving
+            sym = self.symbols[cls]
+            fd = self.files[sym.path]
+            bases = []
+            for ref in self._base_refs.get(cls, ()):
+                target, exact = self._resolve(ref, fd)
+                if target is not None and exact and "::" in target and target != cls:
+                    bases.append(target)
+            self._bases[cls] = bases
+        return bases
+
+    def _dotted(self, name: str, depth: int) -> tuple[str | None, bool]:
+        parts = name.split(".")
+        for i in range(len(parts), 0, -1):
+            ids = self.modules.get(".".join(parts[:i]))
+            if ids:
+                return self._walk(ids[0], parts[i:], depth) if i < len(parts) else (ids[0], True)
+        return None, False
+
+    def _foreign_import(self, target: str) -> tuple[str | None, bool]:
+        """JS/TS/Go: a path-like module plus optional ``.member`` -> symbol id, or external."""
+        candidates = [(target, "")]
+        if "." in target.rsplit("/", 1)[-1]:
+            module, _, member = target.rpartition(".")
+            candidates.append((module, member))
+        for module, member in candidates:
+            ids = self._foreign_module(module)
+            if ids:
+                if not member:
+                    return ids[0], True
+                for mid in ids:
+                    candidate = f"{mid.split('::', 1)[0]}::{member}"
+                    if candidate in self.symbols:
+                        return candidate, True
+                return ids[0], False
+        return target, True
+
+    def _foreign_module(self, module: str) -> list[str] | None:
+        if module in self.modules:
+            return self.modules[module]
+        parts = module.split("/")
+        for i in range(1, len(parts)):  # Go: module path suffixes (example.com/proj/util)
+            ids = self.modules.get("/".join(parts[i:]))
+            if ids and ids[0].endswith(f"::{MODULE}") and ids[0].split("::")[0].endswith(".go"):
+                return ids
+        return None

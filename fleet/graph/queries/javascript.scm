@@ -1,0 +1,38 @@
+; JavaScript: definitions, imports and calls (conventions as in python.scm).
+
+(class_declaration
+  name: (identifier) @name
+  (class_heritage (_) @bases)?
+  body: (class_body) @body) @definition.class
+
+(function_declaration
+  name: (identifier) @name
+  body: (statement_block) @body) @definition.function
+
+(generator_function_declaration
+  name: (identifier) @name
+  body: (statement_block) @body) @definition.function
+
+(method_definition
+  name: (property_identifier) @name
+  body: (statement_block) @body) @definition.function
+
+(program
+  (lexical_declaration
+    (variable_declarator name: (identifier) @name)) @definition.variable)
+(program
+  (export_statement
+    (lexical_declaration
+      (variable_declarator name: (identifier) @name))) @definition.variable)
+(program
+  (variable_declaration
+    (variable_declarator name: (identifier) @name)) @definition.variable)
+
+(import_statement) @import
+
+(call_expression function: (identifier) @reference.call)
+(call_expression function: (member_expression) @reference.call)
+(new_expression constructor: (identifier) @reference.call)
+
+(formal_parameters (identifier) @local)
+(variable_declarator name: (identifier) @local)

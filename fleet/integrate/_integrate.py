@@ -1,0 +1,239 @@
+"""Verified patches -> one integration branch on the latest base.
+
+1. Order the patches by lock order (``(rank, unit key)``).
+2. Refuse a patch whose fencing tokens are no longer current (its lease was lost and re-granted).
+3. Merge each patch onto the growing result, file by file: untouched-by-us files take the patch's
+   version; files both sides changed go through ``fleet.merge.merge3`` (line stage, then the
+   structural stage); a conflict drops the patch (``merge_conflicts``).
+4. Run the tests on the combination; if they fail, bisect for the first patch whose prefix fails,
+   drop it as a ``semantic conflict`` (its unit is requeued on the new base), and repeat.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fleet.integrate._git import changed_paths, git, merge_file, show
+from fleet.merge import Clean, merge3
+from fleet.protocols import LeaseStore, Ledger
+from fleet.unit import UnitResult, requeue
+
+
+@dataclass(frozen=True)
+class SuiteRun:
+    """One run of the test command on a tree."""
+
+    passed: bool
+    output: str
+    wall_s: float
+
+
+SuiteRunner = Callable[[Path], SuiteRun]
+"""Runs the (impacted) tests in a checked-out tree; the tree is read-only to it by contract."""
+
+StructuralMerge = Callable[[bytes, bytes, bytes, str], bytes | None]
+"""``(base, ours, theirs, path) -> merged`` or ``None`` when unsure (a conflict); by default
+:func:`fleet.merge.merge3`."""
+
+
+@dataclass(frozen=True)
+class IntegrationResult:
+    """The integration branch and what happened to every patch offered to it."""
+
+    branch: str
+    base_commit: str
+    head: str
+    merged: tuple[str, ...]
+    semantic_conflicts: tuple[str, ...] = ()
+    merge_conflicts: tuple[str, ...] = ()
+    stale: tuple[str, ...] = ()
+    tests: SuiteRun | None = None
+    test_runs: int = 0
+    wall_s: float = 0.0
+    commits: dict[str, str] = field(default_factory=dict)
+
+
+def _apply(tree: Path, repo: Path, result: UnitResult,
+           structural: StructuralMerge | None) -> bool:
+    """Apply ``result``'s commit onto the worktree ``tree``; False (tree restored) on conflict."""
+    assert result.commit is not None
+    for path in changed_paths(repo, result.base_commit, result.commit):
+        base = show(repo, result.base_commit, path)
+        theirs = show(repo, result.commit, path)
+        target = tree / path
+        ours = target.read_bytes() if target.exists() else None
+        if ours == base:
+            merged = theirs
+        elif theirs == base or ours == theirs:
+            merged = ours
+        elif base is None or ours is None or theirs is None:
+            _restore(tree)  # added or deleted on both sides, differently
+            return False
+        else:
+            merged = _merge(base, ours, theirs, path, structural)
+            if merged is None:
+                _restore(tree)
+                return False
+        if merged is None:
+            target.unlink(missing_ok=True)
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(merged)
+    return True
+
+
+def _merge(base: bytes, ours: bytes, theirs: bytes, path: str,
+           structural: StructuralMerge | None) -> bytes | None:
+    """The structural merge of :mod:`fleet.merge` (line stage first); ``structural`` overrides
+    it. Undecodable files get git's line merge only."""
+    if structural is not None:
+        return structural(base, ours, theirs, path)
+    try:
+        texts = base.decode(), ours.decode(), theirs.decode()
+    except UnicodeDecodeError:
+        return merge_file(base, ours, theirs)
+    result = merge3(*texts, path)
+    return result.text.encode() if isinstance(result, Clean) else None
+
+
+def _restore(tree: Path) -> None:
+    git(tree, "reset", "-q", "--hard")
+    git(tree, "clean", "-q", "-fd")
+
+
+def _build(tree: Path, repo: Path, base: str, patches: Sequence[UnitResult],
+           structural: StructuralMerge | None) -> tuple[list[UnitResult], list[UnitResult],
+                                                         dict[str, str]]:
+    """Reset ``tree`` to ``base`` and apply ``patches`` in order, one commit each."""
+    git(tree, "reset", "-q", "--hard", base)
+    git(tree, "clean", "-q", "-fd")
+    applied: list[UnitResult] = []
+    conflicts: list[UnitResult] = []
+    commits: dict[str, str] = {}
+    for patch in patches:
+        if not _apply(tree, repo, patch, structural):
+            conflicts.append(patch)
+            continue
+        git(tree, "add", "-A")
+        git(tree, "commit", "-q", "--no-verify", "--allow-empty", "-m",
+            f"fleet({patch.campaign}): integrate unit {patch.unit}")
+        commits[patch.unit] = git(tree, "rev-parse", "HEAD").strip()
+        applied.append(patch)
+    return applied, conflicts, commits
+
+
+def fence_ok(leases: LeaseStore, result: UnitResult) -> bool:
+    """Every write grant of the unit still carries the current fencing token."""
+    return all(leases.check_fence(g.symbol, g.token) for g in result.grants if g.mode == "write")
+
+
+def integrate(
+    repo: Path,
+    patches: Sequence[UnitResult],
+    *,
+    base_branch: str,
+    branch: str,
+    leases: LeaseStore,
+    ledger: Ledger,
+    run_tests: SuiteRunner,
+    structural: StructuralMerge | None = None,
+    actor: str = "integrator",
+) -> IntegrationResult:
+    """Merge the verified ``patches`` onto ``base_branch`` into ``branch`` (created or moved).
+
+    Never modifies the user's checkout: the work happens in a scratch worktree. Returns which
+    units were merged, dropped as semantic conflicts (requeued), merge conflicts (requeued) or
+    stale (fencing token lost; requeued). Raises ``GitError`` for git faults.
+    """
+    started = time.perf_counter()
+    repo = repo.resolve()
+    base = git(repo, "rev-parse", f"refs/heads/{base_branch}").strip()
+    campaign = patches[0].campaign if patches else None
+    ordered = sorted((p for p in patches if p.status == "verified" and p.commit),
+                     key=lambda p: (p.rank, p.unit))
+    stale = [p for p in ordered if not fence_ok(leases, p)]
+    candidates = [p for p in ordered if p not in stale]
+    for p in stale:
+        ledger.append("integration.stale", {"reason": "fencing token no longer current"},
+                      unit=p.unit, campaign=p.campaign, actor=actor)
+        requeue(ledger, p.unit, p.campaign, "stale fencing token", actor)
+
+    tmp = Path(tempfile.mkdtemp(prefix="fleet-integrate-"))
+    tree = tmp / "tree"
+    git(repo, "worktree", "add", "-q", "--detach", str(tree), base)
+    runs = 0
+    semantic: list[UnitResult] = []
+    try:
+        applied, conflicts, commits = _build(tree, repo, base, candidates, structural)
+        tests = run_tests(tree) if applied else None
+        runs += 1 if applied else 0
+        while tests is not None and not tests.passed and applied:
+            culprit, bisect_runs = _bisect(tree, repo, base, applied, structural, run_tests)
+            runs += bisect_runs
+            if culprit is None:
+                break  # the base itself fails: nothing to blame on a patch
+            semantic.append(culprit)
+            ledger.append("integration.semantic_conflict",
+                          {"reason": "tests fail on the combination",
+                           "output": tests.output[-4000:]},
+                          unit=culprit.unit, campaign=culprit.campaign, actor=actor)
+            requeue(ledger, culprit.unit, culprit.campaign, "semantic conflict", actor)
+            remaining = [p for p in applied if p is not culprit]
+            applied, more, commits = _build(tree, repo, base, remaining, structural)
+            conflicts += more
+            tests = run_tests(tree) if applied else None
+            runs += 1 if applied else 0
+        for p in conflicts:
+            ledger.append("integration.merge_conflict", {"reason": "patches conflict"},
+                          unit=p.unit, campaign=p.campaign, actor=actor)
+            requeue(ledger, p.unit, p.campaign, "merge conflict", actor)
+        head = git(tree, "rev-parse", "HEAD").strip()
+        git(repo, "branch", "-f", branch, head)
+    finally:
+        git(repo, "worktree", "remove", "--force", str(tree), check=False)
+        shutil.rmtree(tmp, ignore_errors=True)
+        git(repo, "worktree", "prune", check=False)
+    outcome = IntegrationResult(
+        branch=branch, base_commit=base, head=head,
+        merged=tuple(p.unit for p in applied),
+        semantic_conflicts=tuple(p.unit for p in semantic),
+        merge_conflicts=tuple(p.unit for p in conflicts),
+        stale=tuple(p.unit for p in stale),
+        tests=tests, test_runs=runs, wall_s=time.perf_counter() - started, commits=commits,
+    )
+    ledger.append("integration.finished", {
+        "branch": branch, "base": base, "head": head, "merged": list(outcome.merged),
+        "semantic_conflicts": list(outcome.semantic_conflicts),
+        "merge_conflicts": list(outcome.merge_conflicts), "stale": list(outcome.stale),
+        "tests_passed": None if tests is None else tests.passed, "test_runs": runs,
+    }, campaign=campaign, actor=actor)
+    return outcome
+
+
+def _bisect(tree: Path, repo: Path, base: str, applied: list[UnitResult],
+            structural: StructuralMerge | None,
+            run_tests: SuiteRunner) -> tuple[UnitResult | None, int]:
+    """The first patch whose prefix fails the tests (the full list is known to fail)."""
+    runs = 0
+
+    def fails(k: int) -> bool:
+        nonlocal runs
+        _build(tree, repo, base, applied[:k], structural)
+        runs += 1
+        return not run_tests(tree).passed
+
+    if fails(0):
+        return None, runs
+    lo, hi = 0, len(applied)  # prefix lo passes, prefix hi fails
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if fails(mid):
+            hi = mid
+        else:
+            lo = mid
+    return applied[hi - 1], runs

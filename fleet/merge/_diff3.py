@@ -1,0 +1,133 @@
+"""A diff3 over sequences of hashable tokens (symbol keys, statement texts).
+
+The structural stage uses it where the unit is a syntax node, not a line: the module's and a
+class's members (tokens = symbol identities) and a function's statements (tokens = their text).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from typing import Literal
+
+ChunkKind = Literal["stable", "ours", "theirs", "both", "conflict"]
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """Aligned half-open index ranges ``[start, end)`` into base, ours and theirs.
+
+    ``stable``: all three equal; ``ours``/``theirs``: only that side changed it (take it);
+    ``both``: both sides made the same change; ``conflict``: both changed it differently.
+    """
+
+    kind: ChunkKind
+    base: tuple[int, int]
+    ours: tuple[int, int]
+    theirs: tuple[int, int]
+
+
+def _matches(base: Sequence[Hashable], other: Sequence[Hashable]) -> dict[int, int]:
+    matcher = SequenceMatcher(None, base, other, autojunk=False)
+    mapping: dict[int, int] = {}
+    for block in matcher.get_matching_blocks():
+        for offset in range(block.size):
+            mapping[block.a + offset] = block.b + offset
+    return mapping
+
+
+def diff3(
+    base: Sequence[Hashable], ours: Sequence[Hashable], theirs: Sequence[Hashable]
+) -> list[Chunk]:
+    """Chunks covering the three sequences in order; anchors are tokens matched on both sides."""
+    in_ours = _matches(base, ours)
+    in_theirs = _matches(base, theirs)
+    anchors = [i for i in range(len(base)) if i in in_ours and i in in_theirs]
+    chunks: list[Chunk] = []
+    prev_b, prev_o, prev_t = 0, 0, 0
+
+    def gap(end_b: int, end_o: int, end_t: int) -> None:
+        b, o, t = (prev_b, end_b), (prev_o, end_o), (prev_t, end_t)
+        if end_b == prev_b and end_o == prev_o and end_t == prev_t:
+            return
+        base_part = list(base[prev_b:end_b])
+        ours_part = list(ours[prev_o:end_o])
+        theirs_part = list(theirs[prev_t:end_t])
+        if ours_part == base_part:
+            kind: ChunkKind = "theirs"
+        elif theirs_part == base_part:
+            kind = "ours"
+        elif ours_part == theirs_part:
+            kind = "both"
+        else:
+            kind = "conflict"
+        chunks.append(Chunk(kind, b, o, t))
+
+    for index in anchors:
+        o_index, t_index = in_ours[index], in_theirs[index]
+        if o_index < prev_o or t_index < prev_t:
+            continue  # matching blocks are monotonic; this guards crossings all the same
+        gap(index, o_index, t_index)
+        chunks.append(
+            Chunk("stable", (index, index + 1), (o_index, o_index + 1), (t_index, t_index + 1))
+        )
+        prev_b, prev_o, prev_t = index + 1, o_index + 1, t_index + 1
+    gap(len(base), len(ours), len(theirs))
+    return chunks
+
+
+def _changes(base: Sequence[Hashable], side: Sequence[Hashable]) -> list[tuple[int, int, int, int]]:
+    matcher = SequenceMatcher(None, base, side, autojunk=False)
+    return [(i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+
+
+def _beside(point: int, start: int, end: int, new_length: int) -> bool:
+    """May an insertion at ``point`` compose with the other side's change of ``[start, end)``
+    into ``new_length`` tokens? Only outside it, and at its edge only if that change inserts
+    nothing itself (a one-for-one rewrite): an insertion hidden in a growing change could be the
+    same addition made twice."""
+    if point < start or point > end:
+        return True
+    return point in (start, end) and new_length == end - start
+
+
+def compose_disjoint(
+    base: Sequence[Hashable], ours: Sequence[Hashable], theirs: Sequence[Hashable]
+) -> list[tuple[str, int]] | None:
+    """Merge a conflicting gap when the two sides change *different* base tokens.
+
+    Each side's changes are ranges of base tokens; changes of disjoint ranges compose even when
+    adjacent (git would conflict on the touching lines), and an insertion at the edge of the
+    other side's change goes on that edge (see :func:`_beside`). Overlaps, an insertion inside
+    the other side's change and two insertions at one point are unsure: return ``None``.
+    Otherwise return the merged sequence as ``(side, index)`` pairs, side in
+    ``base | ours | theirs``.
+    """
+    ours_changes = _changes(base, ours)
+    theirs_changes = _changes(base, theirs)
+    for o1, o2, p1, p2 in ours_changes:
+        for t1, t2, q1, q2 in theirs_changes:
+            if o1 == o2 and t1 == t2:
+                if o1 == t1:
+                    return None  # both insert at one point: their order is unknown
+            elif o1 == o2:
+                if not _beside(o1, t1, t2, q2 - q1):
+                    return None
+            elif t1 == t2:
+                if not _beside(t1, o1, o2, p2 - p1):
+                    return None
+            elif max(o1, t1) < min(o2, t2):
+                return None
+    edits = sorted(
+        [(i1, i2, "ours", j1, j2) for i1, i2, j1, j2 in ours_changes]
+        + [(i1, i2, "theirs", j1, j2) for i1, i2, j1, j2 in theirs_changes]
+    )
+    merged: list[tuple[str, int]] = []
+    position = 0
+    for i1, i2, side, j1, j2 in edits:
+        merged.extend(("base", index) for index in range(position, i1))
+        merged.extend((side, index) for index in range(j1, j2))
+        position = max(position, i2)
+    merged.extend(("base", index) for index in range(position, len(base)))
+    return merged

@@ -1,0 +1,143 @@
+"""Python node identities and comparisons for the structural stage (libcst)."""
+
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from collections import Counter
+from collections.abc import Sequence
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+
+from fleet.merge.profile import KindRule, LanguageProfile
+
+Key = tuple[str, ...]
+_RENDERER = cst.Module(body=[])
+# Rendering is the structural stage's main cost; a merge renders each node once. Entries keep
+# their node alive, so an id cannot be reused while it is cached.
+_CODE_CACHE: dict[int, tuple[cst.CSTNode, str]] = {}
+
+
+def code(node: cst.CSTNode) -> str:
+    """The node's source text, its leading comments and blank lines included, dedented."""
+    entry = _CODE_CACHE.get(id(node))
+    if entry is not None and entry[0] is node:
+        return entry[1]
+    text = _RENDERER.code_for_node(node)
+    _CODE_CACHE[id(node)] = (node, text)
+    return text
+
+
+def clear_code_cache() -> None:
+    """Forget rendered texts (called after each structural merge)."""
+    _CODE_CACHE.clear()
+
+
+def kind_name(node: cst.CSTNode, first: bool = False) -> str:
+    """The profile's name for the node: the libcst class, or of its only small statement."""
+    if isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1:
+        inner = node.body[0]
+        if (
+            first
+            and isinstance(inner, cst.Expr)
+            and isinstance(inner.value, cst.SimpleString | cst.ConcatenatedString)
+        ):
+            return "Docstring"
+        return type(inner).__name__
+    return type(node).__name__
+
+
+def rule_for(profile: LanguageProfile, node: cst.CSTNode, first: bool = False) -> KindRule | None:
+    return profile.kinds.get(kind_name(node, first))
+
+
+def _name(node: cst.CSTNode | None) -> str | None:
+    if node is None:
+        return None
+    return get_full_name_for_node(node)
+
+
+def identity(profile: LanguageProfile, node: cst.CSTNode, first: bool = False) -> Key | None:
+    """Kind + qualified name of a node the profile knows, ``None`` for anonymous nodes."""
+    rule = rule_for(profile, node, first)
+    if rule is None:
+        return None
+    if isinstance(node, cst.FunctionDef | cst.ClassDef):
+        return (rule.kind, node.name.value)
+    assert isinstance(node, cst.SimpleStatementLine)
+    inner = node.body[0]
+    if isinstance(inner, cst.Import):
+        names = [
+            f"{_name(a.name)} as {_name(a.asname.name) if a.asname else ''}" for a in inner.names
+        ]
+        return (rule.kind, ",".join(names))
+    if isinstance(inner, cst.ImportFrom):
+        dots = "." * len(inner.relative)
+        star = "*" if isinstance(inner.names, cst.ImportStar) else ""
+        return (rule.kind, f"{dots}{_name(inner.module) or ''}{star}")
+    if isinstance(inner, cst.Assign):
+        if len(inner.targets) == 1 and isinstance(inner.targets[0].target, cst.Name):
+            return (rule.kind, inner.targets[0].target.value)
+        return None
+    if isinstance(inner, cst.AnnAssign):
+        if isinstance(inner.target, cst.Name):
+            return (rule.kind, inner.target.value)
+        return None
+    if rule.kind == "docstring":
+        return (rule.kind,)
+    return None
+
+
+def keyed(
+    profile: LanguageProfile, versions: Sequence[Sequence[cst.BaseStatement]]
+) -> list[list[tuple[Key, cst.BaseStatement]]]:
+    """Each version's statements with their keys. A symbol key that occurs twice in any version
+    (overloads, property setters, a redefinition) is unsure to match: all its occurrences become
+    anonymous. Anonymous keys are ``("anon", text, occurrence)``."""
+    raw = [
+        [(identity(profile, node, first=index == 0), node) for index, node in enumerate(body)]
+        for body in versions
+    ]
+    duplicated: set[Key] = set()
+    for body in raw:
+        counts = Counter(key for key, _ in body if key is not None)
+        duplicated.update(key for key, count in counts.items() if count > 1)
+    result = []
+    for body in raw:
+        seen: Counter[str] = Counter()
+        items: list[tuple[Key, cst.BaseStatement]] = []
+        for key, node in body:
+            if key is None or key in duplicated:
+                text = code(node)
+                seen[text] += 1
+                key = ("anon", text, str(seen[text]))
+            items.append((key, node))
+        result.append(items)
+    return result
+
+
+def _comments(text: str) -> tuple[str, ...]:
+    try:
+        tokens = tokenize.generate_tokens(io.StringIO(text).readline)
+        return tuple(tok.string.strip() for tok in tokens if tok.type == tokenize.COMMENT)
+    except (tokenize.TokenError, SyntaxError):
+        return ("<untokenizable>", text)
+
+
+def normalized(node: cst.CSTNode) -> tuple[str, tuple[str, ...]] | None:
+    """The node up to formatting: its AST and its comments. Quotes, trailing commas, wrapping and
+    blank lines vanish; a changed comment does not. ``None`` when it does not parse alone."""
+    text = code(node)
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    return ast.dump(tree), _comments(text)
+
+
+def formatting_only(before: cst.CSTNode, after: cst.CSTNode) -> bool:
+    """True when ``after`` differs from ``before`` in formatting alone (see :func:`normalized`)."""
+    norm_before = normalized(before)
+    return norm_before is not None and norm_before == normalized(after)

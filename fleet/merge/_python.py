@@ -1,0 +1,477 @@
+"""Stage 2, the structural merge of a Python module (libcst), run only where lines conflict.
+
+Members of a module or class are matched by identity (``_pykeys.identity``) and merged one by one;
+the order of commutative members is merged separately from their content; a function body is
+merged statement by statement. Whatever is unsure becomes a conflict around the smallest node
+that holds it, and anything the stage cannot reason about at all (a parse failure, a symbol that
+would be lost or duplicated) returns ``None`` so the caller keeps the line merge.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import libcst as cst
+
+from fleet.errors import FleetError
+from fleet.merge._diff3 import compose_disjoint, diff3
+from fleet.merge._imports import merge_import_from
+from fleet.merge._line import decode, encode, git_merge_file_bytes
+from fleet.merge._pykeys import (
+    Key,
+    clear_code_cache,
+    code,
+    formatting_only,
+    keyed,
+    normalized,
+    rule_for,
+)
+from fleet.merge._reduce import expand, reduce_unchanged
+from fleet.merge._result import Clean, Conflicted, parse_conflicts
+from fleet.merge.profile import LanguageProfile
+
+SENTINEL = "__fleet_merge_"
+_SENTINEL_LINE = re.compile(
+    r"^[ \t]*__fleet_merge_\d+_(ours|base|sep|theirs)__[ \t]*(\r?\n|$)", re.MULTILINE
+)
+_MARKERS = {
+    "ours": "<<<<<<< ours",
+    "base": "||||||| base",
+    "sep": "=======",
+    "theirs": ">>>>>>> theirs",
+}
+Stmts = Sequence[cst.BaseStatement]
+Maps = list[dict[Key, cst.BaseStatement]]
+
+
+class _Unsure(FleetError):
+    """Internal: the structural stage cannot decide; the caller keeps the line merge."""
+
+
+@dataclass
+class _Context:
+    profile: LanguageProfile
+    module: cst.Module
+    conflicts: int = 0
+
+    def conflict(self, ours: Stmts, base: Stmts, theirs: Stmts) -> list[cst.BaseStatement]:
+        """The three sides between sentinel statements, turned into markers after rendering."""
+        number = self.conflicts
+        self.conflicts += 1
+
+        def mark(role: str) -> cst.BaseStatement:
+            return cst.SimpleStatementLine(
+                body=[cst.Expr(cst.Name(f"{SENTINEL}{number}_{role}__"))]
+            )
+
+        return [mark("ours"), *ours, mark("base"), *base, mark("sep"), *theirs, mark("theirs")]
+
+
+def _emptied(node: cst.CSTNode) -> str:
+    """The node's text without its block's statements: its "header" (decorators, signature,
+    ``else``/``except`` branches and trailing comments included)."""
+    body = getattr(node, "body", None)
+    assert isinstance(body, cst.IndentedBlock)
+    return code(node.with_changes(body=body.with_changes(body=[])))
+
+
+def _text_merge(
+    ctx: _Context, base: cst.BaseStatement, ours: cst.BaseStatement, theirs: cst.BaseStatement
+) -> cst.BaseStatement | None:
+    """git's line merge of one symbol's text, if clean and still one statement of its kind."""
+    plain = ctx.module.default_indent == "    " and ctx.module.default_newline == "\n"
+    render = code if plain else ctx.module.code_for_node
+    texts = [encode(render(node)) for node in (base, ours, theirs)]
+    merged, conflicts = git_merge_file_bytes(*texts)
+    if conflicts:
+        return None
+    try:
+        module = cst.parse_module(decode(merged), config=ctx.module.config_for_parsing)
+    except (cst.ParserSyntaxError, RecursionError):
+        return None
+    if len(module.body) != 1 or module.footer or type(module.body[0]) is not type(ours):
+        return None
+    node = module.body[0]
+    if module.header:
+        node = node.with_changes(leading_lines=[*module.header, *node.leading_lines])
+    return node
+
+
+def _merge_block(
+    ctx: _Context, base: cst.CSTNode, ours: cst.CSTNode, theirs: cst.CSTNode, members: bool
+) -> cst.BaseStatement | None:
+    """Merge two edits of one compound statement: its header from the one side that changed it,
+    its block member by member (classes) or statement by statement (everything else)."""
+    blocks = [getattr(node, "body", None) for node in (base, ours, theirs)]
+    if not all(isinstance(block, cst.IndentedBlock) for block in blocks):
+        return None
+    header_base, header_ours, header_theirs = (_emptied(n) for n in (base, ours, theirs))
+    if header_ours == header_theirs or header_base == header_theirs:
+        frame = ours
+    elif header_base == header_ours:
+        frame = theirs
+    else:
+        return None
+    bodies = [block.body for block in blocks if isinstance(block, cst.IndentedBlock)]
+    merge = merge_members if members else merge_statements
+    body = merge(ctx, *bodies)
+    frame_block = getattr(frame, "body", None)
+    assert isinstance(frame_block, cst.IndentedBlock)
+    result = frame.with_changes(body=frame_block.with_changes(body=body))
+    assert isinstance(result, cst.BaseStatement)
+    return result
+
+
+def merge_node(
+    ctx: _Context,
+    base: cst.BaseStatement | None,
+    ours: cst.BaseStatement,
+    theirs: cst.BaseStatement,
+) -> list[cst.BaseStatement]:
+    """Merge the two sides' versions of one matched symbol (``base`` is None if both added it)."""
+    text_ours, text_theirs = code(ours), code(theirs)
+    if text_ours == text_theirs:
+        return [ours]
+    if base is None:
+        if normalized(ours) is not None and normalized(ours) == normalized(theirs):
+            return [ours]
+        return ctx.conflict([ours], [], [theirs])
+    text_base = code(base)
+    if text_base == text_ours:
+        return [theirs]
+    if text_base == text_theirs:
+        return [ours]
+    rule = rule_for(ctx.profile, ours)
+    if rule is not None and rule.strategy == "members":
+        # Member by member first (each with its own line merge): rendering and parsing a whole
+        # class for its line merge is the costly step, worth it only if members conflict.
+        before = ctx.conflicts
+        block = _merge_block(ctx, base, ours, theirs, members=True)
+        if block is not None and ctx.conflicts == before:
+            return [block]
+        merged = _text_merge(ctx, base, ours, theirs)
+        if merged is not None:
+            return [merged]
+        return [block] if block is not None else ctx.conflict([ours], [base], [theirs])
+    merged = _text_merge(ctx, base, ours, theirs)
+    if merged is not None:
+        return [merged]
+    if formatting_only(base, ours):
+        return [theirs]
+    if formatting_only(base, theirs):
+        return [ours]
+    result: cst.BaseStatement | None = None
+    if rule is not None and rule.strategy in ("members", "statements"):
+        result = _merge_block(ctx, base, ours, theirs, members=rule.strategy == "members")
+    elif rule is not None and rule.strategy == "import_set":
+        result = merge_import_from(base, ours, theirs)
+    if result is not None:
+        return [result]
+    return ctx.conflict([ours], [base], [theirs])
+
+
+def _resolve_order(
+    ctx: _Context,
+    base: list[Key],
+    ours: list[Key],
+    theirs: list[Key],
+    maps: Maps,
+) -> list[Key] | None:
+    """The merged order of a conflicting run of commutative symbols, or None if unsure: the
+    skeleton is the side that reordered (at most one may), the other side's additions go after
+    their predecessor there, or last when they have none (ours first, then theirs)."""
+    base_map, ours_map, theirs_map = maps
+    for key in (*base, *ours, *theirs):
+        node = base_map.get(key) or ours_map.get(key) or theirs_map.get(key)
+        rule = rule_for(ctx.profile, node) if node is not None and key[0] != "anon" else None
+        if rule is None or not rule.commutative:
+            return None
+    common_ours = [key for key in ours if key in set(theirs)]
+    common_theirs = [key for key in theirs if key in set(ours)]
+    skeleton, other, skeleton_map = ours, theirs, ours_map
+    if common_ours != common_theirs:
+        common_base = [key for key in base if key in set(common_ours)]
+        if common_ours == common_base:
+            skeleton, other, skeleton_map = theirs, ours, theirs_map
+        elif common_theirs != common_base:
+            return None
+    result = list(skeleton)
+    position: int | None = None
+    front: list[Key] = []
+    for key in other:
+        if key in result:
+            if front:
+                index = result.index(key)
+                result[index:index] = front
+                front = []
+            position = result.index(key) + 1
+        elif key not in skeleton_map and key not in base_map:  # added by the other side
+            if position is None:
+                front.append(key)
+            else:
+                result.insert(position, key)
+                position += 1
+    return result + front
+
+
+def _resolve_key(ctx: _Context, key: Key, maps: Maps) -> list[cst.BaseStatement]:
+    base, ours, theirs = (mapping.get(key) for mapping in maps)
+    if key[0] == "anon":
+        node = ours or theirs or base
+        assert node is not None
+        return [node]
+    if ours is not None and theirs is not None:
+        return merge_node(ctx, base, ours, theirs)
+    kept = ours or theirs
+    assert kept is not None
+    if base is None:
+        return [kept]
+    if code(kept) == code(base):
+        return []  # deleted by the other side, unchanged here
+    return ctx.conflict([ours] if ours else [], [base], [theirs] if theirs else [])
+
+
+def _deletion(ctx: _Context, key: Key, maps: Maps) -> tuple[list[cst.BaseStatement], bool]:
+    """A base symbol this chunk drops: nothing if deleted unchanged, a conflict if the other side
+    modified it. The flag says whether the key is settled here (a move is settled elsewhere)."""
+    base, ours, theirs = (mapping.get(key) for mapping in maps)
+    assert base is not None
+    if ours is not None and theirs is not None:
+        return [], False
+    kept = ours or theirs
+    if kept is None or code(kept) == code(base):
+        return [], True
+    return ctx.conflict([ours] if ours else [], [base], [theirs] if theirs else []), True
+
+
+def _match_renames(
+    versions: list[list[tuple[Key, cst.BaseStatement]]],
+) -> list[list[tuple[Key, cst.BaseStatement]]]:
+    """A function or class that one side renamed, and changed in nothing else, keeps its base
+    identity on that side, so the other side's edits of it still meet it. Not when the new name
+    also exists on the other side, or when two base symbols fit."""
+    base_items = dict(versions[0])
+    result = [versions[0]]
+    for side, other in ((1, 2), (2, 1)):
+        items = versions[side]
+        side_keys = {key for key, _ in items}
+        other_keys = {key for key, _ in versions[other]}
+        gone = [key for key in base_items if key not in side_keys and key[0] in ("def", "class")]
+        renames: dict[Key, Key] = {}
+        for key, node in items:
+            if key in base_items or key in other_keys or key[0] not in ("def", "class"):
+                continue
+            assert isinstance(node, cst.FunctionDef | cst.ClassDef)
+            fits = []
+            for old in gone:
+                old_node = base_items[old]
+                assert isinstance(old_node, cst.FunctionDef | cst.ClassDef)
+                if old[0] == key[0] and code(node.with_changes(name=old_node.name)) == code(
+                    old_node
+                ):
+                    fits.append(old)
+            if len(fits) == 1 and fits[0] not in renames.values():
+                renames[key] = fits[0]
+        result.append([(renames.get(key, key), node) for key, node in items])
+    return result
+
+
+def merge_members(
+    ctx: _Context, base: Stmts, ours: Stmts, theirs: Stmts
+) -> list[cst.BaseStatement]:
+    """Merge a module's or a class's members: order by a diff3 over identities, content per
+    symbol. Raises ``_Unsure`` if a symbol would be duplicated or silently lost."""
+    versions = _match_renames(keyed(ctx.profile, [base, ours, theirs]))
+    maps = [dict(items) for items in versions]
+    keys = [[key for key, _ in items] for items in versions]
+    everywhere = set(maps[0]) & set(maps[1]) & set(maps[2])
+    orders = [[key for key in key_list if key in everywhere] for key_list in keys]
+    if orders[0] != orders[1] and orders[0] != orders[2] and orders[1] != orders[2]:
+        raise _Unsure("both sides reordered the same members differently")
+    out: list[cst.BaseStatement] = []
+    emitted: set[Key] = set()
+    settled: set[Key] = set()
+    for chunk in diff3(*keys):
+        part_b, part_o, part_t = (
+            key_list[slice(*span)]
+            for key_list, span in zip(keys, (chunk.base, chunk.ours, chunk.theirs), strict=True)
+        )
+        chosen: list[Key] | None
+        if chunk.kind == "theirs":
+            chosen = part_t
+        elif chunk.kind != "conflict":
+            chosen = part_o
+        else:
+            chosen = _resolve_order(ctx, part_b, part_o, part_t, maps)
+            if chosen is None:
+                composed = compose_disjoint(part_b, part_o, part_t)
+                if composed is not None:
+                    parts = {"base": part_b, "ours": part_o, "theirs": part_t}
+                    chosen = [parts[side][index] for side, index in composed]
+        if chosen is None:
+            nested = _nested_block(ctx, part_b, part_o, part_t, maps, members=True)
+            if nested is not None:
+                out.append(nested)
+                settled.update((*part_b, *part_o, *part_t))
+                continue
+            nodes = [
+                [m[key] for key in part]
+                for m, part in zip(maps, (part_b, part_o, part_t), strict=True)
+            ]
+            out.extend(ctx.conflict(nodes[1], nodes[0], nodes[2]))
+            settled.update((*part_b, *part_o, *part_t))
+            continue
+        for key in part_b:
+            if key not in chosen:
+                pieces, done = _deletion(ctx, key, maps)
+                out.extend(pieces)
+                if done:
+                    settled.add(key)
+        for key in chosen:
+            if key in emitted:
+                raise _Unsure(f"symbol {key} would be duplicated")
+            emitted.add(key)
+            out.extend(_resolve_key(ctx, key, maps))
+    base_map, ours_map, theirs_map = maps
+    for key in set(ours_map) | set(theirs_map):
+        if key in emitted or key in settled:
+            continue
+        kept = ours_map.get(key) or theirs_map.get(key)
+        deleted = key in base_map and (key not in ours_map or key not in theirs_map)
+        if not (deleted and kept is not None and code(kept) == code(base_map[key])):
+            raise _Unsure(f"symbol {key} would be lost")
+    return out
+
+
+def _nested_block(
+    ctx: _Context,
+    base: list,
+    ours: list,
+    theirs: list,
+    maps: Maps,
+    members: bool,
+) -> cst.BaseStatement | None:
+    """Both sides edited the same one compound statement: merge inside it if the profile allows."""
+    if not (len(base) == len(ours) == len(theirs) == 1):
+        return None
+    nodes = [mapping[part[0]] for mapping, part in zip(maps, (base, ours, theirs), strict=True)]
+    kinds = {type(node).__name__ for node in nodes}
+    if len(kinds) != 1 or kinds.pop() not in ctx.profile.blocks:
+        return None
+    if isinstance(nodes[0], cst.FunctionDef | cst.ClassDef):
+        return None  # symbols are merged by identity, not here
+    return _merge_block(ctx, nodes[0], nodes[1], nodes[2], members=members)
+
+
+def merge_statements(
+    ctx: _Context, base: Stmts, ours: Stmts, theirs: Stmts
+) -> list[cst.BaseStatement]:
+    """Merge an ordered statement list: a diff3 over statement texts; different statements
+    edited on each side compose even when adjacent; one compound statement edited on both sides
+    is merged inside; anything else conflicts around the overlapping statements only."""
+    versions = [[(code(node), node) for node in body] for body in (base, ours, theirs)]
+    tokens: list[list[Key]] = [
+        [(text, str(index)) for index, (text, _) in enumerate(v)] for v in versions
+    ]
+    # Tokens are texts; the index only disambiguates the maps below, so compare by text alone.
+    texts = [[text for text, _ in v] for v in versions]
+    lists = [list(body) for body in (base, ours, theirs)]
+    out: list[cst.BaseStatement] = []
+    for chunk in diff3(*texts):
+        spans = (chunk.base, chunk.ours, chunk.theirs)
+        part_b, part_o, part_t = (
+            body[slice(*span)] for body, span in zip(lists, spans, strict=True)
+        )
+        if chunk.kind == "theirs":
+            out.extend(part_t)
+            continue
+        if chunk.kind != "conflict":
+            out.extend(part_o)
+            continue
+        text_parts = [t[slice(*span)] for t, span in zip(texts, spans, strict=True)]
+        composed = compose_disjoint(*text_parts)
+        if composed is not None:
+            parts = {"base": part_b, "ours": part_o, "theirs": part_t}
+            out.extend(parts[side][index] for side, index in composed)
+            continue
+        maps = [
+            {token: node for token, node in zip(tok[slice(*span)], part, strict=True)}
+            for tok, span, part in zip(tokens, spans, (part_b, part_o, part_t), strict=True)
+        ]
+        keys_b, keys_o, keys_t = (list(m) for m in maps)
+        nested = _nested_block(ctx, keys_b, keys_o, keys_t, maps, members=False)
+        if nested is not None:
+            out.append(nested)
+            continue
+        out.extend(ctx.conflict(part_o, part_b, part_t))
+    return out
+
+
+def _render_markers(text: str) -> str:
+    return _SENTINEL_LINE.sub(lambda m: _MARKERS[m.group(1)] + (m.group(2) or "\n"), text)
+
+
+def _module_part(module: cst.Module, part: str) -> str:
+    return code(
+        cst.Module(
+            body=[],
+            header=module.header if part == "header" else [],
+            footer=module.footer if part == "footer" else [],
+        )
+    )
+
+
+def _merge_texts(base: str, ours: str, theirs: str, profile: LanguageProfile) -> str | None:
+    """The merged text, conflicts still as sentinel statements; None means "unsure"."""
+    try:
+        modules = [cst.parse_module(text) for text in (base, ours, theirs)]
+    except (cst.ParserSyntaxError, RecursionError, ValueError):
+        return None
+    module_b, module_o, module_t = modules
+    ctx = _Context(profile, module_o)
+    parts = {}
+    for part in ("header", "footer"):
+        texts = [_module_part(m, part) for m in modules]
+        if texts[1] == texts[2] or texts[0] == texts[2]:
+            parts[part] = getattr(module_o, part)
+        elif texts[0] == texts[1]:
+            parts[part] = getattr(module_t, part)
+        else:
+            return None
+    try:
+        body = merge_members(ctx, module_b.body, module_o.body, module_t.body)
+        return module_o.with_changes(body=body, **parts).code
+    except (_Unsure, RecursionError):
+        return None
+    finally:
+        clear_code_cache()
+
+
+def structural_merge(
+    base: str, ours: str, theirs: str, profile: LanguageProfile
+) -> Clean | Conflicted | None:
+    """The structural merge of three Python texts; ``None`` means "keep the line merge".
+
+    Top-level segments unchanged in all three versions are set aside first (``_reduce``), so
+    libcst parses only what changed; they are put back byte for byte in the result.
+    """
+    if any(SENTINEL in text for text in (base, ours, theirs)):
+        return None
+    reduction = reduce_unchanged(base, ours, theirs)
+    texts = reduction[0] if reduction is not None else (base, ours, theirs)
+    text = _merge_texts(*texts, profile)
+    if text is None:
+        return None
+    if reduction is not None:
+        text = expand(text, reduction[1])
+    if SENTINEL not in text:  # conflicts abandoned for a clean alternative leave no sentinel
+        try:
+            ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError):
+            return None
+        return Clean(text, stage="structural")
+    marked = _render_markers(text)
+    return Conflicted(marked, parse_conflicts(marked), stage="structural")

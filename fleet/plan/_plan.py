@@ -1,0 +1,157 @@
+"""``Plan``: one campaign's findings, units, waves and lock order, as a value and as JSON."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fleet.campaigns.matchers import find_findings
+from fleet.campaigns.spec import Campaign
+from fleet.errors import ConfigError, GitError
+from fleet.plan._units import build_units, lease_requests
+from fleet.plan._waves import assign_waves, expected_parallelism
+from fleet.types import Finding, LeaseRequest, WorkUnit
+
+if TYPE_CHECKING:
+    from fleet.graph import SymbolGraph
+
+__all__ = ["Plan", "head_commit", "plan_campaign", "plan_findings"]
+
+
+@dataclass(frozen=True)
+class Plan:
+    campaign: str
+    base_commit: str
+    findings: tuple[Finding, ...]
+    units: tuple[WorkUnit, ...]
+    waves: tuple[tuple[str, ...], ...]
+    lock_order: tuple[tuple[str, int], ...]
+    max_parallel: int
+    expected_parallelism: float
+    timings: dict[str, float] = field(default_factory=dict, compare=False)
+    graph: SymbolGraph | None = field(default=None, compare=False, repr=False)
+
+    def unit(self, key: str) -> WorkUnit:
+        """The unit whose key is ``key`` (or a unique key prefix)."""
+        hits = [u for u in self.units if u.key == key] or [
+            u for u in self.units if u.key.startswith(key)
+        ]
+        if len(hits) != 1:
+            known = ", ".join(u.key for u in self.units[:10])
+            raise ConfigError(f"no unit {key!r} in campaign {self.campaign} (units: {known} ...)")
+        return hits[0]
+
+    def leases(self, unit: WorkUnit) -> list[LeaseRequest]:
+        assert self.graph is not None, "a plan read back from JSON has no graph"
+        return lease_requests(self.graph, unit)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "campaign": self.campaign,
+            "base_commit": self.base_commit,
+            "summary": {
+                "findings": len(self.findings),
+                "units": len(self.units),
+                "waves": len(self.waves),
+                "max_wave": max((len(w) for w in self.waves), default=0),
+                "max_parallel": self.max_parallel,
+                "expected_parallelism": self.expected_parallelism,
+                "seconds": self.timings,
+            },
+            "findings": [dataclasses.asdict(f) for f in self.findings],
+            "units": [
+                {
+                    "key": u.key,
+                    "rank": u.rank,
+                    "wave": u.wave,
+                    "write_set": list(u.write_set),
+                    "read_set": list(u.read_set),
+                    "findings": [f.fingerprint for f in u.findings],
+                }
+                for u in self.units
+            ],
+            "waves": [list(w) for w in self.waves],
+            "lock_order": [[s, r] for s, r in self.lock_order],
+        }
+
+
+def head_commit(repo: Path) -> str:
+    proc = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=False
+    )
+    if proc.returncode != 0:
+        raise GitError(f"git rev-parse HEAD in {repo}: {proc.stderr.strip()}")
+    return proc.stdout.strip()
+
+
+def _extra_reads(graph: SymbolGraph, campaign: Campaign) -> list[str]:
+    """The new API a fix moves callers onto (``fix.params.new``): every unit relies on it."""
+    new = campaign.fix.params.get("new")
+    target = graph.resolve_dotted(new) if isinstance(new, str) else None
+    return [target] if target else []
+
+
+def plan_findings(
+    graph: SymbolGraph,
+    findings: list[Finding],
+    campaign: Campaign,
+    base_commit: str,
+    timings: dict[str, float] | None = None,
+) -> Plan:
+    started = time.perf_counter()
+    units = build_units(
+        graph, findings, campaign.name, base_commit, campaign.plan, _extra_reads(graph, campaign)
+    )
+    units = assign_waves(units)
+    units.sort(key=lambda u: (u.wave, u.rank, u.key))
+    waves: dict[int, list[str]] = {}
+    for unit in units:
+        waves.setdefault(unit.wave, []).append(unit.key)
+    ordered_waves = tuple(tuple(waves[i]) for i in sorted(waves))
+    ranks: dict[str, int] = {}
+    for unit in units:
+        for request in lease_requests(graph, unit):
+            ranks[request.symbol] = request.rank
+    lock_order = tuple(sorted(ranks.items(), key=lambda item: (item[1], item[0])))
+    parallel = campaign.autonomy.max_parallel_agents
+    timings = dict(timings or {})
+    timings["plan"] = round(time.perf_counter() - started, 3)
+    return Plan(
+        campaign=campaign.name,
+        base_commit=base_commit,
+        findings=tuple(findings),
+        units=tuple(units),
+        waves=ordered_waves,
+        lock_order=lock_order,
+        max_parallel=parallel,
+        expected_parallelism=expected_parallelism([len(w) for w in ordered_waves], parallel),
+        timings=timings,
+        graph=graph,
+    )
+
+
+def plan_campaign(
+    repo: str | Path,
+    campaign: Campaign,
+    *,
+    graph: SymbolGraph | None = None,
+    base_commit: str | None = None,
+) -> Plan:
+    """Index (unless given a graph), match and plan. Changes nothing in ``repo``."""
+    from fleet.graph import index
+
+    root = Path(repo).resolve()
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+    base = base_commit or head_commit(root)
+    if graph is None:
+        graph = index(root)
+        timings["index"] = round(time.perf_counter() - started, 3)
+    started = time.perf_counter()
+    findings = find_findings(graph, campaign)
+    timings["match"] = round(time.perf_counter() - started, 3)
+    return plan_findings(graph, findings, campaign, base, timings)

@@ -1,0 +1,151 @@
+"""What both lease stores share: the symbol hierarchy, request normalization, fencing rules and
+the ranked all-or-nothing ``acquire_all`` loop with exponential backoff and jitter.
+
+Hierarchy: ``a.py`` (a bare path: the whole file) contains ``a.py::Foo``, which contains
+``a.py::Foo.bar``. ``a.py::Foo`` does not contain ``a.py::Foobar``: a child starts with the
+parent followed by ``.`` (inside a symbol) or ``::`` (inside a file). Two leases conflict when one
+symbol contains the other (or they are equal) and at least one of them is a write.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
+
+from fleet.types import Acquired, AcquireResult, Grant, LeaseMode, LeaseRequest, Refused
+
+
+def ancestors(symbol: str) -> list[str]:
+    """Every symbol that contains ``symbol``, outermost first (``a.py``, ``a.py::Foo``, ...)."""
+    path, sep, qualified = symbol.partition("::")
+    if not sep:
+        return []
+    out = [path]
+    parts = qualified.split(".")
+    for index in range(1, len(parts)):
+        out.append(f"{path}::{'.'.join(parts[:index])}")
+    return out
+
+
+def descendant_range(symbol: str) -> tuple[str, str]:
+    """``[lo, hi)`` in binary (bytewise) order covering exactly the symbols inside ``symbol``."""
+    if "::" in symbol:
+        return symbol + ".", symbol + "/"  # "/" is the byte after "."
+    return symbol + "::", symbol + ":;"  # ";" is the byte after ":"
+
+
+def contains(outer: str, inner: str) -> bool:
+    lo, hi = descendant_range(outer)
+    return lo <= inner < hi
+
+
+def conflicts(a: str, a_mode: str, b: str, b_mode: str) -> bool:
+    """True when leases ``(a, a_mode)`` and ``(b, b_mode)`` of two holders cannot coexist."""
+    if a_mode == "read" and b_mode == "read":
+        return False
+    return a == b or contains(a, b) or contains(b, a)
+
+
+def normalize(requests: Sequence[LeaseRequest]) -> list[LeaseRequest]:
+    """One request per symbol (write wins over read, lowest rank kept), by ``(rank, symbol)``."""
+    merged: dict[str, LeaseRequest] = {}
+    for request in requests:
+        if request.mode not in ("read", "write"):
+            raise ValueError(f"lease mode must be 'read' or 'write', not {request.mode!r}")
+        if not request.symbol:
+            raise ValueError("lease symbol must not be empty")
+        seen = merged.get(request.symbol)
+        if seen is None:
+            merged[request.symbol] = request
+        else:
+            mode: LeaseMode = "write" if "write" in (seen.mode, request.mode) else "read"
+            merged[request.symbol] = LeaseRequest(
+                request.symbol, mode, min(seen.rank, request.rank)
+            )
+    return sorted(merged.values(), key=lambda r: (r.rank, r.symbol))
+
+
+def fence_holds(token: int, issued: int | None, newest_write: int | None) -> bool:
+    """The fencing rule: ``token`` was issued on the symbol (``issued`` is the newest token issued
+    there) and no write lease on the symbol, inside it or around it was granted after it."""
+    if issued is None or token > issued or token <= 0:
+        return False
+    return (newest_write or 0) <= token
+
+
+class LeaseStoreBase(ABC):
+    """The dialect-independent half of a :class:`fleet.protocols.LeaseStore`."""
+
+    backoff_initial_s = 0.005
+    backoff_max_s = 0.5
+
+    @abstractmethod
+    def try_acquire(
+        self, holder: str, unit: str, requests: Sequence[LeaseRequest], ttl_s: float
+    ) -> AcquireResult: ...
+
+    def acquire_all(
+        self,
+        holder: str,
+        unit: str,
+        requests: Sequence[LeaseRequest],
+        ttl_s: float,
+        deadline_s: float = 45.0,
+    ) -> AcquireResult:
+        """Attempt the whole set in ``(rank, symbol)`` order in one transaction; when any lease is
+        held by another, nothing is kept, and the next attempt waits a random time in
+        ``[0, backoff)`` with the backoff doubling up to ``backoff_max_s`` (full jitter). At the
+        deadline it returns the last ``Refused``."""
+        end = time.monotonic() + deadline_s
+        backoff = self.backoff_initial_s
+        attempts = 0
+        while True:
+            attempts += 1
+            result = self.try_acquire(holder, unit, requests, ttl_s)
+            if isinstance(result, Acquired):
+                return result
+            remaining = end - time.monotonic()
+            if remaining <= 0:
+                return Refused(
+                    f"deadline of {deadline_s:g}s passed after {attempts} attempts: "
+                    f"{result.reason}",
+                    result.blocking,
+                )
+            time.sleep(min(remaining, random.uniform(0, backoff)))
+            backoff = min(backoff * 2, self.backoff_max_s)
+
+    @abstractmethod
+    def renew(self, holder: str, ttl_s: float) -> int: ...
+
+    @abstractmethod
+    def release(self, holder: str, lease_ids: Iterable[str] | None = None) -> int: ...
+
+    @abstractmethod
+    def check_fence(self, symbol: str, token: int) -> bool: ...
+
+    @abstractmethod
+    def held(self, within: str | None = None, holder: str | None = None) -> list[Grant]:
+        """Live leases on ``within`` or inside it (all when ``None``), optionally of one holder."""
+
+    @abstractmethod
+    def reap(self) -> int:
+        """Delete expired leases (they are already ignored); returns how many."""
+
+
+def grant_from_row(row: dict[str, object]) -> Grant:
+    return Grant(
+        lease_id=str(row["id"]),
+        symbol=str(row["symbol"]),
+        mode="write" if row["mode"] == "write" else "read",
+        holder=str(row["holder"]),
+        token=int(row["token"]),  # type: ignore[call-overload]
+        expires_at=float(row["expires_at"]),  # type: ignore[arg-type]
+    )
+
+
+def refused_by(rows: Iterable[dict[str, object]], symbol: str) -> Refused:
+    blocking = tuple(sorted({(str(r["symbol"]), str(r["holder"])) for r in rows}))
+    holders = ", ".join(f"{s} held by {h}" for s, h in blocking)
+    return Refused(f"{symbol} conflicts with {holders}", blocking)

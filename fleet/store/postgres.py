@@ -1,0 +1,173 @@
+"""The shared store on PostgreSQL (psycopg 3), for fleets that span machines.
+
+Leases are taken by one server-side function call (``fleet_lease_acquire`` in ``schema.sql``):
+multi-granularity advisory locks in key order make conflicting acquisitions serialize without
+deadlocks, while acquisitions in unrelated symbols (or sibling symbols) run in parallel. The task
+queue claims with ``FOR UPDATE SKIP LOCKED``. Driver errors become :mod:`fleet.store.errors`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+
+from fleet.errors import StoreError
+from fleet.store._db import Database, Pool, Tx
+from fleet.store._leases import (
+    LeaseStoreBase,
+    fence_holds,
+    grant_from_row,
+    normalize,
+    refused_by,
+)
+from fleet.store.errors import AppendOnlyViolation, StoreIntegrityError, StoreUnavailable
+from fleet.store.sql import schema
+from fleet.types import Acquired, AcquireResult, Grant, LeaseRequest, Refused
+
+__all__ = ["PostgresDatabase", "PostgresLeaseStore", "translate"]
+
+MIGRATION_LOCK = (1718, 0)
+
+
+def translate(exc: psycopg.Error) -> StoreError:
+    message = f"postgres: {str(exc).strip()}"
+    if "append-only" in str(exc):
+        return AppendOnlyViolation(message)
+    if isinstance(exc, psycopg.IntegrityError):
+        return StoreIntegrityError(message)
+    if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):
+        return StoreUnavailable(message)
+    return StoreError(message)
+
+
+class PostgresDatabase(Database):
+    dialect = "postgres"
+
+    def __init__(self, url: str, *, pool_size: int = 8, connect_timeout_s: int = 10) -> None:
+        self.url = url
+        self.connect_timeout_s = connect_timeout_s
+        super().__init__()
+        self._pool: Pool[psycopg.Connection[Any]] = Pool(
+            self._connect, pool_size, lambda c: c.closed or c.broken
+        )
+
+    def _connect(self) -> psycopg.Connection[Any]:
+        try:
+            return psycopg.connect(
+                self.url,
+                autocommit=True,
+                row_factory=dict_row,
+                connect_timeout=self.connect_timeout_s,
+                application_name="fleet",
+            )
+        except psycopg.Error as exc:
+            raise translate(exc) from exc
+
+    @contextmanager
+    def transaction(self, write: bool) -> Iterator[Tx]:
+        with self._pool.connection() as conn:
+            try:
+                with conn.transaction(), conn.cursor() as cursor:
+                    yield Tx(cursor, self.sql)
+            except psycopg.Error as exc:
+                raise translate(exc) from exc
+
+    def list_param(self, values: list[Any] | None) -> Any:
+        return values
+
+    def migrate(self) -> list[int]:
+        applied_now: list[int] = []
+        with self._pool.connection() as conn:
+            try:
+                conn.execute("SELECT pg_advisory_lock(%s, %s)", MIGRATION_LOCK)
+                try:
+                    with conn.transaction():
+                        conn.execute(
+                            "CREATE TABLE IF NOT EXISTS schema_migrations (version integer "
+                            "PRIMARY KEY, name text NOT NULL, applied_at double precision NOT NULL)"
+                        )
+                        rows = conn.execute("SELECT version FROM schema_migrations").fetchall()
+                    applied = {row["version"] for row in rows}
+                    for migration in self.pending(applied, "postgres"):
+                        with conn.transaction():
+                            conn.execute(migration.sql.encode("utf-8"))
+                            conn.execute(
+                                "INSERT INTO schema_migrations (version, name, applied_at) "
+                                "VALUES (%s, %s, %s)",
+                                (migration.version, migration.name, self.now()),
+                            )
+                        applied_now.append(migration.version)
+                finally:
+                    conn.execute("SELECT pg_advisory_unlock(%s, %s)", MIGRATION_LOCK)
+            except psycopg.Error as exc:
+                raise translate(exc) from exc
+        return applied_now
+
+    def apply_schema(self) -> None:
+        """Create the current schema directly (for the migrations-agree-with-schema test)."""
+        with self.transaction(True) as tx:
+            tx.raw(schema("postgres").encode("utf-8"))
+
+    def close(self) -> None:
+        self._pool.close()
+
+
+class PostgresLeaseStore(LeaseStoreBase):
+    """Leases on PostgreSQL: one round trip per acquisition, release or renewal."""
+
+    def __init__(self, db: PostgresDatabase) -> None:
+        self.db = db
+
+    def try_acquire(
+        self, holder: str, unit: str, requests: Sequence[LeaseRequest], ttl_s: float
+    ) -> AcquireResult:
+        wanted = normalize(requests)
+        if not wanted:
+            return Acquired(())
+        with self.db.write() as tx:
+            rows = tx.all(
+                "lease_acquire",
+                {
+                    "holder": holder,
+                    "unit": unit,
+                    "symbols": [r.symbol for r in wanted],
+                    "modes": [r.mode for r in wanted],
+                    "ttl": float(ttl_s),
+                },
+            )
+        if rows and all(row["ok"] for row in rows):
+            return Acquired(tuple(grant_from_row(row) for row in rows))
+        blockers = [row for row in rows if not row["ok"]]
+        if not blockers:  # pragma: no cover - the function returns grants or blockers
+            return Refused("no grant returned")
+        return refused_by(blockers, ", ".join(r.symbol for r in wanted))
+
+    def renew(self, holder: str, ttl_s: float) -> int:
+        with self.db.write() as tx:
+            return tx.run("lease_renew", {"holder": holder, "ttl": float(ttl_s)})
+
+    def release(self, holder: str, lease_ids: Iterable[str] | None = None) -> int:
+        ids = None if lease_ids is None else [int(i) for i in lease_ids]
+        with self.db.write() as tx:
+            return tx.run(
+                "lease_release", {"holder": holder, "every": ids is None, "ids": ids or []}
+            )
+
+    def check_fence(self, symbol: str, token: int) -> bool:
+        with self.db.read() as tx:
+            row = tx.one("fence_state", {"symbol": symbol})
+        assert row is not None
+        return fence_holds(token, row["token"], row["write_token"])
+
+    def held(self, within: str | None = None, holder: str | None = None) -> list[Grant]:
+        with self.db.read() as tx:
+            rows = tx.all("lease_held", {"prefix": within, "holder": holder})
+        return [grant_from_row(row) for row in rows]
+
+    def reap(self) -> int:
+        with self.db.write() as tx:
+            return tx.run("lease_reap")

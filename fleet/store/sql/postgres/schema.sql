@@ -1,0 +1,268 @@
+-- The fleet store, PostgreSQL dialect: the current schema (migrations/ must produce exactly this).
+-- Times are UNIX epoch seconds (double precision) from the server clock where it matters
+-- (leases, queue), so machines with skewed clocks agree. JSON is canonical text.
+
+CREATE FUNCTION fleet_now() RETURNS double precision
+LANGUAGE sql VOLATILE AS $$ SELECT extract(epoch FROM clock_timestamp())::double precision $$;
+
+-- Every symbol that contains p_symbol, outermost first: a.py, a.py::Foo, a.py::Foo.bar, ...
+CREATE FUNCTION fleet_ancestors(p_symbol text) RETURNS text[]
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    v_pos int := strpos(p_symbol, '::');
+    v_path text;
+    v_parts text[];
+    v_out text[] := '{}';
+BEGIN
+    IF v_pos = 0 THEN
+        RETURN v_out;
+    END IF;
+    v_path := left(p_symbol, v_pos - 1);
+    v_out := ARRAY[v_path];
+    v_parts := string_to_array(substr(p_symbol, v_pos + 2), '.');
+    FOR i IN 1 .. coalesce(array_length(v_parts, 1), 0) - 1 LOOP
+        v_out := v_out || (v_path || '::' || array_to_string(v_parts[1:i], '.'));
+    END LOOP;
+    RETURN v_out;
+END $$;
+
+-- [lo, hi) in bytewise order covering exactly the symbols inside p_symbol.
+CREATE FUNCTION fleet_descendant_lo(p_symbol text) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN strpos(p_symbol, '::') > 0 THEN p_symbol || '.' ELSE p_symbol || '::' END
+$$;
+CREATE FUNCTION fleet_descendant_hi(p_symbol text) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN strpos(p_symbol, '::') > 0 THEN p_symbol || '/' ELSE p_symbol || ':;' END
+$$;
+
+CREATE SEQUENCE fleet_fence_seq;
+
+CREATE TABLE leases (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    symbol text COLLATE "C" NOT NULL,
+    mode text NOT NULL CHECK (mode IN ('read', 'write')),
+    holder text NOT NULL,
+    unit text NOT NULL,
+    token bigint NOT NULL,
+    granted_at double precision NOT NULL,
+    expires_at double precision NOT NULL
+);
+CREATE INDEX leases_symbol ON leases (symbol);
+CREATE INDEX leases_holder ON leases (holder);
+
+CREATE TABLE lease_fences (
+    symbol text COLLATE "C" PRIMARY KEY,
+    token bigint NOT NULL,
+    write_token bigint NOT NULL DEFAULT 0
+);
+
+-- All-or-nothing acquisition of a normalized request set (one row per symbol, sorted).
+-- Concurrency: multi-granularity advisory locks, taken in key order so two acquisitions never
+-- deadlock: exclusive on each requested symbol, shared on each of its ancestors. Two requests
+-- that can conflict (equal symbols, or one inside the other) therefore serialize, and the later
+-- one's conflict check sees the earlier one's committed leases. Expired leases are ignored; an
+-- expired conflicting lease is deleted under its row lock (in id order) so that a heartbeat
+-- renewing it concurrently either wins (and the lease blocks us) or loses (and is gone).
+-- Returns the grants (ok = true), or the blocking leases (ok = false) and grants nothing.
+CREATE FUNCTION fleet_lease_acquire(
+    p_holder text, p_unit text, p_symbols text[], p_modes text[], p_ttl double precision
+) RETURNS TABLE (
+    ok boolean, id bigint, symbol text, mode text, holder text, token bigint,
+    expires_at double precision
+)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+    v_lock record;
+    v_now double precision;
+    v_n int := coalesce(array_length(p_symbols, 1), 0);
+    v_blocked boolean := false;
+    v_expired boolean;
+    v_token bigint;
+BEGIN
+    FOR v_lock IN
+        SELECT plan.k, bool_or(plan.x) AS x FROM (
+            SELECT hashtextextended(s.sym, 0) AS k, true AS x FROM unnest(p_symbols) AS s(sym)
+            UNION ALL
+            SELECT hashtextextended(a.anc, 0), false
+            FROM unnest(p_symbols) AS s(sym), unnest(fleet_ancestors(s.sym)) AS a(anc)
+        ) AS plan
+        GROUP BY plan.k ORDER BY plan.k
+    LOOP
+        IF v_lock.x THEN
+            PERFORM pg_advisory_xact_lock(v_lock.k);
+        ELSE
+            PERFORM pg_advisory_xact_lock_shared(v_lock.k);
+        END IF;
+    END LOOP;
+    v_now := fleet_now();
+    FOR i IN 1 .. v_n LOOP
+        SELECT bool_or(l.expires_at <= v_now) INTO v_expired
+        FROM leases l
+        WHERE l.holder <> p_holder
+          AND (p_modes[i] = 'write' OR l.mode = 'write')
+          AND (l.symbol = p_symbols[i] OR l.symbol = ANY (fleet_ancestors(p_symbols[i]))
+               OR (l.symbol >= fleet_descendant_lo(p_symbols[i])
+                   AND l.symbol < fleet_descendant_hi(p_symbols[i])));
+        IF v_expired THEN
+            DELETE FROM leases d WHERE d.id IN (
+                SELECT l.id FROM leases l
+                WHERE l.expires_at <= v_now
+                  AND (l.symbol = p_symbols[i] OR l.symbol = ANY (fleet_ancestors(p_symbols[i]))
+                       OR (l.symbol >= fleet_descendant_lo(p_symbols[i])
+                           AND l.symbol < fleet_descendant_hi(p_symbols[i])))
+                ORDER BY l.id FOR UPDATE);
+        END IF;
+        RETURN QUERY
+            SELECT false, l.id, l.symbol::text, l.mode, l.holder, l.token, l.expires_at
+            FROM leases l
+            WHERE l.expires_at > v_now AND l.holder <> p_holder
+              AND (p_modes[i] = 'write' OR l.mode = 'write')
+              AND (l.symbol = p_symbols[i] OR l.symbol = ANY (fleet_ancestors(p_symbols[i]))
+                   OR (l.symbol >= fleet_descendant_lo(p_symbols[i])
+                       AND l.symbol < fleet_descendant_hi(p_symbols[i])));
+        IF FOUND THEN
+            v_blocked := true;
+        END IF;
+    END LOOP;
+    IF v_blocked THEN
+        RETURN;
+    END IF;
+    FOR i IN 1 .. v_n LOOP
+        v_token := nextval('fleet_fence_seq');
+        RETURN QUERY
+            INSERT INTO leases AS l (symbol, mode, holder, unit, token, granted_at, expires_at)
+            VALUES (p_symbols[i], p_modes[i], p_holder, p_unit, v_token, v_now, v_now + p_ttl)
+            RETURNING true, l.id, l.symbol::text, l.mode, l.holder, l.token, l.expires_at;
+        INSERT INTO lease_fences AS f (symbol, token, write_token)
+        VALUES (p_symbols[i], v_token, CASE WHEN p_modes[i] = 'write' THEN v_token ELSE 0 END)
+        ON CONFLICT ON CONSTRAINT lease_fences_pkey DO UPDATE SET
+            token = greatest(f.token, excluded.token),
+            write_token = greatest(f.write_token, excluded.write_token);
+    END LOOP;
+END $$;
+
+CREATE TABLE tasks (
+    id text PRIMARY KEY,
+    kind text NOT NULL,
+    key text NOT NULL,
+    payload text NOT NULL,
+    status text NOT NULL CHECK (status IN ('queued', 'claimed', 'done', 'failed')),
+    attempts integer NOT NULL DEFAULT 0,
+    max_attempts integer NOT NULL DEFAULT 3,
+    claimed_by text,
+    heartbeat_at double precision,
+    run_after double precision NOT NULL,
+    result text,
+    error text,
+    created_at double precision NOT NULL,
+    updated_at double precision NOT NULL
+);
+CREATE UNIQUE INDEX tasks_live_key ON tasks (kind, key) WHERE status IN ('queued', 'claimed');
+CREATE INDEX tasks_ready ON tasks (created_at, id) WHERE status = 'queued';
+CREATE INDEX tasks_claimed_by ON tasks (claimed_by) WHERE status = 'claimed';
+
+CREATE TABLE ledger (
+    seq bigint PRIMARY KEY,
+    kind text NOT NULL,
+    unit text,
+    campaign text,
+    actor text NOT NULL,
+    payload text NOT NULL,
+    created_at double precision NOT NULL,
+    prev_hash text NOT NULL UNIQUE,
+    hash text NOT NULL UNIQUE
+);
+CREATE INDEX ledger_unit ON ledger (unit);
+CREATE INDEX ledger_campaign ON ledger (campaign);
+CREATE INDEX ledger_kind ON ledger (kind);
+CREATE INDEX ledger_created_at ON ledger (created_at);
+CREATE FUNCTION fleet_ledger_append_only() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'fleet ledger is append-only: % refused', TG_OP
+        USING ERRCODE = 'integrity_constraint_violation';
+END $$;
+CREATE TRIGGER ledger_no_update_delete BEFORE UPDATE OR DELETE ON ledger
+    FOR EACH ROW EXECUTE FUNCTION fleet_ledger_append_only();
+CREATE TRIGGER ledger_no_truncate BEFORE TRUNCATE ON ledger
+    FOR EACH STATEMENT EXECUTE FUNCTION fleet_ledger_append_only();
+
+CREATE TABLE controls (
+    key text PRIMARY KEY,
+    value text NOT NULL,
+    updated_at double precision NOT NULL
+);
+
+CREATE TABLE budgets (
+    scope text PRIMARY KEY,
+    usd double precision NOT NULL DEFAULT 0,
+    tokens bigint NOT NULL DEFAULT 0,
+    updated_at double precision NOT NULL
+);
+
+CREATE TABLE notes (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    text text NOT NULL,
+    tag text NOT NULL,
+    author text NOT NULL,
+    created_at double precision NOT NULL
+);
+
+CREATE TABLE artifacts (
+    hash text PRIMARY KEY,
+    size bigint NOT NULL,
+    content bytea NOT NULL,
+    text text,
+    created_at double precision NOT NULL
+);
+
+CREATE TABLE artifact_refs (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    hash text NOT NULL REFERENCES artifacts (hash),
+    campaign text NOT NULL,
+    unit text NOT NULL,
+    kind text NOT NULL,
+    name text NOT NULL,
+    created_at double precision NOT NULL,
+    UNIQUE (hash, campaign, unit, kind, name)
+);
+CREATE INDEX artifact_refs_campaign_unit ON artifact_refs (campaign, unit);
+
+CREATE TABLE findings (
+    fingerprint text PRIMARY KEY,
+    campaign text NOT NULL,
+    rule text NOT NULL,
+    symbol text NOT NULL,
+    path text NOT NULL,
+    line integer NOT NULL,
+    status text NOT NULL CHECK (status IN ('new', 'known', 'fixed', 'suppressed')),
+    issue_ref text,
+    data text NOT NULL,
+    first_seen double precision NOT NULL,
+    last_seen double precision NOT NULL
+);
+CREATE INDEX findings_campaign_status ON findings (campaign, status);
+
+CREATE TABLE changes (
+    number bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    repo text NOT NULL,
+    branch text NOT NULL,
+    title text NOT NULL,
+    body text NOT NULL,
+    state text NOT NULL CHECK (state IN ('open', 'merged', 'closed')),
+    labels text NOT NULL,
+    created_at double precision NOT NULL,
+    updated_at double precision NOT NULL,
+    UNIQUE (repo, branch)
+);
+
+CREATE TABLE api_tokens (
+    id text PRIMARY KEY,
+    name text NOT NULL,
+    secret_hash text NOT NULL,
+    scopes text NOT NULL,
+    created_at double precision NOT NULL,
+    revoked_at double precision
+);

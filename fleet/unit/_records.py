@@ -1,0 +1,164 @@
+"""Unit records in the ledger: a planned unit, and the result of its run, as JSON payloads.
+
+The ledger is the system of record between pipeline stages: ``unit.planned`` carries the whole
+``WorkUnit`` and ``unit.finished`` the whole ``UnitResult``, so any later stage (verification,
+integration, a re-run from the UI, the next sweep) reads them back without a side channel.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from fleet.protocols import Ledger
+from fleet.types import Cost, Finding, Grant, Verdict, WorkUnit
+
+UNIT_PLANNED = "unit.planned"
+UNIT_FINISHED = "unit.finished"
+UNIT_REQUEUED = "unit.requeued"
+
+UnitStatus = Literal[
+    "verified", "rejected", "agent_failed", "lease_refused", "killed", "semantic_conflict"
+]
+TERMINAL: frozenset[str] = frozenset({"verified", "rejected", "agent_failed"})
+
+
+@dataclass(frozen=True)
+class UnitResult:
+    """What one unit's run produced.
+
+    ``status``: ``verified`` (every gate accepted; ``commit`` is on ``branch``), ``rejected`` (a
+    gate said no: ``rejected_by`` names it), ``agent_failed`` (no patch; the repo is untouched),
+    ``lease_refused`` (leases not acquired by the deadline: requeue after backoff), ``killed``
+    (kill switch). ``grants`` keep the fencing tokens that integration checks.
+    """
+
+    unit: str
+    campaign: str
+    status: UnitStatus
+    base_commit: str
+    rank: int = 0
+    branch: str | None = None
+    commit: str | None = None
+    patch: str = ""
+    verdicts: tuple[Verdict, ...] = ()
+    grants: tuple[Grant, ...] = ()
+    cost: Cost = field(default_factory=Cost)
+    stop_reason: str = ""
+    detail: str = ""
+    wall_s: float = 0.0
+    agent_s: float = 0.0
+    gates_s: float = 0.0
+    paths: tuple[str, ...] = ()
+
+    @property
+    def rejected_by(self) -> str | None:
+        """The first gate that did not accept, or ``None``."""
+        return next((v.gate for v in self.verdicts if not v.passed), None)
+
+    @property
+    def diff_stats(self) -> tuple[int, int]:
+        """``(lines added, lines removed)`` of the patch."""
+        lines = self.patch.splitlines()
+        added = sum(1 for ln in lines if ln.startswith("+") and not ln.startswith("+++"))
+        removed = sum(1 for ln in lines if ln.startswith("-") and not ln.startswith("---"))
+        return added, removed
+
+
+def _finding(d: dict[str, Any]) -> Finding:
+    return Finding(**d)
+
+
+def unit_to_dict(unit: WorkUnit) -> dict[str, Any]:
+    return dataclasses.asdict(unit)
+
+
+def unit_from_dict(d: dict[str, Any]) -> WorkUnit:
+    return WorkUnit(
+        key=d["key"],
+        campaign=d["campaign"],
+        base_commit=d["base_commit"],
+        write_set=tuple(d["write_set"]),
+        read_set=tuple(d["read_set"]),
+        findings=tuple(_finding(f) for f in d["findings"]),
+        rank=int(d.get("rank", 0)),
+        wave=int(d.get("wave", 0)),
+    )
+
+
+def result_to_dict(result: UnitResult) -> dict[str, Any]:
+    return dataclasses.asdict(result)
+
+
+def result_from_dict(d: dict[str, Any]) -> UnitResult:
+    return UnitResult(
+        unit=d["unit"],
+        campaign=d["campaign"],
+        status=d["status"],
+        base_commit=d["base_commit"],
+        rank=int(d.get("rank", 0)),
+        branch=d.get("branch"),
+        commit=d.get("commit"),
+        patch=d.get("patch", ""),
+        verdicts=tuple(Verdict(**v) for v in d.get("verdicts", ())),
+        grants=tuple(Grant(**g) for g in d.get("grants", ())),
+        cost=Cost(**d.get("cost", {})),
+        stop_reason=d.get("stop_reason", ""),
+        detail=d.get("detail", ""),
+        wall_s=float(d.get("wall_s", 0.0)),
+        agent_s=float(d.get("agent_s", 0.0)),
+        gates_s=float(d.get("gates_s", 0.0)),
+        paths=tuple(d.get("paths", ())),
+    )
+
+
+def record_planned(ledger: Ledger, units: Iterable[WorkUnit], actor: str = "planner") -> int:
+    """Append ``unit.planned`` for every unit not planned before; returns how many were new."""
+    known = {e.unit for e in ledger.events(kind=UNIT_PLANNED)}
+    new = 0
+    for unit in units:
+        if unit.key in known:
+            continue
+        ledger.append(UNIT_PLANNED, unit_to_dict(unit), unit=unit.key, campaign=unit.campaign,
+                      actor=actor)
+        known.add(unit.key)
+        new += 1
+    return new
+
+
+def load_units(ledger: Ledger, campaign: str, keys: Sequence[str] | None = None) -> list[WorkUnit]:
+    """The planned units of ``campaign`` (only ``keys`` when given, in that order)."""
+    by_key = {
+        e.unit: unit_from_dict(e.payload)
+        for e in ledger.events(kind=UNIT_PLANNED, campaign=campaign)
+        if e.unit is not None
+    }
+    if keys is None:
+        return list(by_key.values())
+    return [by_key[k] for k in keys if k in by_key]
+
+
+def latest_results(ledger: Ledger, campaign: str) -> dict[str, UnitResult]:
+    """The last ``unit.finished`` result per unit of ``campaign``, minus units requeued since."""
+    results: dict[str, UnitResult] = {}
+    for event in ledger.events(campaign=campaign):
+        if event.unit is None:
+            continue
+        if event.kind == UNIT_FINISHED:
+            results[event.unit] = result_from_dict(event.payload)
+        elif event.kind == UNIT_REQUEUED:
+            results.pop(event.unit, None)
+    return results
+
+
+def record_result(ledger: Ledger, result: UnitResult, actor: str) -> int:
+    event = ledger.append(UNIT_FINISHED, result_to_dict(result), unit=result.unit,
+                          campaign=result.campaign, actor=actor)
+    return event.seq
+
+
+def requeue(ledger: Ledger, unit: str, campaign: str, reason: str, actor: str = "fleet") -> None:
+    """Make ``unit`` pending again (its last result no longer counts)."""
+    ledger.append(UNIT_REQUEUED, {"reason": reason}, unit=unit, campaign=campaign, actor=actor)

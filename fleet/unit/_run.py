@@ -1,0 +1,232 @@
+"""The life of one work unit: leases -> workspace -> agent (in the sandbox) -> gates -> ledger.
+
+Failure semantics:
+
+- leases are taken all-or-nothing in ``(rank, symbol)`` order within a deadline; refused ->
+  ``lease_refused`` (the caller backs off with jitter and requeues);
+- a heartbeat thread renews the leases while the unit runs; if the process dies, the heartbeat
+  stops, the leases expire after their TTL and the unit, never recorded as finished, is planned
+  again by the next run (and a late integration of its patch is refused by the fencing token);
+- a failed agent leaves the repository untouched: it only ever wrote in its own worktree, which
+  is removed; only a verified patch is committed, on the unit's own branch.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from fleet.errors import GitError
+from fleet.protocols import Agent, LeaseStore, Ledger
+from fleet.types import Acquired, AgentOutcome, Budget, LeaseRequest, Verdict, Workspace, WorkUnit
+from fleet.unit._records import UnitResult, record_result
+
+if TYPE_CHECKING:
+    from sandbox import Sandbox
+
+GIT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "fleet",
+    "GIT_AUTHOR_EMAIL": "fleet@fleet.invalid",
+    "GIT_COMMITTER_NAME": "fleet",
+    "GIT_COMMITTER_EMAIL": "fleet@fleet.invalid",
+}
+
+
+class Workspaces(Protocol):
+    """Creates and removes unit worktrees (``fleet.forge.worktree`` behind an adapter)."""
+
+    def create(self, unit: WorkUnit) -> Workspace:
+        """A fresh worktree on branch ``fleet/<campaign>/<unit>`` at ``unit.base_commit``."""
+        ...
+
+    def remove(self, workspace: Workspace, keep_branch: bool) -> None:
+        """Remove the worktree and scratch dir; delete the branch unless ``keep_branch``."""
+        ...
+
+
+class Gates(Protocol):
+    """Runs every gate of the unit's campaign on the agent's patch; one verdict per gate."""
+
+    def __call__(
+        self, unit: WorkUnit, workspace: Workspace, outcome: AgentOutcome, sandbox: Sandbox
+    ) -> list[Verdict]: ...
+
+
+@dataclass(frozen=True)
+class UnitEnv:
+    """Everything one unit run needs, wired by the caller (the asset, or ``fleet fix``)."""
+
+    leases: LeaseStore
+    ledger: Ledger
+    agent: Agent
+    sandbox: Sandbox
+    workspaces: Workspaces
+    gates: Gates
+    budget: Budget = field(default_factory=Budget)
+    killed: Callable[[], bool] = lambda: False
+    ttl_s: float = 60.0
+    deadline_s: float = 45.0
+    holder_prefix: str = "fleet"
+    requests: Callable[[WorkUnit], list[LeaseRequest]] | None = None
+    """The unit's leases with per-symbol lock ranks (``fleet.plan.lease_requests`` over the
+    graph); default: every symbol at the unit's rank."""
+
+
+def lease_requests(unit: WorkUnit) -> list[LeaseRequest]:
+    """Write leases on the write set, read leases on the rest of the read set, in rank order."""
+    writes = set(unit.write_set)
+    reqs = [LeaseRequest(s, "write", unit.rank) for s in unit.write_set]
+    reqs += [LeaseRequest(s, "read", unit.rank) for s in unit.read_set if s not in writes]
+    return sorted(reqs, key=lambda r: (r.rank, r.symbol))
+
+
+def commit_workspace(workspace: Workspace, message: str) -> str:
+    """Commit everything in the worktree on its branch; returns the commit id."""
+    env = {**os.environ, **GIT_IDENTITY}
+    for args in (["add", "-A"], ["commit", "-q", "--no-verify", "-m", message]):
+        proc = subprocess.run(["git", *args], cwd=workspace.path, env=env, capture_output=True,
+                              text=True, check=False)
+        if proc.returncode != 0:
+            raise GitError(f"git {' '.join(args)} in {workspace.path}: {proc.stderr.strip()}")
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=workspace.path, capture_output=True,
+                          text=True, check=True)
+    return head.stdout.strip()
+
+
+class _Heartbeat:
+    def __init__(self, leases: LeaseStore, holder: str, ttl_s: float) -> None:
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._beat, args=(leases, holder, ttl_s), daemon=True, name=f"hb-{holder}"
+        )
+        self._thread.start()
+
+    def _beat(self, leases: LeaseStore, holder: str, ttl_s: float) -> None:
+        while not self._stop.wait(ttl_s / 3):
+            leases.renew(holder, ttl_s)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def run_unit(unit: WorkUnit, env: UnitEnv, worker: str = "w0") -> UnitResult:
+    """Run one unit end to end and append its ``unit.finished`` event to the ledger.
+
+    Never raises for an expected outcome (refused leases, failed agent, rejecting gate): those are
+    the returned ``UnitResult.status``. Infrastructure faults propagate as ``FleetError``s, with the
+    leases released and the worktree removed.
+    """
+    started = time.perf_counter()
+    base = UnitResult(unit=unit.key, campaign=unit.campaign, status="killed",
+                      base_commit=unit.base_commit, rank=unit.rank, paths=unit.paths)
+    holder = f"{env.holder_prefix}:{worker}:{unit.key}"
+    actor = f"unit:{worker}"
+    if env.killed():
+        return _finish(env, replace(base, detail="kill switch engaged"), actor, started)
+    requests = env.requests(unit) if env.requests is not None else lease_requests(unit)
+    acquired = env.leases.acquire_all(holder, unit.key, requests, env.ttl_s, env.deadline_s)
+    if not isinstance(acquired, Acquired):
+        env.ledger.append("unit.lease_refused", {"reason": acquired.reason,
+                          "blocking": [list(b) for b in acquired.blocking]},
+                          unit=unit.key, campaign=unit.campaign, actor=actor)
+        return replace(base, status="lease_refused", detail=acquired.reason,
+                       wall_s=time.perf_counter() - started)
+    env.ledger.append("lease.granted", {"grants": [[g.symbol, g.mode, g.token]
+                      for g in acquired.grants]}, unit=unit.key, campaign=unit.campaign,
+                      actor=actor)
+    heartbeat = _Heartbeat(env.leases, holder, env.ttl_s)
+    try:
+        return _finish(env, _work(unit, env, acquired, actor, base), actor, started)
+    finally:
+        heartbeat.stop()
+        env.leases.release(holder)
+
+
+def _work(unit: WorkUnit, env: UnitEnv, acquired: Acquired, actor: str,
+          base: UnitResult) -> UnitResult:
+    workspace = env.workspaces.create(unit)
+    keep_branch = False
+    try:
+        t0 = time.perf_counter()
+        outcome = env.agent.run(unit, workspace, env.sandbox, env.budget)
+        agent_s = time.perf_counter() - t0
+        common = replace(base, grants=acquired.grants, cost=outcome.cost, patch=outcome.patch,
+                         stop_reason=str(outcome.stop_reason), agent_s=agent_s,
+                         branch=workspace.branch)
+        env.ledger.append("agent.finished", {"agent": env.agent.name,
+                          "stop_reason": str(outcome.stop_reason), "steps": len(outcome.steps),
+                          "detail": outcome.detail, "tokens": outcome.cost.tokens},
+                          unit=unit.key, campaign=unit.campaign, actor=actor)
+        if not outcome.ok:
+            return replace(common, status="agent_failed",
+                           detail=outcome.detail or str(outcome.stop_reason))
+        t1 = time.perf_counter()
+        verdicts = tuple(env.gates(unit, workspace, outcome, env.sandbox))
+        gates_s = time.perf_counter() - t1
+        for v in verdicts:
+            env.ledger.append("gate.verdict", {"gate": v.gate, "status": v.status,
+                              "evidence": v.evidence[:4000]}, unit=unit.key,
+                              campaign=unit.campaign, actor=f"gate:{v.gate}")
+        if verdicts and all(v.passed for v in verdicts):
+            commit = commit_workspace(workspace, f"fleet({unit.campaign}): unit {unit.key}")
+            keep_branch = True
+            return replace(common, status="verified", commit=commit, verdicts=verdicts,
+                           gates_s=gates_s)
+        failed = next((v for v in verdicts if not v.passed), None)
+        detail = f"{failed.gate}: {failed.evidence[:500]}" if failed else "no gate ran"
+        return replace(common, status="rejected", verdicts=verdicts, gates_s=gates_s,
+                       detail=detail)
+    finally:
+        env.workspaces.remove(workspace, keep_branch=keep_branch)
+
+
+def _finish(env: UnitEnv, result: UnitResult, actor: str, started: float) -> UnitResult:
+    result = replace(result, wall_s=time.perf_counter() - started)
+    record_result(env.ledger, result, actor)
+    return result
+
+
+def run_units(
+    units: Sequence[WorkUnit],
+    env: UnitEnv,
+    parallel: int = 1,
+    attempts: int = 3,
+    backoff_s: float = 0.5,
+    on_result: Callable[[UnitResult], None] | None = None,
+) -> list[UnitResult]:
+    """Run ``units`` concurrently, at most ``parallel`` at once (the ``agent_sandbox`` pool).
+
+    A unit whose leases are refused is retried up to ``attempts`` times after an exponential
+    backoff with random jitter; results come back in the order of ``units``.
+    """
+
+    def one(index: int, unit: WorkUnit) -> UnitResult:
+        worker = f"w{index % max(parallel, 1)}"
+        for attempt in range(attempts):
+            result = run_unit(unit, env, worker)
+            if result.status != "lease_refused" or env.killed():
+                break
+            time.sleep(backoff_s * (2**attempt) * (0.5 + random.random()))
+        if on_result is not None:
+            on_result(result)
+        return result
+
+    with ThreadPoolExecutor(max_workers=max(parallel, 1), thread_name_prefix="unit") as pool:
+        futures = [pool.submit(one, i, u) for i, u in enumerate(units)]
+        return [f.result() for f in futures]
+
+
+def repo_untouched(repo: Path) -> bool:
+    """True when the user's checkout has no uncommitted changes (what a failed agent leaves)."""
+    proc = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True,
+                          text=True, check=True)
+    return proc.stdout.strip() == ""

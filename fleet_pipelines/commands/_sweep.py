@@ -1,0 +1,165 @@
+"""The sweep engine behind ``fleet sweep`` and ``fleet demo``: real Dagster runs on the instance
+at ``$DAGSTER_HOME`` (SQLite by default), in the order the sensors would launch them:
+index -> per campaign plan -> fix batches (partition ranges) -> integrate + hand over."""
+
+from __future__ import annotations
+
+import os
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dagster import BetaWarning, DagsterInstance, Definitions, PreviewWarning
+from dagster._core.storage.tags import (
+    ASSET_PARTITION_RANGE_END_TAG,
+    ASSET_PARTITION_RANGE_START_TAG,
+)
+
+from assets import CampaignAssets, pending_units
+from fleet.errors import FleetError, KillSwitchEngaged
+from fleet.unit import latest_results
+from fleet_pipelines.definitions import build_campaigns, build_definitions
+from fleet_pipelines.jobs import fix_job_name, index_job_name, integrate_job_name, plan_job_name
+from fleet_pipelines.resources import FleetSettings, StoreResource
+from fleet_pipelines.sensors import batches, needs_integration
+
+Say = Callable[[str], None]
+# The sweep prints its own progress; Dagster's per-event console log goes to the instance only.
+QUIET = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
+
+
+class RunFailed(FleetError):
+    """A Dagster run of the sweep failed; the message names the job and the failing step."""
+
+
+@dataclass
+class CampaignReport:
+    campaign: str
+    findings: int = 0
+    new_units: int = 0
+    units: dict[str, dict[str, Any]] = field(default_factory=dict)
+    integration: dict[str, Any] | None = None
+    change_url: str = ""
+    batches: int = 0
+    fix_s: float = 0.0
+
+
+@dataclass
+class SweepReport:
+    campaigns: list[CampaignReport]
+    wall_s: float
+    runs: int
+    dagster_home: str
+
+
+def instance_for(dagster_home: Path) -> DagsterInstance:
+    dagster_home.mkdir(parents=True, exist_ok=True)
+    config = dagster_home / "dagster.yaml"
+    if not config.exists():
+        config.write_text("telemetry:\n  enabled: false\n")
+    os.environ["DAGSTER_HOME"] = str(dagster_home)
+    return DagsterInstance.get()
+
+
+def _execute(defs: Definitions, job: str, instance: DagsterInstance,
+             tags: dict[str, str] | None = None) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BetaWarning)
+        warnings.simplefilter("ignore", PreviewWarning)
+        result = defs.resolve_job_def(job).execute_in_process(
+            instance=instance, tags=tags or {}, raise_on_error=False, run_config=QUIET)
+    if not result.success:
+        failures = [e for e in result.all_events if e.is_step_failure]
+        detail = "; ".join(
+            f"{e.step_key}: {e.step_failure_data.error.message.strip()[:600]}"  # type: ignore[union-attr]
+            for e in failures
+        )
+        if "KillSwitchEngaged" in detail or "kill switch" in detail:
+            raise KillSwitchEngaged(detail)
+        raise RunFailed(f"run of {job} failed: {detail or 'see the Dagster UI'}")
+
+
+def sweep(settings: FleetSettings, instance: DagsterInstance, say: Say = print) -> SweepReport:
+    """Run every campaign of ``settings`` over ``settings.repo`` end to end."""
+    started = time.perf_counter()
+    store = StoreResource(url=settings.store_url)
+    if store.killed():
+        raise KillSwitchEngaged("kill switch engaged: `fleet stop --off` to resume")
+    runs = 0
+    say("indexing the repository")
+    defs = build_definitions(settings)
+    _execute(defs, index_job_name(), instance)
+    runs += 1
+    before = _code_keys(defs)
+    defs = build_definitions(settings)
+    if _code_keys(defs) != before:  # modules appeared or went: materialize the new code assets
+        _execute(defs, index_job_name(), instance)
+        runs += 1
+    reports = []
+    for c in build_campaigns(settings):
+        name = c.campaign
+        report = CampaignReport(campaign=name)
+        say(f"[{name}] finding and planning")
+        known = set(instance.get_dynamic_partitions(c.partitions.name or ""))
+        _execute(defs, plan_job_name(c), instance)
+        runs += 1
+        keys = instance.get_dynamic_partitions(c.partitions.name or "")
+        report.new_units = len(set(keys) - known)
+        report.findings = len(store.store().findings.list(campaign=name))
+        pending = pending_units(store, name, keys)
+        ranges = batches(keys, pending, settings.batch_size)
+        say(f"[{name}] {len(keys)} unit(s), {len(pending)} to run in {len(ranges)} batch(es)")
+        t0 = time.perf_counter()
+        for i, (first, last) in enumerate(ranges, 1):
+            _execute(defs, fix_job_name(c), instance, {
+                ASSET_PARTITION_RANGE_START_TAG: first, ASSET_PARTITION_RANGE_END_TAG: last,
+                "fleet/campaign": name})
+            runs += 1
+            done = latest_results(store.ledger(), name)
+            say(f"[{name}] batch {i}/{len(ranges)} done: "
+                f"{sum(1 for k in pending if k in done)}/{len(pending)} unit(s) finished")
+        report.fix_s = time.perf_counter() - t0
+        report.batches = len(ranges)
+        if needs_integration(store, name):
+            say(f"[{name}] integrating the verified patches")
+            _execute(defs, integrate_job_name(c), instance, {"fleet/campaign": name})
+            runs += 1
+        _fill(report, store, name, keys)
+        reports.append(report)
+    return SweepReport(reports, time.perf_counter() - started, runs,
+                       os.environ.get("DAGSTER_HOME", ""))
+
+
+def _fill(report: CampaignReport, store: StoreResource, campaign: str,
+          keys: Sequence[str]) -> None:
+    ledger = store.ledger()
+    results = latest_results(ledger, campaign)
+    integrations = ledger.events(kind="integration.finished", campaign=campaign)
+    last = integrations[-1].payload if integrations else None
+    semantic = set(last.get("semantic_conflicts", [])) if last else set()
+    for key in keys:
+        r = results.get(key)
+        if key in semantic:
+            report.units[key] = {"status": "semantic conflict", "gate": "", "paths": ""}
+        elif r is not None:
+            merged = bool(last and key in last.get("merged", []))
+            status = "verified, integrated" if merged else r.status.replace("_", " ")
+            report.units[key] = {"status": status, "gate": r.rejected_by or "",
+                                 "paths": ", ".join(r.paths)}
+        else:
+            report.units[key] = {"status": "pending", "gate": "", "paths": ""}
+    report.integration = last
+    published = ledger.events(kind="pull_request.published", campaign=campaign)
+    if published:
+        report.change_url = str(published[-1].payload["ref"]["url"])
+
+
+def _code_keys(defs: Definitions) -> set[Any]:
+    return {k for k in defs.resolve_asset_graph().get_all_asset_keys() if k.path[0] == "code"}
+
+
+__all__ = ["CampaignAssets", "CampaignReport", "RunFailed", "SweepReport", "instance_for",
+           "sweep"]

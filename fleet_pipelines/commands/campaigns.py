@@ -1,0 +1,161 @@
+"""``fleet plan``, ``fleet fix``, ``fleet gc`` and ``fleet campaigns``: campaigns without Dagster.
+
+- ``fleet plan REPO --campaign C [--json FILE]``: dry run - findings, units, lock order, waves and
+  the expected parallelism. Changes nothing in REPO.
+- ``fleet fix REPO --campaign C --unit K``: one unit end to end (index, plan, find the unit, make
+  its workspace, run the ``CodemodAgent``, print the patch, remove the workspace).
+- ``fleet gc REPO``: remove workspaces and branches left behind by crashed fleet processes.
+- ``fleet campaigns``: list the built-in campaigns.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from fleet.plan import Plan
+
+RepoArg = Annotated[Path, typer.Argument(help="The repository (a git checkout).")]
+CampaignOpt = Annotated[
+    str, typer.Option("--campaign", "-c", help="A built-in campaign name or a campaign YAML file.")
+]
+
+
+def _fail(message: str) -> typer.Exit:
+    print(f"error: {message}", file=sys.stderr)
+    return typer.Exit(2)
+
+
+def _render(plan: Plan, limit: int) -> str:
+    lines = [
+        f"campaign   {plan.campaign} @ {plan.base_commit[:12]}",
+        f"findings   {len(plan.findings)}",
+    ]
+    for f in plan.findings[:limit]:
+        lines.append(f"  {f.fingerprint[:12]}  {f.path}:{f.line}  {f.rule}  {f.symbol}")
+    if len(plan.findings) > limit:
+        lines.append(f"  ... {len(plan.findings) - limit} more (--json for all)")
+    lines.append(f"units      {len(plan.units)}")
+    for u in plan.units[:limit]:
+        lines.append(
+            f"  {u.key}  wave {u.wave}  rank {u.rank}  {len(u.findings)} finding(s)  "
+            f"write {', '.join(u.write_set[:3])}{' ...' if len(u.write_set) > 3 else ''}  "
+            f"read {len(u.read_set)}"
+        )
+    if len(plan.units) > limit:
+        lines.append(f"  ... {len(plan.units) - limit} more")
+    lines.append(f"lock order {len(plan.lock_order)} symbols (rank, symbol)")
+    for symbol, rank in plan.lock_order[:limit]:
+        lines.append(f"  {rank:>6}  {symbol}")
+    if len(plan.lock_order) > limit:
+        lines.append(f"  ... {len(plan.lock_order) - limit} more")
+    widths = [len(w) for w in plan.waves]
+    more = " ..." if len(widths) > 20 else ""
+    lines.append(f"waves      {len(plan.waves)}  sizes {widths[:20]}{more}")
+    lines.append(
+        f"parallel   {plan.expected_parallelism} units per step "
+        f"(max {plan.max_parallel} agents)"
+    )
+    seconds = ", ".join(f"{k} {v:.2f}s" for k, v in plan.timings.items())
+    lines.append(f"seconds    {seconds}")
+    return "\n".join(lines)
+
+
+def plan_command(
+    repo: RepoArg,
+    campaign: CampaignOpt,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Also write the plan as JSON to this file.")
+    ] = None,
+    limit: Annotated[int, typer.Option(help="Rows shown per section.")] = 50,
+) -> None:
+    """Dry run: print the campaign's findings, work units, lock order, waves and parallelism."""
+    from fleet.campaigns.spec import load_campaign
+    from fleet.errors import FleetError
+    from fleet.plan import plan_campaign
+
+    try:
+        plan = plan_campaign(repo, load_campaign(campaign))
+    except FleetError as exc:
+        raise _fail(str(exc)) from exc
+    print(_render(plan, limit))
+    if json_out is not None:
+        json_out.write_text(json.dumps(plan.to_dict(), indent=1) + "\n", encoding="utf-8")
+        print(f"wrote      {json_out}")
+
+
+def fix_command(
+    repo: RepoArg,
+    campaign: CampaignOpt,
+    unit: Annotated[str, typer.Option("--unit", "-u", help="The unit's key (or a prefix).")],
+) -> None:
+    """Run one unit end to end with the CodemodAgent and print its patch (nothing is merged)."""
+    from fleet.agents.codemod import CodemodAgent
+    from fleet.campaigns.spec import load_campaign
+    from fleet.errors import FleetError
+    from fleet.forge.worktree import workspace
+    from fleet.plan import plan_campaign
+
+    try:
+        spec = load_campaign(campaign)
+        plan = plan_campaign(repo, spec)
+        target = plan.unit(unit)
+        with workspace(repo, spec.name, target.key, target.base_commit) as ws:
+            outcome = CodemodAgent(spec, plan.graph).run(target, ws, None, spec.budget)
+    except FleetError as exc:
+        raise _fail(str(exc)) from exc
+    for step in outcome.steps:
+        print(f"# step {step.index} {step.action} {step.arguments['path']}: {step.result}",
+              file=sys.stderr)
+    print(f"# {outcome.stop_reason.value}: {outcome.detail}", file=sys.stderr)
+    sys.stdout.write(outcome.patch)
+    if not outcome.ok:
+        raise typer.Exit(1)
+
+
+def gc_command(
+    repo: RepoArg,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only list what would go.")] = False,
+) -> None:
+    """Remove fleet workspaces and branches orphaned by a crash (never the user's checkout)."""
+    from fleet.errors import FleetError
+    from fleet.forge.worktree import gc
+
+    try:
+        report = gc(repo, dry_run=dry_run)
+    except FleetError as exc:
+        raise _fail(str(exc)) from exc
+    verb = "would remove" if dry_run else "removed"
+    for label, items in (
+        ("worktree", report.removed_worktrees),
+        ("scratch", report.removed_scratch),
+        ("branch", report.removed_branches),
+    ):
+        for item in items:
+            print(f"{verb} {label} {item}")
+    for item in report.kept:
+        print(f"kept {item}")
+    total = len(report.removed_worktrees) + len(report.removed_scratch)
+    print(f"{verb} {total} workspace(s), {len(report.removed_branches)} branch(es)")
+
+
+def campaigns_command() -> None:
+    """List the built-in campaigns."""
+    from fleet.campaigns.spec import builtin_campaigns, load_campaign
+
+    for name, path in builtin_campaigns().items():
+        spec = load_campaign(path)
+        summary = " ".join(spec.description.split())[:80]
+        print(f"{name:<18} {spec.fix.codemod or '-':<18} {summary}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("plan")(plan_command)
+    app.command("fix")(fix_command)
+    app.command("gc")(gc_command)
+    app.command("campaigns")(campaigns_command)

@@ -1,0 +1,160 @@
+"""``fleet sweep``, ``fleet demo`` and ``fleet stop``: the pipeline from the command line.
+
+Every sweep goes through a real Dagster instance (``$DAGSTER_HOME``, default ``.fleet/dagster``,
+SQLite), so its runs, assets and checks are in the UI (``make ui``). Dagster is imported inside
+the command functions only.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from fleet_pipelines.commands._sweep import SweepReport
+    from fleet_pipelines.resources import FleetSettings
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "acme-monorepo"
+GIT_ID = {"GIT_AUTHOR_NAME": "fleet demo", "GIT_AUTHOR_EMAIL": "demo@fleet.invalid",
+          "GIT_COMMITTER_NAME": "fleet demo", "GIT_COMMITTER_EMAIL": "demo@fleet.invalid"}
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, env={**os.environ, **GIT_ID},
+                          capture_output=True, text=True, check=True).stdout
+
+
+def prepare_demo_repo(target: Path) -> Path:
+    """A git copy of examples/acme-monorepo at ``target`` (kept if it exists: a second demo
+    sweeps the same copy and finds nothing new)."""
+    if (target / ".git").is_dir():
+        return target
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(EXAMPLE, target,
+                    ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache", ".fleet"))
+    _git(target, "init", "-q", "-b", "main")
+    _git(target, "add", "-A")
+    _git(target, "commit", "-q", "-m", "acme-monorepo (fleet demo copy)")
+    return target
+
+
+def _settings(repo: Path, home: Path, campaigns: list[str] | None, agents: int, sandbox: str,
+              forge: str, agent: str) -> FleetSettings:
+    from fleet_pipelines.resources import FleetSettings
+
+    env = {**os.environ, "FLEET_HOME": str(home.resolve()), "FLEET_REPO": str(repo.resolve()),
+           "FLEET_AGENTS": str(agents), "FLEET_SANDBOX": sandbox, "FLEET_FORGE": forge,
+           "FLEET_AGENT": agent}
+    if campaigns:
+        env["FLEET_CAMPAIGNS"] = ",".join(campaigns)
+    return FleetSettings.from_env(env)
+
+
+def _run(settings: FleetSettings, dagster_home: Path) -> SweepReport:
+    from rich.console import Console
+
+    from fleet_pipelines.commands._sweep import instance_for, sweep
+
+    console = Console(stderr=True)
+    settings.save()
+    instance = instance_for(dagster_home.resolve())
+    with console.status("sweeping", spinner="dots") as status:
+        def say(message: str) -> None:
+            status.update(message)
+            console.log(message)
+
+        return sweep(settings, instance, say=say)
+
+
+def print_report(report: SweepReport, settings: FleetSettings) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    nothing_new = True
+    for c in report.campaigns:
+        table = Table(title=f"campaign {c.campaign}: {c.findings} finding(s), "
+                            f"{len(c.units)} unit(s), {c.new_units} new")
+        for col in ("unit", "status", "gate that fired", "paths"):
+            table.add_column(col)
+        for key, u in c.units.items():
+            table.add_row(key[:12], u["status"], u["gate"], u["paths"])
+        console.print(table)
+        if c.integration:
+            i = c.integration
+            tests = {True: "pass", False: "FAIL", None: "not run"}[i.get("tests_passed")]
+            console.print(f"  integration branch [bold]{i['branch']}[/bold] at {i['head'][:10]}:"
+                          f" {len(i['merged'])} merged, {len(i['semantic_conflicts'])} semantic "
+                          f"conflict(s), tests {tests}")
+        if c.change_url:
+            console.print(f"  handed over: {c.change_url}")
+        nothing_new &= c.new_units == 0 and c.batches == 0
+    if nothing_new:
+        console.print("nothing new: every finding is known and every unit has a result")
+    console.print(
+        f"{report.runs} Dagster run(s) in {report.wall_s:.1f}s. In the UI (`make ui`, "
+        f"http://127.0.0.1:3000): Assets -> symbol_graph lineage, each campaign's "
+        f"candidate_patches partitions and their checks; the instance is {report.dagster_home}.")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("sweep")
+    def sweep_cmd(
+        repo: Annotated[Path, typer.Argument(help="the git repository to sweep", exists=True,
+                                             file_okay=False)],
+        campaign: Annotated[list[str], typer.Option("--campaign", "-c",
+                                                    help="campaign name or YAML (repeatable)")],
+        agents: Annotated[int, typer.Option(help="agents at once (the agent_sandbox pool)")] = 2,
+        sandbox: Annotated[str, typer.Option(help="auto|microvm|gvisor|bwrap|local")] = "auto",
+        forge: Annotated[str, typer.Option(help="local|github")] = "local",
+        agent: Annotated[str, typer.Option(help="codemod|claude")] = "codemod",
+        home: Annotated[Path, typer.Option(help="the fleet's state directory")] = Path(".fleet"),
+    ) -> None:
+        """Index REPO, plan the campaign, run the agents, verify, integrate and hand over."""
+        settings = _settings(repo, home, campaign, agents, sandbox, forge, agent)
+        dagster_home = Path(os.environ.get("DAGSTER_HOME") or home / "dagster")
+        print_report(_run(settings, dagster_home), settings)
+
+    @app.command("demo")
+    def demo_cmd(
+        agents: Annotated[int, typer.Option(help="agents at once")] = 2,
+        sandbox: Annotated[str, typer.Option(help="auto|microvm|gvisor|bwrap|local")] = "auto",
+        home: Annotated[Path, typer.Option(help="the fleet's state directory")] = Path(".fleet"),
+        fresh: Annotated[bool, typer.Option(help="start over from a new copy")] = False,
+    ) -> None:
+        """Sweep the built-in campaigns over a copy of examples/acme-monorepo (.fleet/demo/)."""
+        if fresh and home.exists():
+            shutil.rmtree(home)
+        repo = prepare_demo_repo(home / "demo" / "acme-monorepo")
+        settings = _settings(repo, home, None, agents, sandbox, "local", "codemod")
+        dagster_home = Path(os.environ.get("DAGSTER_HOME") or home / "dagster")
+        print_report(_run(settings, dagster_home), settings)
+
+    @app.command("stop")
+    def stop_cmd(
+        reason: Annotated[str, typer.Option(help="why (recorded)")] = "fleet stop",
+        off: Annotated[bool, typer.Option("--off", help="release the kill switch")] = False,
+        home: Annotated[Path, typer.Option(help="the fleet's state directory")] = Path(".fleet"),
+    ) -> None:
+        """The kill switch: every agent loop, step and sensor stops at its next check."""
+        from fleet.store import open_store
+        from fleet_pipelines.resources import FleetSettings
+
+        settings = FleetSettings.from_env({**os.environ, "FLEET_HOME": str(home.resolve())})
+        with open_store(settings.store_url) as store:
+            if off:
+                store.controls.release()
+                store.ledger.append("kill_switch.released", {}, actor="fleet stop")
+                typer.echo("kill switch released")
+            else:
+                store.controls.engage(reason)
+                store.ledger.append("kill_switch.engaged", {"reason": reason},
+                                    actor="fleet stop")
+                typer.echo(f"kill switch engaged ({reason}); `fleet stop --off` releases it")

@@ -1,0 +1,233 @@
+"""Dagster resources: the seams swapped per deployment.
+
+``FleetSettings.from_env()`` reads the deployment setting: ``FLEET_DEPLOYMENT=embedded`` (the
+default: SQLite fleet store at ``$FLEET_HOME/fleet.db``, local git forge, codemod agent, ``auto``
+sandbox) or ``shared`` (``FLEET_STORE_URL`` must name a PostgreSQL DSN; Dagster's own storage is
+configured in ``$DAGSTER_HOME/dagster.yaml`` with dagster-postgres). Every field can be overridden
+by its environment variable (see ``docs/pipeline.md``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from dagster import ConfigurableResource
+
+from fleet.errors import ConfigError
+from fleet.protocols import Agent, Forge, LeaseStore, Ledger, Model
+from fleet.store import Store, open_store
+
+if TYPE_CHECKING:
+    from fleet.campaigns.spec import Campaign
+    from fleet.graph import SymbolGraph
+
+SETTINGS_FILE = "settings.json"
+BUILTIN_CAMPAIGNS = ("datetime-utcnow", "unittest-aliases", "yaml-safe-load")
+
+
+@dataclass(frozen=True)
+class FleetSettings:
+    """One deployment's choices. ``home`` holds the fleet's state (``.fleet`` by default)."""
+
+    home: str = ".fleet"
+    repo: str = "."
+    base_branch: str = "main"
+    deployment: str = "embedded"
+    store_url: str = ""
+    sandbox: str = "auto"
+    agent: str = "codemod"
+    forge: str = "local"
+    agents: int = 2
+    batch_size: int = 8
+    campaigns: tuple[str, ...] = field(default=BUILTIN_CAMPAIGNS)
+    github_repo: str = ""
+    github_url: str = "https://api.github.com"
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> FleetSettings:
+        """Environment variables first, then ``$FLEET_HOME/settings.json`` (what the last
+        ``fleet sweep`` / ``fleet demo`` saved, so ``make ui`` shows that repository), then the
+        embedded defaults."""
+        env = dict(os.environ if environ is None else environ)
+        home = env.get("FLEET_HOME", ".fleet")
+        saved = Path(home) / SETTINGS_FILE
+        if saved.is_file():
+            try:
+                stored = json.loads(saved.read_text())
+            except ValueError as exc:
+                raise ConfigError(f"{saved}: not valid JSON: {exc}") from exc
+            env = {**{k: str(v) for k, v in stored.items()}, **env}
+        deployment = env.get("FLEET_DEPLOYMENT", "embedded")
+        if deployment not in ("embedded", "shared"):
+            raise ConfigError(f"FLEET_DEPLOYMENT: expected embedded|shared, got {deployment!r}")
+        store_url = env.get("FLEET_STORE_URL", "")
+        if deployment == "shared" and not store_url.startswith(("postgresql://", "postgres://")):
+            raise ConfigError("FLEET_STORE_URL: the shared deployment needs a PostgreSQL DSN")
+        if not store_url:
+            store_url = f"sqlite:///{Path(home).resolve() / 'fleet.db'}"
+        campaigns = tuple(c for c in env.get("FLEET_CAMPAIGNS", "").split(",") if c.strip())
+        try:
+            agents = int(env.get("FLEET_AGENTS", "2"))
+            batch = int(env.get("FLEET_BATCH_SIZE", "8"))
+        except ValueError as exc:
+            raise ConfigError(f"FLEET_AGENTS / FLEET_BATCH_SIZE: {exc}") from exc
+        return cls(
+            home=str(Path(home).resolve()),
+            repo=str(Path(env.get("FLEET_REPO", ".")).resolve()),
+            base_branch=env.get("FLEET_BASE_BRANCH", "main"),
+            deployment=deployment,
+            store_url=store_url,
+            sandbox=env.get("FLEET_SANDBOX", "auto"),
+            agent=env.get("FLEET_AGENT", "codemod"),
+            forge=env.get("FLEET_FORGE", "local"),
+            agents=max(agents, 1),
+            batch_size=max(batch, 1),
+            campaigns=tuple(c.strip() for c in campaigns) or BUILTIN_CAMPAIGNS,
+            github_repo=env.get("FLEET_GITHUB_REPO", ""),
+            github_url=env.get("FLEET_GITHUB_URL", "https://api.github.com"),
+        )
+
+
+    def env(self) -> dict[str, str]:
+        """These settings as the environment variables ``from_env`` reads."""
+        return {
+            "FLEET_HOME": self.home, "FLEET_REPO": self.repo,
+            "FLEET_BASE_BRANCH": self.base_branch, "FLEET_DEPLOYMENT": self.deployment,
+            "FLEET_STORE_URL": self.store_url, "FLEET_SANDBOX": self.sandbox,
+            "FLEET_AGENT": self.agent, "FLEET_FORGE": self.forge,
+            "FLEET_AGENTS": str(self.agents), "FLEET_BATCH_SIZE": str(self.batch_size),
+            "FLEET_CAMPAIGNS": ",".join(self.campaigns),
+            "FLEET_GITHUB_REPO": self.github_repo, "FLEET_GITHUB_URL": self.github_url,
+        }
+
+    def save(self) -> Path:
+        """Write ``$FLEET_HOME/settings.json`` (read back by ``from_env``)."""
+        path = Path(self.home) / SETTINGS_FILE
+        path.parent.mkdir(parents=True, exist_ok=True)
+        env = self.env()
+        del env["FLEET_HOME"]
+        path.write_text(json.dumps(env, indent=1, sort_keys=True) + "\n")
+        return path
+
+
+_STORES: dict[str, Store] = {}
+_STORES_LOCK = threading.Lock()
+
+
+def _open_store(url: str) -> Store:
+    """One store object per URL per process (connections are the store's business)."""
+    with _STORES_LOCK:
+        if url not in _STORES:
+            _STORES[url] = open_store(url)
+        return _STORES[url]
+
+
+class StoreResource(ConfigurableResource):
+    """The fleet store (``sqlite:///path`` or a PostgreSQL DSN)."""
+
+    url: str
+
+    def store(self) -> Store:
+        return _open_store(self.url)
+
+    def leases(self) -> LeaseStore:
+        return self.store().leases
+
+    def ledger(self) -> Ledger:
+        return self.store().ledger
+
+    def killed(self) -> bool:
+        return self.store().controls.engaged()
+
+
+class SandboxResource(ConfigurableResource):
+    """``auto`` picks the strongest backend that works here; or ``microvm|gvisor|bwrap|local``."""
+
+    backend: str = "auto"
+
+    def open(self) -> Any:
+        from sandbox import select_sandbox
+
+        return select_sandbox(self.backend)
+
+
+class AgentResource(ConfigurableResource):
+    """``codemod`` (offline, deterministic: the campaign's libcst codemod) or ``claude`` (the
+    anthropic Messages API; the key is read from ``ANTHROPIC_API_KEY`` in the orchestrator)."""
+
+    kind: str = "codemod"
+    model: str = "claude-sonnet-4-5"
+    base_url: str = ""
+
+    def open(self, campaign: Campaign, graph: SymbolGraph, store: Store) -> Agent:
+        if self.kind == "codemod":
+            from fleet.agents.codemod import CodemodAgent
+
+            return CodemodAgent(campaign, graph=graph, ledger=store.ledger)
+        if self.kind == "claude":
+            from fleet.agents.anthropic_model import AnthropicModel
+            from fleet.agents.claude import ClaudeAgent
+
+            # AnthropicModel.name is a read-only property; the Model protocol declares an
+            # attribute, which mypy treats as settable.
+            model = cast(Model, AnthropicModel(model=self.model, base_url=self.base_url or None))
+            return ClaudeAgent(model=model, campaign_brief=campaign.description,
+                               notes=[n.text for n in store.memory.list()], graph=graph,
+                               controls=store.controls,
+                               kill_switch=store.controls.engaged)
+        raise ConfigError(f"FLEET_AGENT: unknown agent {self.kind!r} (codemod|claude)")
+
+
+class ForgeResource(ConfigurableResource):
+    """``local`` (a branch + change record in the ledger) or ``github`` (PyGithub)."""
+
+    kind: str = "local"
+    base_branch: str = "main"
+    github_repo: str = ""
+    github_url: str = "https://api.github.com"
+    token_env: str = "GITHUB_TOKEN"
+
+    def open(self, store: Store) -> Forge:
+        if self.kind == "local":
+            from fleet.forge.local import LocalGitForge
+
+            return LocalGitForge(store.changes, store.ledger, base_branch=self.base_branch)
+        if self.kind == "github":
+            from fleet.forge.github import GitHubForge, GitHubForgeConfig
+
+            token = os.environ.get(self.token_env, "")
+            if not token or not self.github_repo:
+                raise ConfigError(f"the github forge needs FLEET_GITHUB_REPO and {self.token_env}")
+            return GitHubForge(GitHubForgeConfig(repo=self.github_repo, token=token,
+                                                 base_url=self.github_url,
+                                                 base_branch=self.base_branch))
+        raise ConfigError(f"FLEET_FORGE: unknown forge {self.kind!r} (local|github)")
+
+
+class RepoResource(ConfigurableResource):
+    """The target repository and where the fleet keeps its state."""
+
+    path: str
+    base_branch: str = "main"
+    home: str = ".fleet"
+    agents: int = 2
+
+
+def build_resources(settings: FleetSettings) -> dict[str, Any]:
+    """The resource dict of ``Definitions`` for ``settings``."""
+    return {
+        "store": StoreResource(url=settings.store_url),
+        "sandbox": SandboxResource(backend=settings.sandbox),
+        "agent": AgentResource(kind=settings.agent),
+        "forge": ForgeResource(kind=settings.forge, base_branch=settings.base_branch,
+                               github_repo=settings.github_repo,
+                               github_url=settings.github_url),
+        "repo": RepoResource(path=settings.repo, base_branch=settings.base_branch,
+                             home=settings.home, agents=settings.agents),
+    }

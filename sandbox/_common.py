@@ -1,0 +1,87 @@
+"""Helpers shared by the backends: the sandbox environment and the mapping to ``ExecResult``."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from sandbox._limits import CgroupSet
+from sandbox._process import RawOutcome, decode
+from sandbox._protocol import EndReason, ExecResult, Limits
+
+SANDBOX_HOME = "/home/sandbox"
+_LIMIT_SIGNALS = {signal.SIGXCPU, signal.SIGXFSZ}
+
+
+def toolchain_dirs() -> list[Path]:
+    """The directories of the running interpreter (venv and base prefix), shared read-only."""
+    dirs: list[Path] = []
+    for raw in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix):
+        p = Path(raw).resolve()
+        if not any(p == d or p.is_relative_to(d) for d in dirs):
+            dirs = [d for d in dirs if not d.is_relative_to(p)] + [p]
+    return dirs
+
+
+def default_path() -> str:
+    venv_bin = str(Path(sys.prefix) / "bin")
+    base_bin = str(Path(sys.base_prefix).resolve() / "bin")
+    parts = [venv_bin, base_bin, "/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin"]
+    return ":".join(dict.fromkeys(parts))
+
+
+def sandbox_env(env: Mapping[str, str] | None, home: str = SANDBOX_HOME) -> dict[str, str]:
+    """Exactly ``env`` plus PATH/HOME/LANG/TMPDIR defaults where ``env`` does not set them."""
+    base = {"PATH": default_path(), "HOME": home, "LANG": "C.UTF-8", "TMPDIR": "/tmp"}
+    base.update(env or {})
+    return base
+
+
+def exit_code_of(returncode: int) -> int:
+    """Shell convention: a process killed by signal N exits with 128+N."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def to_result(
+    raw: RawOutcome,
+    *,
+    backend: str,
+    group: CgroupSet | None = None,
+    limit_exit: bool = False,
+) -> ExecResult:
+    """Map a host process outcome to an ``ExecResult`` with the reason it ended."""
+    code = exit_code_of(raw.returncode)
+    oom = group is not None and (
+        group.oom_killed() or group.pids_limit_hit() or group.cpu_exceeded()
+    )
+    signalled = code - 128 if code > 128 else 0
+    if raw.timed_out:
+        reason = EndReason.TIMEOUT
+    elif raw.output_limited or raw.limit_hit or oom or limit_exit or signalled in _LIMIT_SIGNALS:
+        reason = EndReason.KILLED_BY_LIMIT
+    else:
+        reason = EndReason.EXITED
+    return ExecResult(
+        exit_code=code,
+        stdout=decode(raw.stdout),
+        stderr=decode(raw.stderr),
+        wall_s=raw.wall_s,
+        peak_memory_bytes=group.peak_memory() if group is not None else None,
+        reason=reason,
+        backend=backend,
+        truncated=raw.truncated,
+    )
+
+
+def effective_limits(limits: Limits | None, timeout: float | None) -> tuple[Limits, float | None]:
+    """Resolve the limits and the wall-clock deadline (the smaller of timeout and wall_s)."""
+    lim = limits or Limits()
+    walls = [t for t in (timeout, lim.wall_s) if t is not None]
+    return lim, (min(walls) if walls else None)
+
+
+def host_home() -> Path:
+    return Path(os.path.expanduser("~")).resolve()

@@ -1,0 +1,198 @@
+"""``BwrapSandbox``: bubblewrap with every namespace unshared.
+
+What the command sees: the system directories read-only (``/usr``, ``/etc`` minus its secrets,
+the ``/lib*`` and ``/bin`` links), the interpreter's toolchain read-only, a private ``/proc`` and
+``/dev``, tmpfs over ``/tmp``, ``/home``, ``/root`` and the host home, and the worktree read-write
+at its host path. No network (a fresh network namespace has only its own loopback), a cleared
+environment, no capabilities, uid 65534 in a user namespace where the kernel allows one.
+The whole tree runs in its own cgroups (memory, pids, cpu accounting) and dies with the run: the
+command is pid 2 of a fresh pid namespace, so when it exits everything it left behind is killed.
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sandbox._common import (
+    SANDBOX_HOME,
+    effective_limits,
+    host_home,
+    sandbox_env,
+    to_result,
+    toolchain_dirs,
+)
+from sandbox._limits import create_cgroups, prelude, tree_killer
+from sandbox._process import run_process
+from sandbox._protocol import ExecResult, Limits, ProbeResult
+
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
+# Files and directories under the read-only system that hold host secrets: masked.
+SECRET_PATHS = (
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/etc/shadow-",
+    "/etc/gshadow-",
+    "/etc/ssh",
+    "/etc/ssl/private",
+    "/etc/sudoers",
+    "/etc/sudoers.d",
+)
+NOBODY = 65534
+
+
+@dataclass
+class BwrapConfig:
+    """How ``BwrapSandbox`` builds its mount table.
+
+    ``readonly_paths`` are extra host paths shared read-only (default: the interpreter's venv and
+    base prefix). ``unprivileged`` runs the command as uid 65534 in a user namespace; ``None``
+    means "when the kernel allows it" (probed once).
+    """
+
+    binary: str = "bwrap"
+    readonly_paths: list[Path] = field(default_factory=toolchain_dirs)
+    unprivileged: bool | None = None
+    use_cgroups: bool = True
+
+
+@functools.cache
+def _userns_works(binary: str) -> bool:
+    try:
+        out = subprocess.run(
+            [
+                binary,
+                "--unshare-all",
+                "--unshare-user",
+                "--uid",
+                str(NOBODY),
+                "--ro-bind",
+                "/",
+                "/",
+                "--",
+                "/bin/true",
+            ],
+            capture_output=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return out.returncode == 0
+
+
+class BwrapSandbox:
+    """Runs each command in a fresh bubblewrap sandbox (see the module docstring)."""
+
+    name = "bwrap"
+    strength = 10
+
+    def __init__(self, config: BwrapConfig | None = None) -> None:
+        self.config = config or BwrapConfig()
+
+    def _binary(self) -> str:
+        found = shutil.which(self.config.binary)
+        if found is None:
+            raise FileNotFoundError(f"{self.config.binary} not found: apt-get install bubblewrap")
+        return found
+
+    def _unprivileged(self, binary: str) -> bool:
+        if self.config.unprivileged is not None:
+            return self.config.unprivileged
+        return _userns_works(binary)
+
+    def command(self, argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> list[str]:
+        """The bwrap argv for one command (without the limits prelude)."""
+        binary = self._binary()
+        args = [binary, "--unshare-all", "--die-with-parent", "--new-session"]
+        args += ["--hostname", "sandbox", "--clearenv"]
+        if self._unprivileged(binary):
+            args += ["--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY)]
+        else:
+            args += ["--cap-drop", "ALL"]
+        for key, value in env.items():
+            args += ["--setenv", key, value]
+        for d in SYSTEM_DIRS:
+            p = Path(d)
+            if p.is_symlink():
+                args += ["--symlink", str(p.readlink()), d]
+            elif p.is_dir():
+                args += ["--ro-bind", d, d]
+        for secret in SECRET_PATHS:
+            p = Path(secret)
+            if p.is_dir() and not p.is_symlink():
+                args += ["--tmpfs", secret, "--remount-ro", secret]
+            elif p.exists():
+                args += ["--ro-bind", "/dev/null", secret]
+        args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+        home = str(host_home())
+        for hidden in dict.fromkeys(["/home", "/root", home, "/run", "/var", "/srv", "/mnt"]):
+            args += ["--tmpfs", hidden]
+        args += ["--perms", "0777", "--dir", SANDBOX_HOME]
+        for ro in self.config.readonly_paths:
+            if ro.exists():
+                args += ["--ro-bind", str(ro), str(ro)]
+        work = str(cwd.resolve())
+        args += ["--bind", work, work, "--chdir", work, "--", *argv]
+        return args
+
+    def run(
+        self,
+        argv: Sequence[str],
+        cwd: Path,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+        limits: Limits | None = None,
+    ) -> ExecResult:
+        """Run ``argv`` in a fresh sandbox with ``cwd`` (the worktree) bound read-write."""
+        lim, deadline = effective_limits(limits, timeout)
+        cmd = self.command(argv, cwd, sandbox_env(env))
+        group = create_cgroups(lim) if self.config.use_cgroups else None
+        try:
+            raw = run_process(
+                [*prelude(lim, group), *cmd],
+                env={"PATH": "/usr/bin:/bin"},
+                timeout=deadline,
+                output_cap=lim.output_bytes,
+                kill_tree=tree_killer(group),
+                limit_check=None if group is None else group.limit_hit,
+            )
+            return to_result(raw, backend=self.name, group=group)
+        finally:
+            if group is not None:
+                group.remove()
+
+    def probe(self) -> ProbeResult:
+        """Works if the binary exists and ``true`` runs in a sandbox; measures that start."""
+        try:
+            binary = self._binary()
+        except FileNotFoundError as exc:
+            return ProbeResult(self.name, False, str(exc), strength=self.strength)
+        start = time.perf_counter()
+        try:
+            with tempfile.TemporaryDirectory(prefix="fleet-probe-") as work:
+                result = self.run(["true"], Path(work), timeout=30)
+        except OSError as exc:
+            return ProbeResult(self.name, False, f"{binary} failed: {exc}", strength=self.strength)
+        latency = time.perf_counter() - start
+        if not result.ok:
+            detail = f"`true` failed in bwrap: {result.stderr.strip()[:300]}"
+            return ProbeResult(self.name, False, detail, latency, self.strength)
+        mode = (
+            "uid 65534 in a user namespace" if self._unprivileged(binary) else "root, caps dropped"
+        )
+        cg = "cgroups" if create_and_remove_cgroup() else "rlimits only"
+        return ProbeResult(self.name, True, f"{binary}: {mode}, limits via {cg}", latency, 10)
+
+
+def create_and_remove_cgroup() -> bool:
+    group = create_cgroups(Limits())
+    if group is None:
+        return False
+    group.remove()
+    return True

@@ -1,0 +1,244 @@
+"""``GVisorSandbox``: ``runsc --network=none run --bundle`` with a generated OCI bundle.
+
+The bundle's root is an empty read-only directory; the command sees the system directories bound
+read-only (``/etc`` with its secret files masked), the interpreter's toolchain read-only, tmpfs
+``/tmp`` and ``/home/sandbox``, and the worktree read-write at its host path. gVisor's own kernel
+(the sentry) serves every syscall, so the host kernel is not the attack surface; the command runs
+as the host user id with no capabilities. The runsc processes run inside this run's cgroups
+(memory, cpu accounting), and the OCI config carries the rlimits and resources.
+
+Known limit of the packaged runsc (2022-12): ``statx`` fails with EINVAL on bind mounts, so GNU
+``ls -l``/``stat`` print "Invalid argument" there; Python, git and pytest use ``stat`` and work.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sandbox._common import SANDBOX_HOME, effective_limits, sandbox_env, to_result, toolchain_dirs
+from sandbox._limits import CgroupSet, create_cgroups, prelude
+from sandbox._process import run_process, signal_tree
+from sandbox._protocol import ExecResult, Limits, ProbeResult
+from sandbox.bwrap import SECRET_PATHS, SYSTEM_DIRS
+
+HOST_THREADS = 4096
+
+
+@dataclass
+class GVisorConfig:
+    """``readonly_paths``: extra host paths shared read-only (default: the interpreter's)."""
+
+    binary: str = "runsc"
+    readonly_paths: list[Path] = field(default_factory=toolchain_dirs)
+    state_dir: Path = field(
+        default_factory=lambda: Path(tempfile.gettempdir()) / f"fleet-runsc-{os.getuid()}"
+    )
+    platform: str | None = None  # runsc's default (ptrace on this runsc; systrap on newer)
+    use_cgroups: bool = True
+
+
+def _bind(src: str, dst: str, *, ro: bool) -> dict[str, Any]:
+    return {
+        "destination": dst,
+        "type": "bind",
+        "source": src,
+        "options": ["rbind", "ro" if ro else "rw", "nosuid", "nodev"],
+    }
+
+
+def _tmpfs(dst: str, mode: str = "1777") -> dict[str, Any]:
+    return {
+        "destination": dst,
+        "type": "tmpfs",
+        "source": "tmpfs",
+        "options": ["nosuid", "nodev", f"mode={mode}"],
+    }
+
+
+class GVisorSandbox:
+    """Runs each command in a fresh gVisor container (see the module docstring)."""
+
+    name = "gvisor"
+    strength = 20
+
+    def __init__(self, config: GVisorConfig | None = None) -> None:
+        self.config = config or GVisorConfig()
+
+    def _binary(self) -> str:
+        found = shutil.which(self.config.binary)
+        if found is None:
+            raise FileNotFoundError(f"{self.config.binary} not found: apt-get install runsc")
+        return found
+
+    def oci_config(
+        self, bundle: Path, argv: Sequence[str], cwd: Path, env: Mapping[str, str], lim: Limits
+    ) -> dict[str, Any]:
+        """The OCI runtime config for one command; creates the bundle's empty rootfs."""
+        rootfs = bundle / "rootfs"
+        rootfs.mkdir()
+        empty = bundle / "empty"
+        empty.write_text("")
+        mounts: list[dict[str, Any]] = [
+            {"destination": "/proc", "type": "proc", "source": "proc"},
+            _tmpfs("/tmp"),
+            _tmpfs(SANDBOX_HOME),
+        ]
+        for d in SYSTEM_DIRS:
+            p = Path(d)
+            if p.is_symlink():
+                (rootfs / d.lstrip("/")).symlink_to(p.readlink())
+            elif p.is_dir():
+                mounts.append(_bind(d, d, ro=True))
+        for secret in SECRET_PATHS:
+            p = Path(secret)
+            if p.is_dir() and not p.is_symlink():
+                mounts.append(_tmpfs(secret, "0755"))
+            elif p.exists():
+                mounts.append(_bind(str(empty), secret, ro=True))
+        for ro in self.config.readonly_paths:
+            if ro.exists():
+                mounts.append(_bind(str(ro), str(ro), ro=True))
+        work = str(cwd.resolve())
+        mounts.append(_bind(work, work, ro=False))
+        for m in mounts:
+            if m["type"] == "bind":
+                (rootfs / m["destination"].lstrip("/")).mkdir(parents=True, exist_ok=True)
+        rlimits = [{"type": "RLIMIT_NOFILE", "hard": 4096, "soft": 4096}]
+        if lim.cpu_s is not None:
+            n = max(1, int(lim.cpu_s + 0.999))
+            rlimits.append({"type": "RLIMIT_CPU", "hard": n, "soft": n})
+        if lim.file_bytes is not None:
+            rlimits.append({"type": "RLIMIT_FSIZE", "hard": lim.file_bytes, "soft": lim.file_bytes})
+        resources: dict[str, Any] = {}
+        if lim.memory_bytes is not None:
+            resources["memory"] = {"limit": lim.memory_bytes}
+        if lim.processes is not None:
+            resources["pids"] = {"limit": lim.processes}
+        caps: dict[str, list[str]] = {
+            k: [] for k in ("bounding", "effective", "inheritable", "permitted", "ambient")
+        }
+        return {
+            "ociVersion": "1.0.0",
+            "process": {
+                "terminal": False,
+                "user": {"uid": os.getuid(), "gid": os.getgid()},
+                "args": list(argv),
+                "env": [f"{k}={v}" for k, v in env.items()],
+                "cwd": work,
+                "capabilities": caps,
+                "rlimits": rlimits,
+                "noNewPrivileges": True,
+            },
+            "root": {"path": "rootfs", "readonly": True},
+            "hostname": "sandbox",
+            "mounts": mounts,
+            "linux": {
+                "namespaces": [{"type": t} for t in ("pid", "network", "ipc", "uts", "mount")],
+                "resources": resources,
+            },
+        }
+
+    def _runsc(self, binary: str) -> list[str]:
+        # The run's own cgroups hold every runsc process; runsc must not make more of them.
+        args = [binary, "--root", str(self.config.state_dir), "--network=none", "--ignore-cgroups"]
+        if self.config.platform:
+            args.append(f"--platform={self.config.platform}")
+        return args
+
+    def run(
+        self,
+        argv: Sequence[str],
+        cwd: Path,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+        limits: Limits | None = None,
+    ) -> ExecResult:
+        """Run ``argv`` in a fresh gVisor container with ``cwd`` bound read-write."""
+        binary = self._binary()
+        lim, deadline = effective_limits(limits, timeout)
+        self.config.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        container = f"fleet-{uuid.uuid4().hex[:16]}"
+        with tempfile.TemporaryDirectory(prefix="fleet-oci-") as tmp:
+            bundle = Path(tmp)
+            config = self.oci_config(bundle, argv, cwd, sandbox_env(env), lim)
+            (bundle / "config.json").write_text(json.dumps(config))
+            runsc = self._runsc(binary)
+            # Processes inside gVisor are sentry tasks, not host processes: the host pids limit
+            # only bounds runsc's own threads; the command's limit goes in the OCI config.
+            host = dataclasses.replace(lim, processes=HOST_THREADS)
+            group = create_cgroups(host) if self.config.use_cgroups else None
+            try:
+                raw = run_process(
+                    [
+                        *prelude(lim, group, rlimits=False),
+                        *runsc,
+                        "run",
+                        "--bundle",
+                        str(bundle),
+                        container,
+                    ],
+                    env={"PATH": "/usr/bin:/bin"},
+                    timeout=deadline,
+                    output_cap=lim.output_bytes,
+                    kill_tree=self._killer(runsc, container, group),
+                    limit_check=None if group is None else group.limit_hit,
+                )
+                return to_result(raw, backend=self.name, group=group)
+            finally:
+                self._cleanup(runsc, container, group)
+
+    def _killer(
+        self, runsc: list[str], container: str, group: CgroupSet | None
+    ) -> Callable[[subprocess.Popen[bytes]], None]:
+        def kill(proc: subprocess.Popen[bytes]) -> None:
+            signal_tree(proc)
+            if group is not None:
+                group.kill_all()  # every runsc process (sentry, gofer) is in the group
+            elif proc.poll() is None:
+                with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+                    subprocess.run(
+                        [*runsc, "kill", "--all", container, "KILL"],
+                        capture_output=True,
+                        timeout=5,
+                    )
+
+        return kill
+
+    def _cleanup(self, runsc: list[str], container: str, group: CgroupSet | None) -> None:
+        if group is not None:
+            group.remove()
+        if any(self.config.state_dir.glob(f"{container}*")):
+            with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+                subprocess.run(
+                    [*runsc, "delete", "--force", container], capture_output=True, timeout=30
+                )
+
+    def probe(self) -> ProbeResult:
+        """Works if runsc exists and ``true`` runs in a container; measures that start."""
+        try:
+            binary = self._binary()
+        except FileNotFoundError as exc:
+            return ProbeResult(self.name, False, str(exc), strength=self.strength)
+        start = time.perf_counter()
+        try:
+            with tempfile.TemporaryDirectory(prefix="fleet-probe-") as work:
+                result = self.run(["/bin/true"], Path(work), timeout=60)
+        except OSError as exc:
+            return ProbeResult(self.name, False, f"{binary}: {exc}", strength=self.strength)
+        latency = time.perf_counter() - start
+        if not result.ok:
+            detail = f"`true` failed in runsc: {(result.stderr or result.stdout).strip()[-300:]}"
+            return ProbeResult(self.name, False, detail, latency, self.strength)
+        return ProbeResult(self.name, True, f"{binary} --network=none", latency, self.strength)

@@ -1,0 +1,72 @@
+"""``LocalSandbox``: no isolation at all — the command runs on the host as this user.
+
+Only by explicit opt-in (``select_sandbox("local")`` or ``--unsafe-local``); every instance logs
+a warning. It still honours the protocol where it can without isolation: the environment is
+exactly ``env`` (plus PATH/HOME defaults), output caps, the deadline, rlimits, and the cgroups
+when the host allows them, so a background process is still killed when ``run`` returns (without
+cgroups, only those in the command's process group are).
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from sandbox._common import effective_limits, sandbox_env, to_result
+from sandbox._limits import create_cgroups, prelude, tree_killer
+from sandbox._process import run_process
+from sandbox._protocol import ExecResult, Limits, ProbeResult
+
+log = logging.getLogger(__name__)
+
+
+class LocalSandbox:
+    """Runs commands directly on the host. Not a sandbox: opt-in for trusted commands only."""
+
+    name = "local"
+    strength = 0
+
+    def __init__(self, *, use_cgroups: bool = True, warn: bool = True) -> None:
+        self.use_cgroups = use_cgroups
+        if warn:
+            log.warning(
+                "LocalSandbox: commands run WITHOUT isolation (host network, files, credentials)"
+            )
+
+    def run(
+        self,
+        argv: Sequence[str],
+        cwd: Path,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+        limits: Limits | None = None,
+    ) -> ExecResult:
+        """Run ``argv`` on the host in ``cwd`` with exactly ``env`` (no isolation)."""
+        lim, deadline = effective_limits(limits, timeout)
+        with tempfile.TemporaryDirectory(prefix="fleet-local-home-") as home:
+            group = create_cgroups(lim) if self.use_cgroups else None
+            try:
+                raw = run_process(
+                    [*prelude(lim, group), *argv],
+                    env=sandbox_env(env, home=home),
+                    cwd=str(cwd),
+                    timeout=deadline,
+                    output_cap=lim.output_bytes,
+                    kill_tree=tree_killer(group),
+                    limit_check=None if group is None else group.limit_hit,
+                )
+                return to_result(raw, backend=self.name, group=group)
+            finally:
+                if group is not None:
+                    group.remove()
+
+    def probe(self) -> ProbeResult:
+        start = time.perf_counter()
+        with tempfile.TemporaryDirectory(prefix="fleet-probe-") as work:
+            result = self.run(["true"], Path(work), timeout=30)
+        latency = time.perf_counter() - start
+        detail = "no isolation; explicit opt-in only (--unsafe-local)"
+        return ProbeResult(self.name, result.ok, detail, latency, self.strength)

@@ -1,0 +1,247 @@
+"""``MicroVMSandbox``: one QEMU ``-M microvm`` virtual machine per command.
+
+The guest is Debian's kernel with a busybox initramfs (built at first use, see
+``_guest_image``; recipe in ``sandbox/guest/``). It has no NIC at all. It sees over virtio-9p
+only: a per-run control directory, the worktree (read-write) and the toolchain directories plus
+``/usr`` (read-only, enforced by QEMU, so nothing in the guest can write them). Never the host
+root, home (beyond the toolchain's own directory) or ``/etc`` (the guest gets a minimal copy
+without secrets). Limits apply inside the guest through its own cgroup v2 (memory, pids) and
+rlimits; the wall-clock deadline kills QEMU, which takes every guest process with it.
+
+Accelerator: ``kvm`` when a boot probe passes within a few seconds, else ``tcg`` (software
+emulation: correct, but seconds per command, so ``select_sandbox("auto")`` takes this backend
+only with KVM). Kernel command line carries ``tsc_early_khz=2000000 lpj=4000000
+no_timer_check``: without them about one TCG boot in twelve hangs calibrating the clock.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shlex
+import shutil
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sandbox._common import effective_limits, exit_code_of, sandbox_env, toolchain_dirs
+from sandbox._guest_image import GuestImage, GuestImageError, guest_image
+from sandbox._limits import tree_killer
+from sandbox._process import decode, run_process
+from sandbox._protocol import EndReason, ExecResult, Limits, ProbeResult
+
+KERNEL_CMDLINE = (
+    "console=ttyS0 quiet loglevel=1 panic=-1 reboot=t nomodeset "
+    "tsc_early_khz=2000000 lpj=4000000 no_timer_check"
+)
+GUEST_OVERHEAD_MB = 256
+KVM_PROBE_TIMEOUT_S = 5.0
+
+
+@dataclass
+class MicroVMConfig:
+    """``accel``: "kvm", "tcg", or None to probe KVM once and fall back to TCG."""
+
+    binary: str = "qemu-system-x86_64"
+    accel: str | None = None
+    readonly_paths: list[Path] = field(default_factory=lambda: [Path("/usr"), *toolchain_dirs()])
+    cpus: int = 1
+
+
+@functools.cache
+def _kvm_boots(binary: str, kernel: Path, initramfs: Path) -> bool:
+    """Whether a guest boots and exits under KVM within seconds (kvm_pvm here: it does not)."""
+    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+        return False
+    box = MicroVMSandbox(MicroVMConfig(binary=binary, accel="kvm"))
+    try:
+        with tempfile.TemporaryDirectory(prefix="fleet-kvm-probe-") as work:
+            res = box.run(["/bin/true"], Path(work), timeout=KVM_PROBE_TIMEOUT_S)
+    except OSError:
+        return False
+    return res.ok
+
+
+class MicroVMSandbox:
+    """Runs each command in a fresh QEMU microvm (see the module docstring)."""
+
+    name = "microvm"
+    strength = 30
+
+    def __init__(self, config: MicroVMConfig | None = None) -> None:
+        self.config = config or MicroVMConfig()
+
+    def _binary(self) -> str:
+        found = shutil.which(self.config.binary)
+        if found is None:
+            raise FileNotFoundError(
+                f"{self.config.binary} not found: apt-get install qemu-system-x86"
+            )
+        return found
+
+    def accelerator(self) -> str:
+        if self.config.accel is not None:
+            return self.config.accel
+        image = guest_image()
+        return "kvm" if _kvm_boots(self._binary(), image.kernel, image.initramfs) else "tcg"
+
+    def qemu_argv(
+        self, image: GuestImage, accel: str, ctl: Path, work: Path, mem_mb: int
+    ) -> list[str]:
+        args = [
+            self._binary(),
+            "-M", "microvm,x-option-roms=off",
+            "-accel", accel,
+            "-cpu", "host" if accel == "kvm" else "max",
+            "-smp", str(self.config.cpus),
+            "-m", f"{mem_mb}M",
+            "-nodefaults", "-no-user-config", "-nographic", "-no-reboot",
+            "-serial", "stdio",
+            "-kernel", str(image.kernel),
+            "-initrd", str(image.initramfs),
+            "-append", KERNEL_CMDLINE,
+        ]  # fmt: skip
+        shares = [("ctl", ctl, False), ("work", work, False)]
+        shares += [(f"ro{i}", p, True) for i, p in enumerate(self._readonly())]
+        for tag, path, ro in shares:
+            fsdev = f"local,id={tag},path={path},security_model=none,multidevs=remap"
+            args += ["-fsdev", fsdev + (",readonly=on" if ro else "")]
+            args += ["-device", f"virtio-9p-device,fsdev={tag},mount_tag={tag}"]
+        return args
+
+    def _readonly(self) -> list[Path]:
+        return [p.resolve() for p in self.config.readonly_paths if p.exists()]
+
+    def _scripts(
+        self, argv: Sequence[str], work: Path, env: Mapping[str, str], lim: Limits
+    ) -> tuple[str, str]:
+        opts = "trans=virtio,version=9p2000.L,msize=262144"
+        setup = [f"mkdir -p {shlex.quote(str(work))}"]
+        setup.append(f"mount -t 9p -o {opts} work {shlex.quote(str(work))}")
+        for i, path in enumerate(self._readonly()):
+            q = shlex.quote(str(path))
+            setup.append(f"mkdir -p {q} && mount -t 9p -o {opts},ro ro{i} {q}")
+        cg = "/sys/fs/cgroup/cmd"
+        if lim.memory_bytes is not None:
+            setup.append(
+                f"echo {lim.memory_bytes} > {cg}/memory.max; echo 0 > {cg}/memory.swap.max"
+            )
+        if lim.processes is not None:
+            setup.append(f"echo {lim.processes} > {cg}/pids.max")
+        run = [f"echo $$ > {cg}/cgroup.procs 2>/dev/null"]
+        if lim.cpu_s is not None:
+            soft = max(1, int(lim.cpu_s + 0.999))
+            run.append(f"ulimit -t {soft + 1}; ulimit -S -t {soft}")
+        if lim.file_bytes is not None:
+            run.append(f"ulimit -f {max(1, lim.file_bytes // 512)}")
+        run.append(f"cd {shlex.quote(str(work))} || exit 126")
+        env_args = " ".join(shlex.quote(f"{k}={v}") for k, v in env.items())
+        run.append(f"exec /.guest/bin/env -i {env_args} {shlex.join(argv)}")
+        return "\n".join(setup) + "\n", "\n".join(run) + "\n"
+
+    def run(
+        self,
+        argv: Sequence[str],
+        cwd: Path,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+        limits: Limits | None = None,
+    ) -> ExecResult:
+        """Boot a VM, run ``argv`` in ``cwd`` (shared read-write), power off, report."""
+        lim, deadline = effective_limits(limits, timeout)
+        image = guest_image()
+        accel = self.accelerator()
+        work = cwd.resolve()
+        # Guest RAM above the limit, so the guest cgroup (not the allocator) enforces it; under
+        # TCG untouched RAM costs the host nothing.
+        mem_mb = GUEST_OVERHEAD_MB + max(lim.memory_bytes or 0, 2 * 1024**3) // 1024**2
+        with tempfile.TemporaryDirectory(prefix="fleet-microvm-") as tmp:
+            ctl = Path(tmp)
+            setup, run = self._scripts(argv, work, sandbox_env(env), lim)
+            (ctl / "setup.sh").write_text(setup)
+            (ctl / "run.sh").write_text(run)
+            raw = run_process(
+                self.qemu_argv(image, accel, ctl, work, mem_mb),
+                env={"PATH": "/usr/bin:/bin"},
+                timeout=deadline,
+                output_cap=256 * 1024,  # the serial console: kernel and init diagnostics only
+                kill_tree=tree_killer(None),
+            )
+            return self._result(raw.timed_out, raw.wall_s, raw.stdout + raw.stderr, ctl, lim)
+
+    def _result(
+        self, timed_out: bool, wall_s: float, console: bytes, ctl: Path, lim: Limits
+    ) -> ExecResult:
+        stdout, out_trunc = _read_capped(ctl / "stdout", lim.output_bytes)
+        stderr, err_trunc = _read_capped(ctl / "stderr", lim.output_bytes)
+        exit_file = ctl / "exit"
+        limit = (ctl / "limit").read_text().strip() if (ctl / "limit").exists() else ""
+        if timed_out:
+            code, reason = 137, EndReason.TIMEOUT
+        elif not exit_file.exists():
+            raise GuestImageError(
+                "the microVM ended without reporting an exit code; console and QEMU: "
+                f"{decode(console)[-1500:]}"
+            )
+        else:
+            code = exit_code_of(int(exit_file.read_text().strip() or "1"))
+            signalled = code - 128 if code > 128 else 0
+            limited = limit or signalled in (24, 25) or out_trunc or err_trunc
+            reason = EndReason.KILLED_BY_LIMIT if limited else EndReason.EXITED
+        return ExecResult(
+            exit_code=code,
+            stdout=stdout,
+            stderr=stderr,
+            wall_s=wall_s,
+            peak_memory_bytes=None,
+            reason=reason,
+            backend=self.name,
+            truncated=out_trunc or err_trunc,
+        )
+
+    def probe(self) -> ProbeResult:
+        """Builds the image if needed, boots a VM running ``true``, and measures it."""
+        try:
+            self._binary()
+            guest_image()
+            accel = self.accelerator()
+        except OSError as exc:
+            return ProbeResult(self.name, False, str(exc), strength=self.strength)
+        start = time.perf_counter()
+        try:
+            with tempfile.TemporaryDirectory(prefix="fleet-probe-") as work:
+                res = self.run(["/bin/true"], Path(work), timeout=60)
+        except OSError as exc:
+            return ProbeResult(self.name, False, f"boot failed: {exc}", strength=self.strength)
+        latency = time.perf_counter() - start
+        detail = f"QEMU microvm, accel={accel}" + (
+            "" if accel == "kvm" else " (software emulation: seconds per command)"
+        )
+        return ProbeResult(self.name, res.ok, detail, latency, self.strength)
+
+    def probe_for_auto(self) -> ProbeResult:
+        """For ``auto``: usable only with KVM, since TCG costs seconds per command."""
+        try:
+            self._binary()
+            accel = self.accelerator()
+        except OSError as exc:
+            return ProbeResult(self.name, False, str(exc), strength=self.strength)
+        if accel != "kvm":
+            return ProbeResult(
+                self.name, False, "no working KVM (a TCG microVM is too slow for auto)",
+                strength=self.strength,
+            )  # fmt: skip
+        return self.probe()
+
+
+def _read_capped(path: Path, cap: int | None) -> tuple[str, bool]:
+    if not path.exists():
+        return "", False
+    with path.open("rb") as f:
+        data = f.read(cap + 1 if cap is not None else -1)
+    if cap is not None and len(data) > cap:
+        marker = f"\n[... output truncated by the sandbox: {cap} byte cap reached ...]\n"
+        return decode(data[:cap]) + marker, True
+    return decode(data), False

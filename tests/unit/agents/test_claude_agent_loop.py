@@ -1,0 +1,244 @@
+"""ClaudeAgent's tool loop driven by ScriptedModel over a real git worktree and a real sandbox."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from fleet.agents.claude import ClaudeAgent, build_prompt
+from fleet.agents.guard import DayBudget
+from fleet.agents.scripted import ScriptedModel, ScriptExhausted, text_response, tool_call
+from fleet.agents.scripted import tool_response as turn
+from fleet.types import Budget, Finding, StopReason, Workspace, WorkUnit
+
+CALC = '''"""Tiny calculator."""
+
+
+def add(a, b):
+    return a - b
+
+
+def sub(a, b):
+    return a - b
+'''
+TESTS = '''from calc import add, sub
+
+
+def test_add():
+    assert add(2, 3) == 5
+
+
+def test_sub():
+    assert sub(5, 3) == 2
+'''
+FIXED_ADD = "def add(a, b):\n    return a + b\n"
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t.invalid", *args],
+        cwd=cwd, check=True, capture_output=True, text=True,
+    ).stdout
+
+
+@pytest.fixture
+def workspace(git_repo: Path) -> Workspace:
+    (git_repo / "calc.py").write_text(CALC)
+    (git_repo / "tests").mkdir()
+    (git_repo / "tests" / "test_calc.py").write_text(TESTS)
+    (git_repo / "conftest.py").write_text("")
+    _git(git_repo, "add", "-A")
+    _git(git_repo, "commit", "-q", "-m", "calc")
+    base = _git(git_repo, "rev-parse", "HEAD").strip()
+    scratch = git_repo.parent / "scratch"
+    scratch.mkdir()
+    return Workspace(git_repo, "main", base, scratch, git_repo)
+
+
+@pytest.fixture
+def unit(workspace: Workspace) -> WorkUnit:
+    finding = Finding(
+        "fp1", "fix-add", "wrong-op", "calc.py::add", "calc.py", 5, 4, 0, 0,
+        "return a - b", "add subtracts",
+    )
+    return WorkUnit("unit1", "fix-add", workspace.base_commit, ("calc.py::add",),
+                    ("calc.py::sub",), (finding,))
+
+
+def _fixing_script() -> list[dict]:
+    return [
+        turn(tool_call("read_symbol", symbol="calc.py::add"), input_tokens=100, output_tokens=20),
+        turn(tool_call("replace_symbol", symbol="calc.py::add", source=FIXED_ADD)),
+        turn(tool_call("run_tests", paths=["tests/test_calc.py"])),
+        turn(tool_call("finish", summary="add adds now")),
+    ]
+
+
+@pytest.mark.sandbox
+def test_scripted_run_fixes_the_unit_and_returns_a_patch(
+    unit: WorkUnit, workspace: Workspace, sandbox_backend: object
+) -> None:
+    model = ScriptedModel(_fixing_script())
+    outcome = ClaudeAgent(model, notes=("prefer small diffs",)).run(
+        unit, workspace, sandbox_backend, Budget()  # type: ignore[arg-type]
+    )
+    assert outcome.stop_reason is StopReason.FINISHED, outcome.detail
+    assert outcome.ok and outcome.detail == "add adds now"
+    assert "-    return a - b\n+    return a + b" in outcome.patch
+    assert [s.action for s in outcome.steps] == [
+        "read_symbol", "replace_symbol", "run_tests", "finish",
+    ]
+    assert outcome.steps[0].result == "def add(a, b):\n    return a - b\n"
+    assert outcome.steps[2].ok and "2 passed" in outcome.steps[2].result
+    assert outcome.cost.input_tokens == 130 and outcome.cost.output_tokens == 50
+    assert outcome.cost.usd > 0
+    # the prompt the model saw: campaign, findings, write set, memory notes
+    first = model.requests[0]["messages"][0]["content"]
+    assert "fix-add" in first and "add subtracts" in first and "calc.py::add" in first
+    assert "prefer small diffs" in first
+    # each tool_result went back to the model with the tool_use id it answers
+    second = model.requests[1]["messages"]
+    assert second[-1]["content"][0]["type"] == "tool_result"
+    assert "return a - b" in second[-1]["content"][0]["content"]
+
+
+def test_replace_outside_the_write_set_is_refused(unit: WorkUnit, workspace: Workspace,
+                                                   sandbox_backend: object) -> None:
+    script = [
+        turn(tool_call("replace_symbol", symbol="calc.py::sub",
+                       source="def sub(a, b):\n    return 0\n")),
+        turn(tool_call("replace_symbol", symbol="calc.py::add", source="def add(a, b:\n  x\n")),
+        turn(tool_call("replace_symbol", symbol="calc.py::add", source="def other():\n  pass\n")),
+        turn(tool_call("finish", summary="gave up")),
+    ]
+    outcome = ClaudeAgent(ScriptedModel(script)).run(
+        unit, workspace, sandbox_backend, Budget()  # type: ignore[arg-type]
+    )
+    refused = [s for s in outcome.steps if s.action == "replace_symbol"]
+    assert [s.ok for s in refused] == [False, False, False]
+    assert "outside this unit's write set" in refused[0].result
+    assert "does not parse" in refused[1].result
+    assert "defines 'other', not 'add'" in refused[2].result
+    assert (workspace.path / "calc.py").read_text() == CALC
+    assert outcome.patch == "" and not outcome.ok
+
+
+@pytest.mark.parametrize(
+    ("budget", "reason", "calls"),
+    [
+        (Budget(max_tool_calls=2), StopReason.BUDGET_TOOL_CALLS, 2),
+        (Budget(max_tokens=45), StopReason.BUDGET_TOKENS, 3),
+        (Budget(max_cost_usd=0.0), StopReason.BUDGET_COST, 0),
+        (Budget(max_wall_s=0.0), StopReason.BUDGET_WALL, 0),
+    ],
+)
+def test_budgets_stop_before_the_next_model_call(
+    unit: WorkUnit, workspace: Workspace, sandbox_backend: object,
+    budget: Budget, reason: StopReason, calls: int,
+) -> None:
+    step = turn(tool_call("search_symbols", query="calc"), input_tokens=10, output_tokens=5)
+    model = ScriptedModel([step], repeat_last=True)
+    outcome = ClaudeAgent(model).run(
+        unit, workspace, sandbox_backend, budget  # type: ignore[arg-type]
+    )
+    assert outcome.stop_reason is reason
+    assert len(model.requests) == calls
+    assert outcome.detail
+
+
+def test_kill_switch_stops_the_loop(unit: WorkUnit, workspace: Workspace,
+                                    sandbox_backend: object) -> None:
+    model = ScriptedModel([turn(tool_call("search_symbols", query="add"))], repeat_last=True)
+    flips = iter([False, False, True])
+    outcome = ClaudeAgent(model, kill_switch=lambda: next(flips)).run(
+        unit, workspace, sandbox_backend, Budget()  # type: ignore[arg-type]
+    )
+    assert outcome.stop_reason is StopReason.KILLED
+    assert len(model.requests) == 2
+    assert outcome.steps[0].result.splitlines() == ["calc.py::add", "tests/test_calc.py::test_add"]
+
+
+def test_repeated_format_errors_stop_the_loop(unit: WorkUnit, workspace: Workspace,
+                                              sandbox_backend: object) -> None:
+    script = [
+        text_response("I think I will fix it."),
+        turn(tool_call("no_such_tool", x=1)),
+        turn(tool_call("replace_symbol", symbol="calc.py::add")),  # no source
+    ]
+    model = ScriptedModel(script)
+    outcome = ClaudeAgent(model, max_format_errors=3).run(
+        unit, workspace, sandbox_backend, Budget()  # type: ignore[arg-type]
+    )
+    assert outcome.stop_reason is StopReason.FORMAT_ERRORS
+    assert outcome.steps == ()
+    last = model.requests[2]["messages"][-1]["content"][0]
+    assert last["is_error"] and "unknown tool 'no_such_tool'" in last["content"]
+
+
+def test_a_model_fault_is_an_error_outcome(unit: WorkUnit, workspace: Workspace,
+                                           sandbox_backend: object) -> None:
+    outcome = ClaudeAgent(ScriptedModel([])).run(
+        unit, workspace, sandbox_backend, Budget()  # type: ignore[arg-type]
+    )
+    assert outcome.stop_reason is StopReason.ERROR
+    assert "script has 0" in outcome.detail
+    with pytest.raises(ScriptExhausted):
+        ScriptedModel([]).complete("s", [], [], 10)
+
+
+class _DayControls:
+    """The store's controls as far as the guard uses them, kept in memory: the store's own
+    SQL implementation is tested in the store's contract suite."""
+
+    def __init__(self, limit_usd: float) -> None:
+        self.spent: dict[str, float] = {}
+        self.killed = False
+
+    def engaged(self) -> bool:
+        return self.killed
+
+    def spend(self, scope: str, amount_usd: float, tokens: int,
+              limit_usd: float | None, limit_tokens: int | None) -> bool:
+        total = self.spent.get(scope, 0.0) + amount_usd
+        if limit_usd is not None and total >= limit_usd:
+            return False
+        self.spent[scope] = total
+        return True
+
+
+def test_day_budget_is_shared_through_the_controls(unit: WorkUnit, workspace: Workspace,
+                                                   sandbox_backend: object) -> None:
+    controls = _DayControls(0.001)
+    step = turn(tool_call("search_symbols", query="x"), input_tokens=100, output_tokens=10)
+    model = ScriptedModel([step], repeat_last=True)
+    agent = ClaudeAgent(model, controls=controls, day_budget=DayBudget(max_cost_usd=0.001))
+    outcome = agent.run(unit, workspace, sandbox_backend, Budget())  # type: ignore[arg-type]
+    assert outcome.stop_reason is StopReason.BUDGET_DAY
+    # each call costs 100*3/1e6 + 10*15/1e6 = $0.00045: two fit under $0.001, the third is refused
+    assert len(model.requests) == 3
+    assert any(k.startswith("task:unit1") for k in controls.spent)
+
+
+@pytest.mark.sandbox
+def test_run_tool_never_sees_the_api_key(unit: WorkUnit, workspace: Workspace,
+                                         sandbox_backend: object,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret-123")
+    script = [turn(tool_call("run", command="env; echo done")),
+              turn(tool_call("finish", summary="looked"))]
+    outcome = ClaudeAgent(ScriptedModel(script)).run(
+        unit, workspace, sandbox_backend, Budget()  # type: ignore[arg-type]
+    )
+    assert "done" in outcome.steps[0].result
+    assert "sk-ant-secret-123" not in outcome.steps[0].result
+    assert "ANTHROPIC" not in outcome.steps[0].result
+    assert os.environ["ANTHROPIC_API_KEY"] == "sk-ant-secret-123"
+
+
+def test_build_prompt_without_findings(unit: WorkUnit) -> None:
+    text = build_prompt(unit, "Retire add.", "calc.py::add\n  used by: x", ["n1"])
+    assert text.index("# Campaign") < text.index("# Findings") < text.index("# Graph context")
+    assert "- n1" in text

@@ -1,0 +1,398 @@
+"""CodemodTest cases for the retire-api and pydantic-v2 codemods."""
+
+from __future__ import annotations
+
+from libcst.codemod import CodemodTest
+
+from fleet.campaigns.codemods import MigratePydanticV2Command, RetireApiCommand
+
+CHARGE = {
+    "old": "billing.legacy.charge",
+    "new": "billing.payments.charge",
+    "old_params": ["customer_id", "amount_cents", "currency", "description", "idempotency_key"],
+    "new_positional": ["amount_cents", "customer_id"],
+    "rename": {"description": "memo"},
+}
+
+
+class TestRetireApi(CodemodTest):
+    TRANSFORM = RetireApiCommand
+
+    def test_from_import_repointed_in_place_and_arguments_mapped(self) -> None:
+        before = """
+            from billing.legacy import charge
+
+
+            def renew(sub):
+                # charge the renewal
+                return charge(sub.customer, sub.price, "EUR", description="renewal")  # tail
+        """
+        after = """
+            from billing.payments import charge
+
+
+            def renew(sub):
+                # charge the renewal
+                return charge(sub.price, sub.customer, currency="EUR", memo="renewal")  # tail
+        """
+        self.assertCodemod(before, after, **CHARGE)
+
+    def test_module_alias_multiline_call_keeps_comments(self) -> None:
+        before = """
+            from billing import legacy as old_billing
+            from billing import payments
+
+            x = old_billing.charge(
+                cust,  # who
+                100,  # how much
+                description="d",
+            )
+        """
+        after = """
+            from billing import payments
+
+            x = payments.charge(
+                100,  # how much
+                cust,  # who
+                memo="d",
+            )
+        """
+        self.assertCodemod(before, after, **CHARGE)
+
+    def test_relative_import_and_other_names_kept(self) -> None:
+        before = """
+            from .legacy import charge as legacy_charge, refund
+            y = legacy_charge(c, 5, currency="USD")
+            refund(y)
+        """
+        after = """
+            from .legacy import refund
+            from billing.payments import charge
+
+            y = charge(5, c, currency="USD")
+            refund(y)
+        """
+        self.assertCodemod(
+            before, after, **CHARGE, context_override=self._ctx("billing.invoices", "billing")
+        )
+
+    def test_unbindable_call_is_left_with_a_warning(self) -> None:
+        before = """
+            from billing.legacy import charge
+            a = charge(c, 5)
+            b = charge(*args)
+        """
+        after = """
+            from billing.legacy import charge
+            from billing.payments import charge as payments_charge
+
+            a = payments_charge(5, c)
+            b = charge(*args)
+        """
+        self.assertCodemod(
+            before,
+            after,
+            **CHARGE,
+            expected_warnings=[
+                "cannot bind the arguments of a call of billing.legacy.charge; left as is"
+            ],
+        )
+
+    def test_same_spelling_other_function_untouched(self) -> None:
+        code = """
+            from billing.payments import charge
+            from billing import legacy
+            charge(5, c)
+            legacy.refund(c)
+        """
+        self.assertCodemod(code, code, **CHARGE)
+
+    def test_restricted_to_spans(self) -> None:
+        before = "from billing import legacy\na = legacy.charge(c, 1)\nb = legacy.charge(c, 2)\n"
+        after = (
+            "from billing import legacy\nfrom billing.payments import charge\n\n"
+            "a = legacy.charge(c, 1)\nb = charge(2, c)\n"
+        )
+        start = before.index("b =")
+        self.assertCodemod(before, after, **CHARGE, spans=[(start, len(before))])
+
+    @staticmethod
+    def _ctx(module: str, package: str):  # type: ignore[no-untyped-def]
+        from libcst.codemod import CodemodContext
+
+        return CodemodContext(full_module_name=module, full_package_name=package)
+
+
+class TestMigratePydanticV2(CodemodTest):
+    TRANSFORM = MigratePydanticV2Command
+
+    def test_validators_config_and_methods(self) -> None:
+        before = '''
+            from pydantic import BaseModel, root_validator, validator
+
+
+            class User(BaseModel):
+                name: str  # shown
+
+                class Config:
+                    orm_mode = True
+                    allow_mutation = False
+
+                @validator("name", pre=True, allow_reuse=True)
+                def strip(cls, v):
+                    return v.strip()
+
+                @root_validator(pre=True)
+                def fill(cls, values):
+                    return values
+
+                def payload(self):
+                    return self.dict()
+
+
+            def load(raw: dict, resp) -> str:
+                user = User.parse_obj(raw)
+                resp.json()
+                return user.json()
+        '''
+        after = '''
+            from pydantic import ConfigDict, field_validator, model_validator, BaseModel
+
+
+            class User(BaseModel):
+                name: str  # shown
+
+                model_config = ConfigDict(from_attributes=True, frozen=True)
+
+                @field_validator("name", mode="before")
+                @classmethod
+                def strip(cls, v):
+                    return v.strip()
+
+                @model_validator(mode="before")
+                @classmethod
+                def fill(cls, values):
+                    return values
+
+                def payload(self):
+                    return self.model_dump()
+
+
+            def load(raw: dict, resp) -> str:
+                user = User.model_validate(raw)
+                resp.json()
+                return user.model_dump_json()
+        '''
+        self.assertCodemod(before, after)
+
+    def test_v1_compat_module_is_repointed(self) -> None:
+        before = """
+            from acme_compat.pydantic_v1 import BaseModel, Field, validator
+
+
+            class Plan(BaseModel):
+                seats: int = Field(1)
+
+                @validator("seats")
+                def positive(cls, v):
+                    return v
+        """
+        after = """
+            from pydantic import field_validator, BaseModel, Field
+
+
+            class Plan(BaseModel):
+                seats: int = Field(1)
+
+                @field_validator("seats")
+                @classmethod
+                def positive(cls, v):
+                    return v
+        """
+        self.assertCodemod(before, after, v1_modules=["acme_compat.pydantic_v1"])
+
+    def test_left_for_an_agent(self) -> None:
+        code = """
+            from pydantic import BaseModel, validator
+
+
+            class Order(BaseModel):
+                @validator("items", each_item=True)
+                def item(cls, v):
+                    return v
+
+
+            def dump(thing):
+                return thing.dict()
+        """
+        self.assertCodemod(
+            code,
+            code,
+            expected_warnings=[
+                "@validator(each_item=/always=) has no direct v2 form; left as is",
+            ],
+        )
+
+    def test_compat_import_kept_while_v1_validators_remain(self) -> None:
+        before = """
+            from acme_compat.pydantic_v1 import BaseModel, validator
+
+
+            class Order(BaseModel):
+                @validator("items", always=True)
+                def item(cls, v):
+                    return v
+
+                def dump(self):
+                    return self.dict()
+        """
+        after = """
+            from acme_compat.pydantic_v1 import BaseModel, validator
+
+
+            class Order(BaseModel):
+                @validator("items", always=True)
+                def item(cls, v):
+                    return v
+
+                def dump(self):
+                    return self.model_dump()
+        """
+        self.assertCodemod(
+            before,
+            after,
+            v1_modules=["acme_compat.pydantic_v1"],
+            expected_warnings=["@validator(each_item=/always=) has no direct v2 form; left as is"],
+        )
+
+    def test_parameter_annotated_with_a_model(self) -> None:
+        before = """
+            from app.models import User
+
+
+            def show(user: User, other) -> dict:
+                return {"u": user.dict(), "o": other.dict()}
+        """
+        after = """
+            from app.models import User
+
+
+            def show(user: User, other) -> dict:
+                return {"u": user.model_dump(), "o": other.dict()}
+        """
+        self.assertCodemod(before, after, models=["app.models.User"])
+
+
+class TestMigratePydanticV2PostRootValidator(CodemodTest):
+    TRANSFORM = MigratePydanticV2Command
+
+    def test_reading_post_root_validator_becomes_an_after_model_validator(self) -> None:
+        before = """
+            from pydantic import BaseModel, root_validator
+
+
+            class Invite(BaseModel):
+                role: str
+                seat: bool = False
+
+                @root_validator
+                def owners_never_get_seats(cls, values: dict) -> dict:
+                    \"\"\"Owners are free.\"\"\"
+                    if values.get("role") == "owner" and values.get("seat"):
+                        raise ValueError("owners are not assigned paid seats")  # why
+                    return values
+
+
+            def echo(body: Invite):
+                return Invite.from_orm(body).dict()
+        """
+        after = """
+            from pydantic import model_validator, BaseModel
+
+
+            class Invite(BaseModel):
+                role: str
+                seat: bool = False
+
+                @model_validator(mode="after")
+                def owners_never_get_seats(self):
+                    \"\"\"Owners are free.\"\"\"
+                    values = dict(self)
+                    if values.get("role") == "owner" and values.get("seat"):
+                        raise ValueError("owners are not assigned paid seats")  # why
+                    return self
+
+
+            def echo(body: Invite):
+                return Invite.model_validate(body).model_dump()
+        """
+        self.assertCodemod(before, after)
+
+    def test_mutating_post_root_validator_is_left(self) -> None:
+        code = """
+            from pydantic import BaseModel, root_validator
+
+
+            class Invite(BaseModel):
+                @root_validator(skip_on_failure=True)
+                def fill(cls, values):
+                    values["x"] = 1
+                    return values
+        """
+        self.assertCodemod(
+            code,
+            code,
+            expected_warnings=["a post @root_validator that rebinds or mutates values; left as is"],
+        )
+
+
+class TestMigratePydanticV2Imports(CodemodTest):
+    TRANSFORM = MigratePydanticV2Command
+
+    def test_import_only_file_is_repointed(self) -> None:
+        before = """
+            from acme_compat.pydantic_v1 import ValidationError
+
+            try:
+                run()
+            except ValidationError:
+                pass
+        """
+        after = """
+            from pydantic import ValidationError
+
+            try:
+                run()
+            except ValidationError:
+                pass
+        """
+        self.assertCodemod(before, after, v1_modules=["acme_compat.pydantic_v1"])
+
+    def test_any_receiver_in_model_files(self) -> None:
+        before = """
+            from app.models import Plan
+
+
+            class Catalog:
+                def to_json(self, plans: dict[str, Plan]) -> str:
+                    return ",".join(plans[n].json() for n in plans)
+        """
+        after = """
+            from app.models import Plan
+
+
+            class Catalog:
+                def to_json(self, plans: dict[str, Plan]) -> str:
+                    return ",".join(plans[n].model_dump_json() for n in plans)
+        """
+        self.assertCodemod(before, after, models=["app.models.Plan"], any_receiver="model-files")
+
+    def test_any_receiver_not_in_files_without_models(self) -> None:
+        code = """
+            import requests
+
+
+            def fetch(url):
+                return requests.get(url).json()
+        """
+        self.assertCodemod(code, code, models=["app.models.Plan"], any_receiver="model-files")

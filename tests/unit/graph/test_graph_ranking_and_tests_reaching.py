@@ -1,0 +1,96 @@
+"""SCC condensation, lock ranks, dependents and tests_reaching on a repo with a cycle."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from fleet.graph import index
+
+
+def build(root: Path) -> Path:
+    files = {
+        "auth.py": """\
+            from tenants import TenantContext
+
+            class UserAuth:
+                def tenant(self):
+                    return TenantContext(self)
+            """,
+        "tenants.py": """\
+            class TenantContext:
+                def __init__(self, user):
+                    from auth import UserAuth
+                    self.user = user if isinstance(user, UserAuth) else None
+            """,
+        "util.py": "def fmt(x):\n    return str(x)\n",
+        "api.py": """\
+            from auth import UserAuth
+            from util import fmt
+
+            def handler():
+                return fmt(UserAuth().tenant())
+            """,
+        "tests/test_api.py": """\
+            from api import handler
+            from util import fmt
+
+            def test_handler():
+                assert handler()
+
+            def test_fmt():
+                assert fmt(1) == "1"
+
+            def helper_not_a_test():
+                handler()
+
+            class TestGroup:
+                def test_in_class(self):
+                    handler()
+            """,
+    }
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(textwrap.dedent(text))
+    return root
+
+
+def test_scc_and_lock_rank(tmp_path: Path) -> None:
+    g = index(build(tmp_path))
+    cycle = g.scc("auth.py::UserAuth")
+    assert {"auth.py::UserAuth", "tenants.py::TenantContext"} <= cycle
+    assert g.scc("tenants.py::TenantContext") == cycle
+    assert g.scc("util.py::fmt") == frozenset({"util.py::fmt"})
+    ranks = {s: g.lock_rank(s) for s in g.symbols}
+    # one rank per SCC; a dependency always ranks before its dependents
+    assert len({ranks[s] for s in cycle}) == 1
+    for u, v in g.graph.edges():
+        if g.scc(u) != g.scc(v):
+            assert ranks[v] < ranks[u], (u, v)
+    # ties broken by id: the independent leaves come in id order
+    assert ranks["util.py::fmt"] < ranks["api.py::handler"]
+    assert len(set(ranks.values())) == len({id(g.scc(s)) for s in g.symbols})
+    assert g.sccs()[0] == cycle
+    # deterministic across runs
+    again = index(tmp_path)
+    assert {s: again.lock_rank(s) for s in again.symbols} == ranks
+
+
+def test_dependents_and_tests_reaching(tmp_path: Path) -> None:
+    g = index(build(tmp_path))
+    deps = g.dependents(["util.py::fmt"])
+    assert {"api.py::handler", "tests/test_api.py::test_fmt",
+            "tests/test_api.py::test_handler"} <= deps
+    assert "auth.py::UserAuth" not in deps
+    assert g.tests_reaching(["util.py::fmt"]) == [
+        "tests/test_api.py::TestGroup.test_in_class",
+        "tests/test_api.py::test_fmt",
+        "tests/test_api.py::test_handler",
+    ]
+    # a method change reaches tests that use its class
+    assert g.tests_reaching("tenants.py::TenantContext.__init__") == [
+        "tests/test_api.py::TestGroup.test_in_class",
+        "tests/test_api.py::test_handler",
+    ]
+    assert g.tests_reaching(["tests/test_api.py::helper_not_a_test"]) == []
+    assert not g.is_test("tests/test_api.py::helper_not_a_test")
