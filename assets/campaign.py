@@ -22,6 +22,7 @@ from dagster import (
     AssetExecutionContext,
     AssetKey,
     AssetMaterialization,
+    AssetRecordsFilter,
     AssetsDefinition,
     BackfillPolicy,
     BetaWarning,
@@ -33,6 +34,9 @@ from dagster import (
     PreviewWarning,
     ResourceParam,
     asset,
+)
+from dagster._core.definitions.asset_checks.asset_check_evaluation import (
+    AssetCheckEvaluationTargetMaterializationData,
 )
 
 from assets import _fleet
@@ -195,6 +199,7 @@ def _gate_checks(context: AssetExecutionContext, gates: Sequence[str],
     units of the batch must still reach ``verified_patches``, which admits only units whose every
     gate passed (DESIGN.md: blocking checks record, ``verified_patches`` decides)."""
     single = len(context.partition_keys) == 1
+    targets = {} if single else _latest_materializations(context, [r.unit for r in results])
     for gate in gates:
         name = f"candidate_patches_{gate}"
         verdicts = {r.unit: v for r in results for v in r.verdicts if v.gate == gate}
@@ -203,6 +208,7 @@ def _gate_checks(context: AssetExecutionContext, gates: Sequence[str],
                 context.log_event(AssetCheckEvaluation(
                     asset_key=context.asset_key, check_name=name, passed=v.passed,
                     partition=unit, severity=AssetCheckSeverity.ERROR,
+                    target_materialization_data=targets.get(unit),
                     metadata={"status": v.status, "evidence": v.evidence[:2000]}))
         rejected = sorted(k for k, v in verdicts.items() if not v.passed)
         accepted = len(verdicts) - len(rejected)
@@ -217,6 +223,23 @@ def _gate_checks(context: AssetExecutionContext, gates: Sequence[str],
             severity=AssetCheckSeverity.WARN,
             metadata=metadata,
         )
+
+
+def _latest_materializations(
+    context: AssetExecutionContext, partitions: Sequence[str]
+) -> dict[str, AssetCheckEvaluationTargetMaterializationData]:
+    """The materialization each unit's verdicts judge (the one this step just recorded), so the
+    UI shows the per-partition check as current rather than missing."""
+    out = {}
+    for key in partitions:
+        records = context.instance.fetch_materializations(
+            AssetRecordsFilter(asset_key=context.asset_key, asset_partitions=[key]), limit=1
+        ).records
+        if records:
+            rec = records[0]
+            out[key] = AssetCheckEvaluationTargetMaterializationData(
+                storage_id=rec.storage_id, run_id=rec.run_id, timestamp=rec.timestamp)
+    return out
 
 
 def pending_units(store: StoreSource, campaign: str, keys: Sequence[str]) -> list[str]:

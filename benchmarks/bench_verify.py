@@ -1,7 +1,8 @@
 """Planted-patch corpus: accept/reject matrix of the gates vs. a plain test-suite peer.
 
 For every patch in tests/fixtures/patches/{good,bad} against examples/acme-monorepo:
-- gates: ``run_gates`` (the door of ``fleet verify``), bubblewrap sandbox, offline reviewer;
+- gates: ``run_gates`` as ``fleet verify`` runs them (symbol graph of the base, bubblewrap
+  sandbox, offline reviewer);
 - peer: what a plain CI check does: apply the patch and run the whole suite (accept = green).
 Prints the matrix, which gate fired per bad patch, and timings (markdown, for docs/verify.md).
 
@@ -24,6 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from fleet.graph import index  # noqa: E402
 from fleet.verify import GateOptions, decide, rejected_by, run_gates  # noqa: E402
 from fleet.verify._exec import run_pytest  # noqa: E402
 from fleet.verify._patch import Trees  # noqa: E402
@@ -60,11 +62,12 @@ def main() -> int:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         repo = make_repo(Path(tmp))
+        graph = index(repo)
         for patch_file in sorted(CORPUS.glob("*/*.patch")):
             meta = json.loads(patch_file.with_suffix(".json").read_text())
             patch = patch_file.read_text()
             start = time.perf_counter()
-            verdicts = run_gates(repo, patch, meta["write_set"], sandbox=sandbox,
+            verdicts = run_gates(repo, patch, meta["write_set"], sandbox=sandbox, graph=graph,
                                  options=GateOptions(bugfix=meta["bugfix"]))
             gate_s = time.perf_counter() - start
             start = time.perf_counter()

@@ -6,10 +6,10 @@ Source: the Django 5.1.4 sdist (code nobody here wrote), fetched with
 Each scenario takes one Django module and two different symbols (functions or methods, never one
 inside the other) and edits each on its own side the way a coding agent does: a statement at the
 start or the end of the body, a keyword parameter, a decorator, a new helper right after the
-symbol, and sometimes a new import at the end of the import block. Every edit is a line edit
-of the base, so the expected merge is known by construction: both sides' edits applied to the
-base. Two insertions at the same line keep "after the previous symbol" before "before the next
-symbol", then ours before theirs.
+symbol, a rewritten ``return``, and sometimes a new import at the end of the import block.
+Every edit is a line edit of the base, so the expected merge is known by construction: both
+sides' edits applied to the base. Two insertions at the same line keep "after the previous
+symbol" before "before the next symbol", then ours before theirs.
 
     python benchmarks/gen_merge_scenarios.py OUT [--count 400] [--seed 7]
 
@@ -113,7 +113,7 @@ def symbol_edit(
     rng: random.Random,
 ) -> Edit | None:
     """One agent-style edit of one symbol, or None if this kind does not fit it."""
-    kind = rng.choice(["first", "last", "param", "decorator", "helper"])
+    kind = rng.choice(["first", "last", "param", "decorator", "helper", "return"])
     body = node.body
     if body[0].lineno == node.lineno:
         return None  # a one-line def
@@ -141,6 +141,22 @@ def symbol_edit(
         sep = "" if head.endswith("(") else ", "
         new = f"{head}{sep}{tag}=None){match['tail']}:{match['rest']}\n"
         edit = Edit(header_end, 1, (new,), 1, "param")
+    elif kind == "return":
+        returns = [
+            stmt
+            for stmt in body
+            if isinstance(stmt, ast.Return)
+            and stmt.value is not None
+            and stmt.lineno == stmt.end_lineno
+            and lines[stmt.lineno - 1].strip().startswith("return ")
+            and "#" not in lines[stmt.lineno - 1]
+        ]
+        if not returns:
+            return None
+        stmt = rng.choice(returns)
+        line = lines[stmt.lineno - 1]
+        indent, value = _indent(line), line.strip()[len("return ") :]
+        edit = Edit(stmt.lineno - 1, 1, (f"{indent}return {tag}_wrap({value})\n",), 1, "return")
     elif kind == "decorator":
         indent = _indent(lines[node.lineno - 1])
         edit = Edit(node.lineno - 1, 0, (f"{indent}@{tag}_traced\n",), 1, "decorator")

@@ -1,5 +1,6 @@
 """A nightly sweep ``@schedule`` per campaign (dynamic partitions cannot use
-``build_schedule_from_partitioned_job``): it plans; the planner sensor then runs the batches."""
+``build_schedule_from_partitioned_job``): it plans; the planner sensor then runs the batches.
+The cron comes from the campaign file's ``schedule`` (else 02:00 UTC every night)."""
 
 
 from collections.abc import Sequence
@@ -36,5 +37,11 @@ def nightly_schedule(c: CampaignAssets, cron: str = NIGHTLY) -> ScheduleDefiniti
     return nightly
 
 
+def campaign_cron(campaign: str) -> str:
+    from fleet.campaigns.spec import load_campaign
+
+    return load_campaign(campaign).schedule or NIGHTLY
+
+
 def build_schedules(campaigns: Sequence[CampaignAssets]) -> list[ScheduleDefinition]:
-    return [nightly_schedule(c) for c in campaigns]
+    return [nightly_schedule(c, campaign_cron(c.campaign)) for c in campaigns]

@@ -60,8 +60,18 @@ def _probe(sandbox: Sandbox, *, for_auto: bool) -> ProbeResult:
     return result
 
 
-def resolve_sandbox(name: str = "auto") -> Selection:
-    """Resolve ``name`` ("auto" or a backend name) to a working backend, with the reason."""
+_auto_cache: dict[str, Selection] = {}
+
+
+def resolve_sandbox(name: str = "auto", *, fresh: bool = False) -> Selection:
+    """Resolve ``name`` ("auto" or a backend name) to a working backend, with the reason.
+
+    The ``auto`` probes run once per process (``fresh=True`` probes again); each call still
+    returns a new backend instance.
+    """
+    if name == "auto" and not fresh and "auto" in _auto_cache:
+        cached = _auto_cache["auto"]
+        return Selection(make_sandbox(cached.sandbox.name), cached.reason, cached.probes)
     if name != "auto":
         sandbox = make_sandbox(name)
         result = _probe(sandbox, for_auto=False)
@@ -82,7 +92,10 @@ def resolve_sandbox(name: str = "auto") -> Selection:
         if result.available:
             skipped = "; ".join(f"{p.backend}: {p.detail}" for p in probes[:-1])
             why = f"{candidate} is the strongest backend whose probe passed ({result.detail})"
-            return Selection(sandbox, why + (f"; skipped {skipped}" if skipped else ""), probes)
+            why += f"; skipped {skipped}" if skipped else ""
+            selection = Selection(sandbox, why, probes)
+            _auto_cache["auto"] = selection
+            return selection
     lines = "; ".join(f"{p.backend}: {p.detail}" for p in probes)
     raise SandboxUnavailable(
         f"no sandbox backend works here ({lines}). Install bubblewrap or runsc, "

@@ -83,6 +83,16 @@ class AnthropicModel:
     def name(self) -> str:
         return f"anthropic:{self.model}"
 
+    def close(self) -> None:
+        """Close the SDK's HTTP connections."""
+        self._client.close()
+
+    def __enter__(self) -> AnthropicModel:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def complete(
         self,
         system: str,

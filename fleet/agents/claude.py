@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fleet.agents._tools import TOOL_SPECS, Toolbox, missing_arguments
-from fleet.agents.anthropic_model import AnthropicModel, ModelUnavailable, usage_cost
+from fleet.agents.anthropic_model import AnthropicModel, usage_cost
 from fleet.agents.guard import BudgetGuard, Controls, DayBudget
 from fleet.errors import FleetError
 from fleet.protocols import Model
@@ -105,13 +105,20 @@ class ClaudeAgent:
             stop = guard.check()
             if stop is not None:
                 return self._outcome(workspace, steps, guard.spent, stop, guard.detail)
+            estimate = self._estimate(messages)
+            if not guard.reserve(estimate):
+                return self._outcome(
+                    workspace, steps, guard.spent, StopReason.BUDGET_DAY, guard.detail
+                )
             try:
                 response = self.model.complete(
                     SYSTEM, messages, TOOL_SPECS, self.max_tokens_per_turn
                 )
-            except (ModelUnavailable, FleetError) as exc:
+            except FleetError as exc:
+                guard.release(estimate)
                 return self._outcome(workspace, steps, guard.spent, StopReason.ERROR, str(exc))
-            guard.record(usage_cost(_model_name(self.model), response.get("usage") or {}))
+            usage = response.get("usage") or {}
+            guard.record(usage_cost(_model_name(self.model), usage), estimate)
             content = response.get("content") or []
             messages.append({"role": "assistant", "content": content})
             calls = [b for b in content if b.get("type") == "tool_use"]
@@ -163,6 +170,12 @@ class ClaudeAgent:
                     workspace, steps, guard.spent, StopReason.FORMAT_ERRORS, detail
                 )
 
+    def _estimate(self, messages: list[dict[str, Any]]) -> Cost:
+        """The next call's worst case: the prompt (~4 characters a token) plus a full reply."""
+        chars = len(SYSTEM) + len(json.dumps(messages)) + len(json.dumps(TOOL_SPECS))
+        usage = {"input_tokens": chars // 4 + 1, "output_tokens": self.max_tokens_per_turn}
+        return usage_cost(_model_name(self.model), usage)
+
     def _outcome(
         self,
         workspace: Workspace,
@@ -194,6 +207,3 @@ def _diff(workspace: Workspace) -> str:
     git("add", "-A")
     return git("diff", "--cached", "--binary", workspace.base_commit)
 
-
-def tool_specs_json() -> str:
-    return json.dumps(TOOL_SPECS, indent=2)

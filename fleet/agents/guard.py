@@ -3,7 +3,8 @@
 ``BudgetGuard`` holds one task's limits (``fleet.types.Budget``) and, when given the store's
 controls, the per-day budget of a campaign shared by every process through the store's atomic
 ``spend``. ``check()`` says why the next call must not happen (a ``StopReason``) or ``None``;
-``record(cost)`` books a call's reported usage.
+``reserve(estimate)`` holds the call's worst case against the day budget (atomic in the store);
+``record(cost, reserved)`` books the usage the API reported and trues up the reservation.
 """
 
 from __future__ import annotations
@@ -79,28 +80,48 @@ class BudgetGuard:
         if b.max_wall_s is not None and elapsed >= b.max_wall_s:
             self.detail = f"{elapsed:.1f}s wall >= budget {b.max_wall_s:.1f}s"
             return StopReason.BUDGET_WALL
-        if self.day_spent():
-            self.detail = f"the day budget of campaign {self.campaign!r} is spent"
-            return StopReason.BUDGET_DAY
         return None
 
-    def day_spent(self) -> bool:
-        """Ask the store: a zero spend is refused once the day's total has reached a limit."""
+    def reserve(self, estimate: Cost) -> bool:
+        """Reserve the next call's worst-case cost against the campaign's day budget, through
+        the store's atomic spend (so concurrent processes cannot overshoot together). False
+        (and ``detail`` set) when the day budget cannot cover it."""
         if self.controls is None or not (self.day.max_cost_usd or self.day.max_tokens):
-            return False
-        return not self.controls.spend(
-            self.day_scope, 0.0, 0, self.day.max_cost_usd, self.day.max_tokens
+            return True
+        ok = self.controls.spend(
+            self.day_scope, estimate.usd, estimate.tokens, self.day.max_cost_usd,
+            self.day.max_tokens,
         )
+        if not ok:
+            self.detail = (
+                f"the day budget of campaign {self.campaign!r} cannot cover the next call "
+                f"(up to ${estimate.usd:.4f}, {estimate.tokens} tokens)"
+            )
+        return ok
+
+    def release(self, reserved: Cost) -> None:
+        """Give back a reservation whose call did not happen."""
+        if self.controls is not None and (self.day.max_cost_usd or self.day.max_tokens):
+            self.controls.spend(self.day_scope, -reserved.usd, -reserved.tokens, None, None)
 
     def killed(self) -> bool:
         if self.kill_switch is not None and self.kill_switch():
             return True
         return self.controls is not None and self.controls.engaged()
 
-    def record(self, cost: Cost) -> None:
-        """Book one call's reported usage (task total, and the store's day and task scopes)."""
+    def record(self, cost: Cost, reserved: Cost | None = None) -> None:
+        """Book one call's reported usage: the task total, and in the store the day scope
+        (trued up against the reservation) and the task scope."""
         self.spent = self.spent + cost
-        if self.controls is not None:
-            self.controls.spend(self.day_scope, cost.usd, cost.tokens, None, None)
-            if self.unit:
-                self.controls.spend(f"task:{self.unit}", cost.usd, cost.tokens, None, None)
+        if self.controls is None:
+            return
+        held = reserved if reserved is not None and self.day_enforced else Cost()
+        self.controls.spend(
+            self.day_scope, cost.usd - held.usd, cost.tokens - held.tokens, None, None
+        )
+        if self.unit:
+            self.controls.spend(f"task:{self.unit}", cost.usd, cost.tokens, None, None)
+
+    @property
+    def day_enforced(self) -> bool:
+        return bool(self.day.max_cost_usd or self.day.max_tokens)

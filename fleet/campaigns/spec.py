@@ -147,7 +147,8 @@ class _Reader:
     def error(self, path: str, message: str) -> ConfigError:
         probe = path
         while probe and probe not in self.lines:
-            probe = re.sub(r"(\.[^.\[]*|\[\d+\])$", "", probe)
+            shorter = re.sub(r"(\.[^.\[]*|\[\d+\])$", "", probe)
+            probe = "" if shorter == probe else shorter
         line = self.lines.get(probe, 1)
         return ConfigError(f"{self.filename}:{line}: {path or '<top>'}: {message}")
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 __all__ = ["FakeGitHub"]
 
@@ -258,8 +258,8 @@ def _page(fake: FakeGitHub, path: str, query: dict[str, str], items: list[JSON]
     chunk = items[(page - 1) * per_page: page * per_page]
     headers = {}
     if page * per_page < len(items):
-        rest = "&".join(f"{k}={v}" for k, v in query.items() if k != "page")
-        headers["Link"] = f'<{fake.base_url}{path}?{rest}&page={page + 1}>; rel="next"'
+        following = urlencode({**query, "page": page + 1})
+        headers["Link"] = f'<{fake.base_url}{path}?{following}>; rel="next"'
     return 200, chunk, headers
 
 

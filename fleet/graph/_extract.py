@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import cast
 
 import tree_sitter as ts
 
 from fleet.graph._imports import READERS
 from fleet.graph._lang import LanguageSpec, compiled
-from fleet.graph._model import MODULE, FileData, FileRecord, RawRef, RefKind, Symbol
+from fleet.graph._model import MODULE, FileData, FileRecord, RawRef, Symbol
 
 _CHAIN = re.compile(rb"[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*")
 _WS = re.compile(rb"\s+")
@@ -27,7 +26,7 @@ _CHAIN_NODES = frozenset(
      "nested_type_identifier", "scoped_type_identifier"}
 )
 # When two patterns capture one node, the stronger kind wins.
-_PRIORITY = {"inherit": 4, "call": 3, "attribute": 2, "name": 1}
+_PRIORITY = {"inherit": 0, "call": 1, "attribute": 2, "name": 3}
 
 
 def count_lines(src: bytes) -> int:
@@ -60,26 +59,30 @@ def extract(path: str, src: bytes, spec: LanguageSpec, module: str | None,
     roles = comp.roles
 
     defs: list[tuple[int, int, str, str, ts.Node, ts.Node, ts.Node | None, str | None]] = []
-    refs: dict[tuple[int, int], tuple[str, ts.Node]] = {}
-    locals_: list[tuple[int, bytes]] = []
+    # (start, -end, priority, sequence, kind, node): sorted, this is position order with the
+    # outer node first and, for one node captured twice, the stronger kind first.
+    items: list[tuple[int, int, int, int, str, ts.Node]] = []
+    local_types: dict[str, dict[str, str]] = {}
     imports: dict[str, str] = {}
     stars: list[str] = []
     import_refs: list[tuple[str, ts.Node]] = []
-    inherit_at: set[tuple[int, int]] = set()
+    append = items.append
 
-    for pattern, caps in ts.QueryCursor(comp.query).matches(root):
+    for seq, (pattern, caps) in enumerate(ts.QueryCursor(comp.query).matches(root)):
         role = roles[pattern]
         if role == "local":
             node = caps["local"][0]
-            locals_.append((node.start_byte, node.text or b""))
-        elif role.startswith("reference."):
-            kind = role[10:]
+            typed = caps.get("local.type")
+            if typed is None:
+                append((node.start_byte, 0, 9, seq, "", node))
+            else:
+                append((node.start_byte, 0, 9, seq, "", node))
+                append((node.start_byte, 0, 10, seq, "type", typed[0]))
+        elif role[0] == "r":  # reference.<kind>
             node = caps[role][0]
-            key = (node.start_byte, node.end_byte)
-            prev = refs.get(key)
-            if prev is None or _PRIORITY[kind] > _PRIORITY[prev[0]]:
-                refs[key] = (kind, node)
-        elif role.startswith("definition."):
+            kind = role[10:]
+            append((node.start_byte, -node.end_byte, _PRIORITY[kind], seq, kind, node))
+        elif role[0] == "d":  # definition.<kind>
             node = caps[role][0]
             name = (caps["name"][0].text or b"").decode("utf-8", "replace")
             body_cap = caps.get("body")
@@ -94,9 +97,7 @@ def extract(path: str, src: bytes, spec: LanguageSpec, module: str | None,
                          (receiver_cap[0].text or b"").decode() if receiver_cap else None))
             for bases in caps.get("bases", ()):
                 for base in _bases(bases):
-                    key = (base.start_byte, base.end_byte)
-                    refs[key] = ("inherit", base)
-                    inherit_at.add(key)
+                    append((base.start_byte, -base.end_byte, 0, seq, "inherit", base))
         elif role == "import":
             for local, target, node in reader(caps["import"][0], path, package):
                 if local is None:
@@ -116,6 +117,8 @@ def extract(path: str, src: bytes, spec: LanguageSpec, module: str | None,
     seen: set[str] = {module_id}
     stack: list[tuple[int, Symbol]] = []
     spans: list[tuple[int, int, str]] = []  # (start, end, id) of every definition, by start
+    wants_fixtures = language == "python" and _pytest_file(path)
+    fixture_params: dict[str, tuple[str, ...]] = {}
     for start, end, kind, name, node, body, _unused, receiver in defs:
         while stack and stack[-1][0] <= start:
             stack.pop()
@@ -140,39 +143,47 @@ def extract(path: str, src: bytes, spec: LanguageSpec, module: str | None,
             symbol = _with_start_line(symbol, src, start)
         stack.append((end, symbol))
         spans.append((start, end, sym_id))
+        if wants_fixtures and kind in ("function", "method"):
+            names = _parameter_names(node)
+            if names:
+                fixture_params.setdefault(sym_id, names)
         if sym_id not in seen:  # a redefinition (if/else branches) keeps the first one
             seen.add(sym_id)
             symbols.append(symbol)
 
     # References and locals: sweep again, in position order, to find the innermost scope.
-    items: list[tuple[int, int, int, object]] = []
-    for (start, end), (kind, node) in refs.items():
-        items.append((start, -end, 0, (kind, node)))
-    for start, text in locals_:
-        items.append((start, 0, 1, text))
-    items.sort(key=lambda i: (i[0], i[1]))
+    items.sort()
     raw: list[RawRef] = []
     params: dict[str, set[str]] = {}
     scope_stack: list[tuple[int, str]] = []
-    di = 0
+    di, n_spans = 0, len(spans)
     chain_start, chain_end = -1, -1
-    for start, neg_end, is_local, payload in items:
-        while di < len(spans) and spans[di][0] <= start:
-            s_start, s_end, s_id = spans[di]
-            while scope_stack and scope_stack[-1][0] <= s_start:
-                scope_stack.pop()
-            scope_stack.append((s_end, s_id))
-            di += 1
+    scope = module_id
+    local_name = ""
+    for start, neg_end, _prio, _seq, kind, node in items:
+        if di < n_spans and spans[di][0] <= start:
+            while di < n_spans and spans[di][0] <= start:
+                s_start, s_end, s_id = spans[di]
+                while scope_stack and scope_stack[-1][0] <= s_start:
+                    scope_stack.pop()
+                scope_stack.append((s_end, s_id))
+                di += 1
         while scope_stack and scope_stack[-1][0] <= start:
             scope_stack.pop()
         scope = scope_stack[-1][1] if scope_stack else module_id
-        if is_local:
-            params.setdefault(scope, set()).add(payload.decode("utf-8", "replace"))  # type: ignore[attr-defined]
+        if not kind:
+            local_name = (node.text or b"").decode("utf-8", "replace")
+            params.setdefault(scope, set()).add(local_name)
             continue
-        kind, node = payload  # type: ignore[misc]
+        if kind == "type":  # follows its local (same start, next priority)
+            type_text = src[node.start_byte : node.end_byte]
+            if _CHAIN.fullmatch(type_text) is not None:
+                local_types.setdefault(scope, {}).setdefault(
+                    local_name, _WS.sub(b"", type_text).decode("ascii"))
+            continue
         end = -neg_end
         if start == chain_start and end <= chain_end:
-            continue  # the inner part of a dotted chain already taken
+            continue  # the inner part of a dotted chain, or one node captured twice
         if kind == "attribute":
             tail = _TAIL.match(src, end)
             if tail is not None and tail.end() > end:
@@ -186,9 +197,8 @@ def extract(path: str, src: bytes, spec: LanguageSpec, module: str | None,
         if b"\n" in text or b" " in text:
             text = _WS.sub(b"", text)
         point = node.start_point
-        ref_kind = cast("RefKind", kind)
-        raw.append(RawRef(scope, text.decode("ascii"), ref_kind, point[0] + 1, point[1], start,
-                          end))
+        raw.append(RawRef(scope, text.decode("ascii"), kind,  # type: ignore[arg-type]
+                          point[0] + 1, point[1], start, end))
     for target, node in import_refs:
         raw.append(_import_ref(spans, module_id, target, node))
 
@@ -197,7 +207,28 @@ def extract(path: str, src: bytes, spec: LanguageSpec, module: str | None,
         record_out = FileRecord(record.path, record.language, record.sha256, record.lines,
                                 record.size, "partial", "syntax errors: kept what parsed")
     return FileData(record_out, module, symbols, raw, imports, stars,
-                    {k: frozenset(v) for k, v in params.items()})
+                    {k: frozenset(v) for k, v in params.items()}, local_types, fixture_params)
+
+
+def _pytest_file(path: str) -> bool:
+    base = path.rsplit("/", 1)[-1]
+    return base == "conftest.py" or base.startswith("test_") or base.endswith("_test.py")
+
+
+def _parameter_names(node: ts.Node) -> tuple[str, ...]:
+    params = node.child_by_field_name("parameters")
+    if params is None:
+        return ()
+    names: list[str] = []
+    for child in params.named_children:
+        ident = child if child.type == "identifier" else child.child_by_field_name("name")
+        if ident is None and child.type == "typed_parameter":
+            ident = child.named_children[0] if child.named_children else None
+        if ident is not None and ident.type == "identifier":
+            text = (ident.text or b"").decode("utf-8", "replace")
+            if text not in ("self", "cls"):
+                names.append(text)
+    return tuple(names)
 
 
 def _import_ref(spans: list[tuple[int, int, str]], module_id: str, target: str,

@@ -168,7 +168,10 @@ def index(repo: str | Path, previous: SymbolGraph | None = None, *,
             refs[rel] = previous._refs.get(rel, [])  # type: ignore[union-attr]
         else:
             refs[rel] = resolver.resolve_file(fd)
-    result = SymbolGraph(root, data, refs)
+    if incremental:
+        result = SymbolGraph(root, data, refs, previous=previous, changed=changed)
+    else:
+        result = SymbolGraph(root, data, refs)
     result.seconds = time.perf_counter() - started
     return result
 

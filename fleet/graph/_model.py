@@ -115,6 +115,10 @@ class FileData:
     imports: dict[str, str] = field(default_factory=dict)  # local name -> dotted target
     star_imports: list[str] = field(default_factory=list)
     params: dict[str, frozenset[str]] = field(default_factory=dict)  # function id -> locals
+    # function id -> local name -> dotted class expression (`x = Cls()`, `x: Cls`)
+    local_types: dict[str, dict[str, str]] = field(default_factory=dict)
+    # test and conftest files only: function id -> parameter names (pytest fixtures it asks for)
+    fixture_params: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def interface(self) -> tuple[object, ...]:
         """What other files' resolution may depend on: symbol ids and kinds, imports."""

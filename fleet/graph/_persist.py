@@ -1,8 +1,9 @@
-"""Snapshots: a ``SymbolGraph`` as one pickle file (format-versioned).
+"""Snapshots: a ``SymbolGraph`` as one pickle file of plain tuples (format-versioned).
 
-The per-file extraction data, the resolved references and the networkx graph are stored as-is,
-so loading needs no re-resolution. Snapshots are trusted local files (pickle): never load one
-from an untrusted source.
+What ``load`` needs at once (file records, symbols, import tables, the edge list) is stored as
+plain tuples and ints, which unpickle at C speed; the references and the per-file extraction
+data (needed for reporting and incremental re-indexing only) are nested pickles decoded on
+first use. Snapshots are trusted local files (pickle): never load one from an untrusted source.
 """
 
 from __future__ import annotations
@@ -10,11 +11,15 @@ from __future__ import annotations
 import os
 import pickle
 from pathlib import Path
+from typing import Any
+
+import networkx as nx
 
 from fleet.errors import FleetError
 from fleet.graph._graph import SymbolGraph
+from fleet.graph._model import FileData, FileRecord, RawRef, Reference, Symbol
 
-FORMAT = "fleet.graph/1"
+FORMAT = "fleet.graph/4"
 
 
 class SnapshotError(FleetError):
@@ -23,9 +28,36 @@ class SnapshotError(FleetError):
 
 def save(graph: SymbolGraph, path: Path) -> Path:
     """Write atomically (temp file + rename); returns the path."""
+    nodes = list(graph.graph.nodes)
+    number = {n: i for i, n in enumerate(nodes)}
+    kinds: dict[tuple[str, ...], int] = {}
+    edges: list[int] = []
+    for u, row in graph.graph.adjacency():
+        for v, attr in row.items():
+            kind: tuple[str, ...] = attr["kinds"]
+            edges.extend((number[u], number[v], kinds.setdefault(kind, len(kinds))))
+    data = {
+        p: ([tuple(r) for r in d.refs], d.star_imports, d.params, d.local_types,
+            d.fixture_params)
+        for p, d in graph._data.items()
+    }
+    refs = {p: [tuple(r) for r in rs] for p, rs in graph._refs.items()}
+    state = {
+        "format": FORMAT,
+        "root": str(graph.root),
+        "seconds": graph.seconds,
+        "files": [tuple(f) for f in graph.files.values()],
+        "modules": graph.modules,
+        "symbols": [tuple(s) for s in graph.symbols.values()],
+        "imports": graph.imports,
+        "nodes": nodes,
+        "kinds": sorted(kinds, key=kinds.__getitem__),
+        "edges": edges,
+        "data": pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL),
+        "refs": pickle.dumps(refs, protocol=pickle.HIGHEST_PROTOCOL),
+    }
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    state = (FORMAT, str(graph.root), graph._data, graph._refs, graph.graph, graph.seconds)
     with open(tmp, "wb") as fh:
         pickle.dump(state, fh, protocol=pickle.HIGHEST_PROTOCOL)
     os.replace(tmp, path)
@@ -36,9 +68,42 @@ def load(path: Path) -> SymbolGraph:
     try:
         with open(path, "rb") as fh:
             state = pickle.load(fh)
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError) as exc:
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError,
+            IndexError, TypeError, ValueError) as exc:
         raise SnapshotError(f"cannot load graph snapshot {path}: {exc}") from exc
-    if not isinstance(state, tuple) or not state or state[0] != FORMAT:
+    if not isinstance(state, dict) or state.get("format") != FORMAT:
         raise SnapshotError(f"{path} is not a {FORMAT} snapshot")
-    _, root, data, refs, graph, seconds = state
-    return SymbolGraph(Path(root), data, refs, graph=graph, seconds=seconds)
+    files = {t[0]: FileRecord._make(t) for t in state["files"]}
+    symbols = {t[0]: Symbol._make(t) for t in state["symbols"]}
+    nodes: list[str] = state["nodes"]
+    attrs = [{"kinds": k} for k in state["kinds"]]
+    adj: dict[str, dict[str, dict[str, Any]]] = {n: {} for n in nodes}
+    pred: dict[str, dict[str, dict[str, Any]]] = {n: {} for n in nodes}
+    edges: list[int] = state["edges"]
+    for i in range(0, len(edges), 3):
+        u, v, attr = nodes[edges[i]], nodes[edges[i + 1]], attrs[edges[i + 2]]
+        adj[u][v] = attr  # edges with the same kinds share one (read-only) attribute dict
+        pred[v][u] = attr
+    graph: nx.DiGraph = nx.DiGraph()
+    graph._node = {n: {} for n in nodes}  # type: ignore[attr-defined]
+    graph._adj = graph._succ = adj  # type: ignore[attr-defined]
+    graph._pred = pred  # type: ignore[attr-defined]
+    modules: dict[str, str | None] = state["modules"]
+    imports: dict[str, dict[str, str]] = state["imports"]
+
+    def lazy(part: str) -> Any:
+        if part == "refs":
+            raw = pickle.loads(state["refs"])
+            return {p: [Reference._make(t) for t in rs] for p, rs in raw.items()}
+        by_path: dict[str, list[Symbol]] = {}
+        for sym in symbols.values():
+            by_path.setdefault(sym.path, []).append(sym)
+        out: dict[str, FileData] = {}
+        for p, (refs, stars, params, types, fixtures) in pickle.loads(state["data"]).items():
+            out[p] = FileData(files[p], modules.get(p), by_path.get(p, []),
+                              [RawRef._make(t) for t in refs], dict(imports.get(p, {})),
+                              stars, params, types, fixtures)
+        return out
+
+    return SymbolGraph._restore(Path(state["root"]), files, symbols, imports, modules, graph,
+                                state["seconds"], lazy)

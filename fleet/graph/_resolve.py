@@ -80,12 +80,20 @@ class Resolver:
         self.symbols = symbols
         self.modules = _module_table(files)
         self._bases: dict[str, list[str]] = {}
+        self._external_bases: dict[str, list[str]] = {}
+        self._depth = 0
         self._base_refs: dict[str, list[RawRef]] = {}
         for fd in files.values():
             for ref in fd.refs:
                 if ref.kind == "inherit":
                     self._base_refs.setdefault(ref.scope, []).append(ref)
         self._cache: dict[tuple[str, str, str], tuple[str | None, bool]] = {}
+        self._fixtures: set[str] = {
+            ref.scope
+            for fd in files.values() if fd.fixture_params or fd.record.path.endswith("conftest.py")
+            for ref in fd.refs
+            if ref.kind in ("call", "attribute", "name") and ref.name.endswith("fixture")
+        }
 
     # -- public --------------------------------------------------------------------------
     def resolve_file(self, fd: FileData) -> list[Reference]:
@@ -105,7 +113,33 @@ class Resolver:
             out.append(Reference(ref.scope, fd.record.path, ref.name, target, ref.kind, ref.line,
                                  ref.col, ref.start_byte, ref.end_byte, target is not None,
                                  exact))
+        for func, names in fd.fixture_params.items():
+            sym = self.symbols.get(func)
+            if sym is None:
+                continue
+            for name in names:
+                fixture = self._fixture(fd.record.path, name)
+                if fixture is not None and fixture != func:
+                    out.append(Reference(func, fd.record.path, name, fixture, "name",
+                                         sym.start_line, 0, sym.start_byte, sym.start_byte,
+                                         True, True))
         return out
+
+    def _fixture(self, path: str, name: str) -> str | None:
+        """The pytest fixture a test parameter names: the test file's own, then the nearest
+        ``conftest.py`` up the directory tree."""
+        candidate = f"{path}::{name}"
+        if candidate in self._fixtures:
+            return candidate
+        directory = posixpath.dirname(path)
+        while True:
+            conftest = f"{directory}/conftest.py" if directory else "conftest.py"
+            candidate = f"{conftest}::{name}"
+            if candidate in self._fixtures:
+                return candidate
+            if not directory:
+                return None
+            directory = posixpath.dirname(directory)
 
     def resolve_dotted(self, name: str) -> tuple[str | None, bool]:
         """A dotted name -> (symbol id, exact) when some module prefix is in the repo."""
@@ -130,6 +164,8 @@ class Resolver:
             if cls is not None:
                 return self._walk(cls, rest.split(".")) if rest else (cls, True)
         found = self._lookup_scopes(head, scope, fd)
+        if found is not None and found.startswith("\0"):
+            return self._typed_local(found, rest, fd)
         if found == "":
             return "", False  # a local variable: its type is unknown
         if found is not None:
@@ -152,6 +188,25 @@ class Resolver:
             return f"builtins.{name}", True
         return None, False
 
+    def _typed_local(self, found: str, rest: str, fd: FileData) -> tuple[str | None, bool]:
+        """``x.attr`` where ``x = Cls(...)`` or ``x: Cls``: ``attr`` looked up on ``Cls``."""
+        _, scope, type_expr = found.split("\0")
+        if not rest or self._depth > 8:
+            return "", False
+        self._depth += 1
+        try:
+            cls, exact = self._resolve(RawRef(scope, type_expr, "name", 0, 0, 0, 0), fd)
+        finally:
+            self._depth -= 1
+        if cls is None or cls == "" or not exact:
+            return "", False
+        if "::" not in cls:
+            return (f"{cls}.{rest}", False) if not cls.startswith("builtins.") else ("", False)
+        sym = self.symbols.get(cls)
+        if sym is None or sym.kind != "class":
+            return "", False
+        return self._walk(cls, rest.split("."))
+
     def _lookup_scopes(self, head: str, scope: str, fd: FileData) -> str | None:
         """Innermost-first: returns a symbol id, ``""`` for a local binding, or None."""
         symbols = self.symbols
@@ -167,6 +222,9 @@ class Resolver:
                 if nested in symbols:
                     return nested
                 if head in fd.params.get(sid, ()):
+                    typed = fd.local_types.get(sid)
+                    if typed is not None and head in typed:
+                        return f"\0{sid}\0{typed[head]}"
                     return ""
                 first = False
             elif kind == "class":
@@ -203,10 +261,19 @@ class Resolver:
         return None
 
     def _walk(self, start: str, parts: list[str], depth: int = 0) -> tuple[str, bool]:
+        """Follow ``parts`` as members from ``start``. Stops at the deepest symbol reached
+        (``exact`` False); a class member found nowhere in the repository but with a base
+        class outside it is taken to be inherited: ``unittest.TestCase.assertEquals``."""
         cur = start
-        for part in parts:
+        for i, part in enumerate(parts):
             nxt = self._member(cur, part, depth)
             if nxt is None:
+                sym = self.symbols.get(cur)
+                if sym is not None and sym.kind == "class":
+                    for cls in self._mro(cur):
+                        external = self._external_bases.get(cls)
+                        if external:
+                            return ".".join([external[0], *parts[i:]]), False
                 return cur, False
             cur = nxt
         return cur, True
@@ -263,11 +330,18 @@ class Resolver:
             sym = self.symbols[cls]
             fd = self.files[sym.path]
             bases = []
+            external: list[str] = []
             for ref in self._base_refs.get(cls, ()):
                 target, exact = self._resolve(ref, fd)
-                if target is not None and exact and "::" in target and target != cls:
+                if target is None or not exact or target == cls:
+                    continue
+                if "::" in target:
                     bases.append(target)
+                elif not target.startswith("builtins."):
+                    external.append(target)
             self._bases[cls] = bases
+            if external:
+                self._external_bases[cls] = external
         return bases
 
     def _dotted(self, name: str, depth: int) -> tuple[str | None, bool]:

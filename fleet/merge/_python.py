@@ -18,8 +18,8 @@ import libcst as cst
 
 from fleet.errors import FleetError
 from fleet.merge._diff3 import compose_disjoint, diff3
-from fleet.merge._imports import merge_import_from
 from fleet.merge._line import decode, encode, git_merge_file_bytes
+from fleet.merge._order import match_renames, resolve_order
 from fleet.merge._pykeys import (
     Key,
     clear_code_cache,
@@ -31,6 +31,7 @@ from fleet.merge._pykeys import (
 )
 from fleet.merge._reduce import expand, reduce_unchanged
 from fleet.merge._result import Clean, Conflicted, parse_conflicts
+from fleet.merge._sets import merge_name_set
 from fleet.merge.profile import LanguageProfile
 
 SENTINEL = "__fleet_merge_"
@@ -166,55 +167,11 @@ def merge_node(
     result: cst.BaseStatement | None = None
     if rule is not None and rule.strategy in ("members", "statements"):
         result = _merge_block(ctx, base, ours, theirs, members=rule.strategy == "members")
-    elif rule is not None and rule.strategy == "import_set":
-        result = merge_import_from(base, ours, theirs)
+    elif rule is not None and rule.strategy == "name_set":
+        result = merge_name_set(base, ours, theirs)
     if result is not None:
         return [result]
     return ctx.conflict([ours], [base], [theirs])
-
-
-def _resolve_order(
-    ctx: _Context,
-    base: list[Key],
-    ours: list[Key],
-    theirs: list[Key],
-    maps: Maps,
-) -> list[Key] | None:
-    """The merged order of a conflicting run of commutative symbols, or None if unsure: the
-    skeleton is the side that reordered (at most one may), the other side's additions go after
-    their predecessor there, or last when they have none (ours first, then theirs)."""
-    base_map, ours_map, theirs_map = maps
-    for key in (*base, *ours, *theirs):
-        node = base_map.get(key) or ours_map.get(key) or theirs_map.get(key)
-        rule = rule_for(ctx.profile, node) if node is not None and key[0] != "anon" else None
-        if rule is None or not rule.commutative:
-            return None
-    common_ours = [key for key in ours if key in set(theirs)]
-    common_theirs = [key for key in theirs if key in set(ours)]
-    skeleton, other, skeleton_map = ours, theirs, ours_map
-    if common_ours != common_theirs:
-        common_base = [key for key in base if key in set(common_ours)]
-        if common_ours == common_base:
-            skeleton, other, skeleton_map = theirs, ours, theirs_map
-        elif common_theirs != common_base:
-            return None
-    result = list(skeleton)
-    position: int | None = None
-    front: list[Key] = []
-    for key in other:
-        if key in result:
-            if front:
-                index = result.index(key)
-                result[index:index] = front
-                front = []
-            position = result.index(key) + 1
-        elif key not in skeleton_map and key not in base_map:  # added by the other side
-            if position is None:
-                front.append(key)
-            else:
-                result.insert(position, key)
-                position += 1
-    return result + front
 
 
 def _resolve_key(ctx: _Context, key: Key, maps: Maps) -> list[cst.BaseStatement]:
@@ -247,44 +204,12 @@ def _deletion(ctx: _Context, key: Key, maps: Maps) -> tuple[list[cst.BaseStateme
     return ctx.conflict([ours] if ours else [], [base], [theirs] if theirs else []), True
 
 
-def _match_renames(
-    versions: list[list[tuple[Key, cst.BaseStatement]]],
-) -> list[list[tuple[Key, cst.BaseStatement]]]:
-    """A function or class that one side renamed, and changed in nothing else, keeps its base
-    identity on that side, so the other side's edits of it still meet it. Not when the new name
-    also exists on the other side, or when two base symbols fit."""
-    base_items = dict(versions[0])
-    result = [versions[0]]
-    for side, other in ((1, 2), (2, 1)):
-        items = versions[side]
-        side_keys = {key for key, _ in items}
-        other_keys = {key for key, _ in versions[other]}
-        gone = [key for key in base_items if key not in side_keys and key[0] in ("def", "class")]
-        renames: dict[Key, Key] = {}
-        for key, node in items:
-            if key in base_items or key in other_keys or key[0] not in ("def", "class"):
-                continue
-            assert isinstance(node, cst.FunctionDef | cst.ClassDef)
-            fits = []
-            for old in gone:
-                old_node = base_items[old]
-                assert isinstance(old_node, cst.FunctionDef | cst.ClassDef)
-                if old[0] == key[0] and code(node.with_changes(name=old_node.name)) == code(
-                    old_node
-                ):
-                    fits.append(old)
-            if len(fits) == 1 and fits[0] not in renames.values():
-                renames[key] = fits[0]
-        result.append([(renames.get(key, key), node) for key, node in items])
-    return result
-
-
 def merge_members(
     ctx: _Context, base: Stmts, ours: Stmts, theirs: Stmts
 ) -> list[cst.BaseStatement]:
     """Merge a module's or a class's members: order by a diff3 over identities, content per
     symbol. Raises ``_Unsure`` if a symbol would be duplicated or silently lost."""
-    versions = _match_renames(keyed(ctx.profile, [base, ours, theirs]))
+    versions = match_renames(keyed(ctx.profile, [base, ours, theirs]))
     maps = [dict(items) for items in versions]
     keys = [[key for key, _ in items] for items in versions]
     everywhere = set(maps[0]) & set(maps[1]) & set(maps[2])
@@ -305,7 +230,7 @@ def merge_members(
         elif chunk.kind != "conflict":
             chosen = part_o
         else:
-            chosen = _resolve_order(ctx, part_b, part_o, part_t, maps)
+            chosen = resolve_order(ctx.profile, part_b, part_o, part_t, maps)
             if chosen is None:
                 composed = compose_disjoint(part_b, part_o, part_t)
                 if composed is not None:

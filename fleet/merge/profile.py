@@ -12,7 +12,7 @@ of its text has failed:
 - ``members``: the body is a set of symbols (class bodies, the module): merge member by member.
 - ``statements``: the body is an ordered statement list (functions, ``if``/``for``/``with``/``try``
   blocks): diff3 over statements, composing edits of different statements even when adjacent.
-- ``import_set``: ``from m import a, b``: the imported names are a set.
+- ``name_set``: ``from m import a, b`` and ``X = ["a", "b"]`` (``__all__``): the names are a set.
 - ``text``: nothing more than the line merge; if that conflicts, the symbol conflicts.
 """
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Strategy = Literal["members", "statements", "import_set", "text"]
+Strategy = Literal["members", "statements", "name_set", "text"]
 
 
 @dataclass(frozen=True)
@@ -52,8 +52,9 @@ PYTHON = LanguageProfile(
         "ClassDef": KindRule("class", commutative=True, strategy="members"),
         "FunctionDef": KindRule("def", commutative=True, strategy="statements"),
         "Import": KindRule("import", commutative=True, strategy="text"),
-        "ImportFrom": KindRule("from", commutative=True, strategy="import_set"),
-        "Assign": KindRule("assign", commutative=True, strategy="text"),
+        "ImportFrom": KindRule("from", commutative=True, strategy="name_set"),
+        # A list or tuple of strings (``__all__``) merges as a set; anything else by its text.
+        "Assign": KindRule("assign", commutative=True, strategy="name_set"),
         "AnnAssign": KindRule("assign", commutative=True, strategy="text"),
         # The docstring must stay first: matched by identity, never reordered.
         "Docstring": KindRule("docstring", commutative=False, strategy="text"),

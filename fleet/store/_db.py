@@ -115,7 +115,15 @@ class Database(ABC):
 
     @contextmanager
     def read(self) -> Iterator[Tx]:
+        """For one read statement (PostgreSQL runs it in autocommit: one round trip)."""
         with self.transaction(False) as tx:
+            yield tx
+
+    @contextmanager
+    def single(self) -> Iterator[Tx]:
+        """For exactly one writing statement, which is atomic by itself: PostgreSQL runs it in
+        autocommit (one round trip instead of three); SQLite still takes the write lock first."""
+        with self.transaction(True) as tx:
             yield tx
 
     @abstractmethod

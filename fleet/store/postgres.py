@@ -69,9 +69,22 @@ class PostgresDatabase(Database):
 
     @contextmanager
     def transaction(self, write: bool) -> Iterator[Tx]:
+        if not write:
+            with self.single() as tx:
+                yield tx
+            return
         with self._pool.connection() as conn:
             try:
                 with conn.transaction(), conn.cursor() as cursor:
+                    yield Tx(cursor, self.sql)
+            except psycopg.Error as exc:
+                raise translate(exc) from exc
+
+    @contextmanager
+    def single(self) -> Iterator[Tx]:
+        with self._pool.connection() as conn:
+            try:
+                with conn.cursor() as cursor:
                     yield Tx(cursor, self.sql)
             except psycopg.Error as exc:
                 raise translate(exc) from exc
@@ -128,7 +141,7 @@ class PostgresLeaseStore(LeaseStoreBase):
         wanted = normalize(requests)
         if not wanted:
             return Acquired(())
-        with self.db.write() as tx:
+        with self.db.single() as tx:
             rows = tx.all(
                 "lease_acquire",
                 {
@@ -147,12 +160,12 @@ class PostgresLeaseStore(LeaseStoreBase):
         return refused_by(blockers, ", ".join(r.symbol for r in wanted))
 
     def renew(self, holder: str, ttl_s: float) -> int:
-        with self.db.write() as tx:
+        with self.db.single() as tx:
             return tx.run("lease_renew", {"holder": holder, "ttl": float(ttl_s)})
 
     def release(self, holder: str, lease_ids: Iterable[str] | None = None) -> int:
         ids = None if lease_ids is None else [int(i) for i in lease_ids]
-        with self.db.write() as tx:
+        with self.db.single() as tx:
             return tx.run(
                 "lease_release", {"holder": holder, "every": ids is None, "ids": ids or []}
             )
@@ -169,5 +182,5 @@ class PostgresLeaseStore(LeaseStoreBase):
         return [grant_from_row(row) for row in rows]
 
     def reap(self) -> int:
-        with self.db.write() as tx:
+        with self.db.single() as tx:
             return tx.run("lease_reap")

@@ -77,14 +77,14 @@ class SqlTaskQueue:
             "limit": limit,
             "now": self.db.now(),
         }
-        with self.db.write() as tx:
+        with self.db.single() as tx:
             rows = tx.all("task_claim", params)
         rows.sort(key=lambda r: (r["created_at"], r["id"]))
         return [_task(row) for row in rows]
 
     def complete(self, task_id: str, result: dict[str, Any] | None = None) -> None:
         """Mark a claimed task done; a task no longer claimed (requeued, failed) is left alone."""
-        with self.db.write() as tx:
+        with self.db.single() as tx:
             tx.run(
                 "task_complete",
                 {"id": task_id, "result": json.dumps(result or {}), "now": self.db.now()},
@@ -92,7 +92,7 @@ class SqlTaskQueue:
 
     def fail(self, task_id: str, error: str, retry: bool = True) -> None:
         """Back to ``queued`` while ``retry`` and attempts remain, else ``failed``."""
-        with self.db.write() as tx:
+        with self.db.single() as tx:
             tx.run(
                 "task_fail",
                 {
@@ -105,13 +105,13 @@ class SqlTaskQueue:
             )
 
     def heartbeat(self, worker: str) -> None:
-        with self.db.write() as tx:
+        with self.db.single() as tx:
             tx.run("task_heartbeat", {"worker": worker, "now": self.db.now()})
 
     def requeue_stale(self, older_than_s: float) -> int:
         """Requeue claimed tasks whose last heartbeat is older than ``older_than_s``."""
         now = self.db.now()
-        with self.db.write() as tx:
+        with self.db.single() as tx:
             return tx.run(
                 "task_requeue_stale",
                 {"cutoff": now - older_than_s, "older_than": older_than_s, "now": now},

@@ -35,31 +35,31 @@ def impacted_tests(
 ) -> tuple[list[str], str]:
     """Test files that reach a touched symbol, and how they were found.
 
-    With a ``SymbolGraph`` this is ``graph.tests_reaching``; without one, test files that
+    The files of ``graph.tests_reaching`` (with a ``SymbolGraph``) plus the test files that
     import a touched module or name a touched symbol. Test files the patch touches are always
     in. An empty list means: run the whole suite (nothing was found, so nothing is excused).
     """
     touched = sorted(set(touched))
     chosen = {f.path for f in files if f.path.endswith(".py") and is_test_path(f.path)}
-    how = "graph"
+    how = "imports and names"
     if graph is not None and hasattr(graph, "tests_reaching"):
         known = [s for s in touched if s in getattr(graph, "symbols", {})]
         chosen |= {str(t).split("::", 1)[0] for t in graph.tests_reaching(known)}
-    else:
-        how = "imports and names"
-        words: set[str] = set()
-        for sym in touched:
-            path, _, qual = sym.partition("::")
-            words |= {n for n in _dotted_names(path) if "." in n or len(n) > 3}
-            if qual and not qual.startswith("<"):
-                words.add(qual.split(".")[0])
-        pattern = re.compile(r"\b(" + "|".join(map(re.escape, sorted(words))) + r")\b")
-        for test in sorted(tree.rglob("*.py")):
-            rel = test.relative_to(tree).as_posix()
-            if rel.rsplit("/", 1)[-1] == "conftest.py" or not is_test_path(rel):
-                continue
-            if words and pattern.search(test.read_text(errors="replace")):
-                chosen.add(rel)
+        how = "the graph, imports and names"
+    # The names pass runs with a graph too: dynamic dispatch and operators hide edges from it.
+    words: set[str] = set()
+    for sym in touched:
+        path, _, qual = sym.partition("::")
+        words |= {n for n in _dotted_names(path) if "." in n or len(n) > 3}
+        if qual and not qual.startswith("<"):
+            words.add(qual.split(".")[0])
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, sorted(words))) + r")\b")
+    for test in sorted(tree.rglob("*.py")):
+        rel = test.relative_to(tree).as_posix()
+        if rel.rsplit("/", 1)[-1] == "conftest.py" or not is_test_path(rel):
+            continue
+        if words and pattern.search(test.read_text(errors="replace")):
+            chosen.add(rel)
     chosen = {c for c in chosen if c.endswith(".py") and c.rsplit("/", 1)[-1] != "conftest.py"}
     return sorted(chosen), how
 

@@ -12,13 +12,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dagster import BetaWarning, DagsterInstance, Definitions, PreviewWarning
+from dagster import AssetKey, BetaWarning, DagsterInstance, Definitions, PreviewWarning
 from dagster._core.storage.tags import (
     ASSET_PARTITION_RANGE_END_TAG,
     ASSET_PARTITION_RANGE_START_TAG,
 )
 
-from assets import CampaignAssets, pending_units
+from assets import SYMBOL_GRAPH, CampaignAssets, pending_units
+from assets._fleet import graph_dir
+from assets._modules import asset_key_parts, load_summary
 from fleet.errors import FleetError, KillSwitchEngaged
 from fleet.unit import latest_results
 from fleet_pipelines.definitions import build_campaigns, build_definitions
@@ -65,12 +67,14 @@ def instance_for(dagster_home: Path) -> DagsterInstance:
 
 
 def _execute(defs: Definitions, job: str, instance: DagsterInstance,
-             tags: dict[str, str] | None = None) -> None:
+             tags: dict[str, str] | None = None,
+             selection: Sequence[AssetKey] | None = None) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", BetaWarning)
         warnings.simplefilter("ignore", PreviewWarning)
         result = defs.resolve_job_def(job).execute_in_process(
-            instance=instance, tags=tags or {}, raise_on_error=False, run_config=QUIET)
+            instance=instance, tags=tags or {}, raise_on_error=False, run_config=QUIET,
+            asset_selection=selection)
     if not result.success:
         failures = [e for e in result.all_events if e.is_step_failure]
         detail = "; ".join(
@@ -90,13 +94,17 @@ def sweep(settings: FleetSettings, instance: DagsterInstance, say: Say = print) 
         raise KillSwitchEngaged("kill switch engaged: `fleet stop --off` to resume")
     runs = 0
     say("indexing the repository")
-    defs = build_definitions(settings)
-    _execute(defs, index_job_name(), instance)
+    graphs = graph_dir(Path(settings.home))
+    old = (load_summary(graphs) or {}).get("modules", {})
+    _execute(build_definitions(settings), index_job_name(), instance, selection=[SYMBOL_GRAPH])
     runs += 1
-    before = _code_keys(defs)
-    defs = build_definitions(settings)
-    if _code_keys(defs) != before:  # modules appeared or went: materialize the new code assets
-        _execute(defs, index_job_name(), instance)
+    new = (load_summary(graphs) or {}).get("modules", {})
+    defs = build_definitions(settings)  # with the code module assets of the new index
+    changed = [AssetKey(asset_key_parts(m)) for m, info in sorted(new.items())
+               if old.get(m) != info]
+    if changed:  # only the modules whose content or imports changed materialize again
+        say(f"{len(changed)} code module asset(s) changed")
+        _execute(defs, index_job_name(), instance, selection=changed)
         runs += 1
     reports = []
     for c in build_campaigns(settings):
@@ -155,10 +163,6 @@ def _fill(report: CampaignReport, store: StoreResource, campaign: str,
     published = ledger.events(kind="pull_request.published", campaign=campaign)
     if published:
         report.change_url = str(published[-1].payload["ref"]["url"])
-
-
-def _code_keys(defs: Definitions) -> set[Any]:
-    return {k for k in defs.resolve_asset_graph().get_all_asset_keys() if k.path[0] == "code"}
 
 
 __all__ = ["CampaignAssets", "CampaignReport", "RunFailed", "SweepReport", "instance_for",

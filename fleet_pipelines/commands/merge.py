@@ -35,10 +35,10 @@ def register(app: typer.Typer) -> None:
         from fleet.merge import Clean, merge3
 
         try:
-            texts = [
+            text_b, text_o, text_t = (
                 p.read_bytes().decode("utf-8", "surrogateescape") for p in (base, ours, theirs)
-            ]
-            result = merge3(*texts, path or str(ours))
+            )
+            result = merge3(text_b, text_o, text_t, path or str(ours))
         except (OSError, FleetError) as exc:
             print(f"fleet merge: {exc}", file=sys.stderr)
             raise typer.Exit(2) from None

@@ -27,7 +27,7 @@ def doctor() -> None:
         latency = "-" if r.start_latency_s is None else f"{r.start_latency_s * 1000:.0f} ms"
         print(f"{r.backend:<{width}}  {status}  {latency:>9}  {r.detail}")
     try:
-        selection = resolve_sandbox("auto")
+        selection = resolve_sandbox("auto", fresh=True)
     except OSError as exc:
         print(f"auto: none — {exc}")
         raise typer.Exit(1) from None

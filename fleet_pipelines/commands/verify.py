@@ -2,13 +2,17 @@
 
 Prints each gate's verdict and evidence; exits 0 when accepted, 1 when rejected, 2 when the
 gates could not judge (no write set, no sandbox, pytest gave no report).
+
+``fleet rollback --unit K --to STEP --worktree DIR`` restores a unit's worktree to an agent step
+and ``fleet rollback --patch P`` reverts an integrated patch on the integration branch; both
+are new ledger events.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -34,11 +38,43 @@ def register(app: typer.Typer) -> None:
         ] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
         timeout: Annotated[float, typer.Option(help="Seconds per test or mypy run.")] = 300.0,
+        graph: Annotated[
+            bool, typer.Option(help="Select impacted tests with the symbol graph of the base.")
+        ] = True,
+        unit: Annotated[
+            str | None, typer.Option(help="Take the write set from this unit in the ledger.")
+        ] = None,
+        store: Annotated[str | None, typer.Option(help="Store URL (for --unit).")] = None,
     ) -> None:
-        """Run every verification gate on PATCH against REPO's HEAD and print the verdicts."""
+        """Run every verification gate on PATCH against REPO's HEAD and print the verdicts.
+
+        The write set is the --write symbols, else that of --unit K in the ledger, else that of
+        the unit whose recorded patch is PATCH."""
+        if not write:
+            write = ledger_write_set(store, unit, patch.read_text())
         code = verify_patch(repo, patch, write, base, sandbox, bugfix, all_gates, as_json,
-                            timeout)
+                            timeout, graph)
         raise typer.Exit(code)
+
+    @app.command("rollback")
+    def rollback(
+        unit: Annotated[str | None, typer.Option(help="The unit to restore.")] = None,
+        to: Annotated[int | None, typer.Option(help="The agent step (-1 = the base).")] = None,
+        worktree: Annotated[Path | None, typer.Option(help="The unit's worktree.")] = None,
+        patch: Annotated[
+            str | None, typer.Option(help="An integrated patch: unit key or commit id.")
+        ] = None,
+        repo: Annotated[Path, typer.Option(help="The repository.")] = Path("."),
+        campaign: Annotated[
+            str | None, typer.Option(help="Campaign: its branch is fleet/<campaign>/integration.")
+        ] = None,
+        branch: Annotated[str | None, typer.Option(help="The integration branch.")] = None,
+        store: Annotated[str | None, typer.Option(help="Store URL.")] = None,
+    ) -> None:
+        """Roll back, as new ledger events: a unit's worktree to a step, or an integrated patch."""
+        if branch is None and campaign is not None:
+            branch = f"fleet/{campaign}/integration"
+        raise typer.Exit(do_rollback(unit, to, worktree, patch, repo, branch, store))
 
 
 def verify_patch(
@@ -51,6 +87,7 @@ def verify_patch(
     all_gates: bool = False,
     as_json: bool = False,
     timeout: float = 300.0,
+    use_graph: bool = True,
 ) -> int:
     """The body of ``fleet verify``; returns the exit code."""
     from fleet.verify import GateOptions, decide, rejected_by, run_gates
@@ -64,7 +101,7 @@ def verify_patch(
     options = GateOptions(bugfix=bugfix, fail_fast=not all_gates, timeout_s=timeout)
     verdicts = run_gates(
         repo.resolve(), patch.read_text(), write or None, base=base, sandbox=sandbox,
-        options=options,
+        graph=base_graph(repo.resolve(), base) if use_graph else None, options=options,
     )
     outcome = decide(verdicts)
     if as_json:
@@ -82,3 +119,95 @@ def verify_patch(
             typer.echo(f"{v.status.upper():8} {v.gate}: {v.evidence}")
         typer.echo(f"=> {outcome}")
     return EXIT[outcome]
+
+
+def ledger_write_set(store_url: str | None, unit: str | None, patch: str) -> list[str] | None:
+    """The write set of ``unit`` (or of the unit whose recorded patch is ``patch``) from the
+    ledger; ``None`` when there is no store or no such unit. Never creates a store."""
+    from fleet.store import default_store_url, open_store
+
+    url = store_url or default_store_url()
+    if url.startswith("sqlite:///") and not Path(url[len("sqlite:///"):]).is_file():
+        return None
+    opened = open_store(url)
+    try:
+        key = unit
+        if key is None:
+            for event in reversed(opened.ledger.events(kind="unit.finished")):
+                if (event.payload.get("patch") or "").strip() == patch.strip() and event.unit:
+                    key = event.unit
+                    break
+        if key is None:
+            return None
+        planned = opened.ledger.events(unit=key, kind="unit.planned")
+        if not planned:
+            return None
+        typer.echo(f"write set of unit {key} (from the ledger)", err=True)
+        return list(planned[-1].payload["write_set"])
+    finally:
+        opened.close()
+
+
+_GRAPHS: dict[tuple[str, str], Any] = {}
+
+
+def base_graph(repo: Path, base: str) -> Any:
+    """The symbol graph of ``base`` (indexed from an exported tree; cached per commit)."""
+    import subprocess
+    import tempfile
+
+    from fleet.graph import index
+    from fleet.verify._patch import export_tree
+
+    sha = subprocess.run(["git", "rev-parse", "--verify", f"{base}^{{commit}}"], cwd=repo,
+                         capture_output=True, text=True).stdout.strip()
+    key = (str(repo), sha)
+    if key not in _GRAPHS:
+        if not sha:
+            return None
+        with tempfile.TemporaryDirectory(prefix="fleet-verify-graph-") as tmp:
+            export_tree(repo, sha, Path(tmp))
+            _GRAPHS[key] = index(Path(tmp))
+    return _GRAPHS[key]
+
+
+def do_rollback(
+    unit: str | None,
+    to: int | None,
+    worktree: Path | None,
+    patch: str | None,
+    repo: Path,
+    branch: str | None,
+    store_url: str | None,
+) -> int:
+    """The body of ``fleet rollback``; returns the exit code."""
+    from fleet.agents.rollback import RollbackError, rollback_patch, rollback_unit
+    from fleet.errors import FleetError
+    from fleet.store import default_store_url, open_store
+
+    if (unit is None) == (patch is None):
+        typer.echo("give either --unit K --to STEP or --patch P", err=True)
+        return 2
+    store = open_store(store_url or default_store_url())
+    try:
+        if unit is not None:
+            if to is None or worktree is None:
+                typer.echo("--unit needs --to STEP and --worktree DIR", err=True)
+                return 2
+            done = rollback_unit(store.ledger, worktree.resolve(), unit, to, actor="cli")
+        else:
+            assert patch is not None
+            if branch is None:
+                typer.echo("--patch needs --campaign C or --branch B", err=True)
+                return 2
+            done = rollback_patch(store.ledger, repo.resolve(), branch, patch, actor="cli")
+    except RollbackError as exc:
+        typer.echo(f"rollback refused: {exc}", err=True)
+        return 1
+    except FleetError as exc:
+        typer.echo(f"rollback failed: {exc}", err=True)
+        return 1
+    finally:
+        store.close()
+    typer.echo(f"{done.kind} {done.target}: {done.detail} (ledger event {done.event_seq})")
+    return 0

@@ -8,8 +8,11 @@ features; pages are driven with ``Page.navigate`` / ``Runtime.evaluate`` and cap
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
+import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -40,25 +43,34 @@ class Browser:
 
     def __init__(self, binary: str, width: int = 1600, height: int = 1000) -> None:
         self.profile = Path(tempfile.mkdtemp(prefix="fleet-chromium-"))
+        self._stack = contextlib.ExitStack()
+        # Debian's /usr/bin/chromium is a wrapper script: the browser is its child, so it runs in
+        # a session of its own and close() ends the whole process group.
         self.proc = subprocess.Popen(
             [binary, *CHROMIUM_FLAGS, "--remote-debugging-address=127.0.0.1",
              "--remote-debugging-port=0", f"--user-data-dir={self.profile}",
              f"--window-size={width},{height}", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
         )
+        try:
+            self._connect(width, height)
+        except BaseException:
+            self.close()
+            raise
+
+    def _connect(self, width: int, height: int) -> None:
         port_file = self.profile / "DevToolsActivePort"
         deadline = time.monotonic() + 30
         while not port_file.exists() or not port_file.read_text().strip():
             if time.monotonic() > deadline or self.proc.poll() is not None:
-                self.close()
                 raise RuntimeError("chromium did not open its DevTools port")
             time.sleep(0.05)
         port = int(port_file.read_text().split()[0])
         targets = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list",
                                                     timeout=10).read())
         page = next(t for t in targets if t.get("type") == "page")
-        self.ws: ClientConnection = connect(page["webSocketDebuggerUrl"], max_size=None,
-                                            open_timeout=10)
+        self.ws: ClientConnection = self._stack.enter_context(
+            connect(page["webSocketDebuggerUrl"], max_size=None, open_timeout=10))
         self._id = 0
         self.send("Page.enable")
         self.send("Runtime.enable")
@@ -103,13 +115,14 @@ class Browser:
 
     def close(self) -> None:
         try:
-            if hasattr(self, "ws"):
-                self.ws.close()
+            self._stack.close()
         finally:
-            self.proc.terminate()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGTERM)
             try:
                 self.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait()
             shutil.rmtree(self.profile, ignore_errors=True)

@@ -179,10 +179,8 @@ def test_planted_sites_exist_at_their_lines_and_symbols() -> None:
             tree, lines = files[rel]
             text = lines[line - 1]
             token = code.strip("()").lstrip(".")
-            if code.startswith("@"):
+            if code.startswith(("@", "class Config", "from ")):
                 assert text.strip().startswith(code), (rel, line, text)
-            elif code == "class Config":
-                assert text.strip().startswith("class Config"), (rel, line, text)
             else:
                 assert f"{token}(" in text, (rel, line, code, text)
             assert symbol == f"{rel}::{symbol_at(tree, line)}", (rel, line, symbol)
@@ -211,7 +209,10 @@ def test_planted_variety() -> None:
     assert len({s[3] for s in legacy}) >= 5  # distinct spellings of the call
     constructs = {code for *_, code in planted_sites(5)}
     assert constructs >= {"@validator", "@root_validator", "class Config", ".dict()",
-                          ".json()", ".parse_obj()"}  # fmt: skip
+                          ".json()", ".parse_obj()", "from acme_compat.pydantic_v1 import"}
+    imports = {s[0] for s in planted_sites(5) if s[3].startswith("from ")}
+    assert imports == {rel for rel, _, lines in python_files()
+                       if any("acme_compat.pydantic_v1 import" in line for line in lines)}
 
 
 def test_user_auth_tenant_context_cycle() -> None:

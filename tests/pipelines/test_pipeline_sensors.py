@@ -47,8 +47,8 @@ def _finished(store: StoreResource, key: str, status: str = "verified") -> None:
 def _requests(settings: FleetSettings, instance: DagsterInstance, store: StoreResource
               ) -> list[RunRequest]:
     sensor = build_definitions(settings).resolve_sensor_def("planner_sensor")
-    context = build_sensor_context(instance=instance, resources={"store": store})
-    data = sensor.evaluate_tick(context)
+    with build_sensor_context(instance=instance, resources={"store": store}) as context:
+        data = sensor.evaluate_tick(context)
     return list(data.run_requests or [])
 
 
@@ -89,8 +89,8 @@ def test_planner_sensor_honours_the_kill_switch(
     instance.add_dynamic_partitions(PARTITIONS, ["k1"])
     store.store().controls.engage("test")
     sensor = build_definitions(settings).resolve_sensor_def("planner_sensor")
-    data = sensor.evaluate_tick(build_sensor_context(instance=instance,
-                                                     resources={"store": store}))
+    with build_sensor_context(instance=instance, resources={"store": store}) as context:
+        data = sensor.evaluate_tick(context)
     assert not data.run_requests and data.skip_message == "kill switch engaged"
     store.store().controls.release()
     assert len(_requests(settings, instance, store)) == 1
@@ -112,9 +112,9 @@ def test_pr_status_sensor_records_a_merged_change(
     sensor = build_definitions(settings).resolve_sensor_def("pr_status_sensor")
 
     def tick() -> str:
-        context = build_sensor_context(instance=instance, resources={
-            "store": store, "forge": ForgeResource(kind="local")})
-        return str(sensor.evaluate_tick(context).skip_message)
+        with build_sensor_context(instance=instance, resources={
+                "store": store, "forge": ForgeResource(kind="local")}) as context:
+            return str(sensor.evaluate_tick(context).skip_message)
 
     assert tick() == "1 change(s) checked, 0 changed state"
     git(git_repo, "merge", "-q", "--ff-only", "fleet/datetime-utcnow/integration")

@@ -4,7 +4,8 @@
 ;       header ends at: the body starts after it) and @bases (superclass list)
 ;   @import            a whole import statement (decoded by the language's import reader)
 ;   @reference.<kind>  a use: call | attribute | name
-;   @local             a name bound inside a function (parameters, assignments, loop targets)
+;   @local             a name bound inside a function (parameters, assignments, loop targets);
+;                      with @local.type when its class is evident (`x = Cls(...)`, `x: Cls`)
 
 (class_definition
   name: (identifier) @name
@@ -64,3 +65,12 @@
 (for_in_clause left: (pattern_list (identifier) @local))
 (as_pattern_target (identifier) @local)
 (named_expression name: (identifier) @local)
+
+(typed_parameter . (identifier) @local
+  type: (type [(identifier) (attribute)] @local.type))
+(typed_default_parameter name: (identifier) @local
+  type: (type [(identifier) (attribute)] @local.type))
+(assignment left: (identifier) @local
+  type: (type [(identifier) (attribute)] @local.type))
+(assignment left: (identifier) @local
+  right: (call function: [(identifier) (attribute)] @local.type))

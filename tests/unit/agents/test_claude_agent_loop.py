@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from fleet.agents.claude import ClaudeAgent, build_prompt
-from fleet.agents.guard import DayBudget
+from fleet.agents.guard import BudgetGuard, DayBudget
 from fleet.agents.scripted import ScriptedModel, ScriptExhausted, text_response, tool_call
 from fleet.agents.scripted import tool_response as turn
 from fleet.types import Budget, Finding, StopReason, Workspace, WorkUnit
+
+if TYPE_CHECKING:
+    from fleet.store import Store
 
 CALC = '''"""Tiny calculator."""
 
@@ -189,37 +194,52 @@ def test_a_model_fault_is_an_error_outcome(unit: WorkUnit, workspace: Workspace,
         ScriptedModel([]).complete("s", [], [], 10)
 
 
-class _DayControls:
-    """The store's controls as far as the guard uses them, kept in memory: the store's own
-    SQL implementation is tested in the store's contract suite."""
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    from fleet.store import open_store
 
-    def __init__(self, limit_usd: float) -> None:
-        self.spent: dict[str, float] = {}
-        self.killed = False
-
-    def engaged(self) -> bool:
-        return self.killed
-
-    def spend(self, scope: str, amount_usd: float, tokens: int,
-              limit_usd: float | None, limit_tokens: int | None) -> bool:
-        total = self.spent.get(scope, 0.0) + amount_usd
-        if limit_usd is not None and total >= limit_usd:
-            return False
-        self.spent[scope] = total
-        return True
+    opened = open_store(f"sqlite:///{tmp_path / 'fleet.db'}")
+    yield opened
+    opened.close()
 
 
-def test_day_budget_is_shared_through_the_controls(unit: WorkUnit, workspace: Workspace,
-                                                   sandbox_backend: object) -> None:
-    controls = _DayControls(0.001)
+def test_day_budget_is_reserved_atomically_in_the_store(
+    unit: WorkUnit, workspace: Workspace, sandbox_backend: object, store: Store
+) -> None:
     step = turn(tool_call("search_symbols", query="x"), input_tokens=100, output_tokens=10)
+    day = DayBudget(max_cost_usd=0.02)
     model = ScriptedModel([step], repeat_last=True)
-    agent = ClaudeAgent(model, controls=controls, day_budget=DayBudget(max_cost_usd=0.001))
+    agent = ClaudeAgent(model, controls=store.controls, day_budget=day, max_tokens_per_turn=200)
     outcome = agent.run(unit, workspace, sandbox_backend, Budget())  # type: ignore[arg-type]
-    assert outcome.stop_reason is StopReason.BUDGET_DAY
-    # each call costs 100*3/1e6 + 10*15/1e6 = $0.00045: two fit under $0.001, the third is refused
-    assert len(model.requests) == 3
-    assert any(k.startswith("task:unit1") for k in controls.spent)
+    assert outcome.stop_reason is StopReason.BUDGET_DAY, outcome.detail
+    assert "cannot cover the next call" in outcome.detail
+    calls = len(model.requests)
+    assert calls >= 2
+    scope = BudgetGuard(Budget(), campaign=unit.campaign).day_scope
+    spent = store.controls.spent(scope)
+    # reservations are trued up: the store holds exactly the usage the API reported
+    assert spent.usd == pytest.approx(outcome.cost.usd) and spent.tokens == 110 * calls
+    assert spent.usd <= day.max_cost_usd
+    assert store.controls.spent("task:unit1").tokens == 110 * calls
+    # a second agent of the same campaign shares the day: only what is left, never more
+    again = ScriptedModel([step], repeat_last=True)
+    second = ClaudeAgent(again, controls=store.controls, day_budget=day, max_tokens_per_turn=200)
+    out2 = second.run(unit, workspace, sandbox_backend, Budget())  # type: ignore[arg-type]
+    assert out2.stop_reason is StopReason.BUDGET_DAY
+    assert len(again.requests) < calls
+    assert store.controls.spent(scope).usd == pytest.approx(outcome.cost.usd + out2.cost.usd)
+    assert store.controls.spent(scope).usd <= day.max_cost_usd
+
+
+def test_the_store_kill_switch_stops_the_loop(
+    unit: WorkUnit, workspace: Workspace, sandbox_backend: object, store: Store
+) -> None:
+    store.controls.engage("incident 42")
+    model = ScriptedModel([turn(tool_call("finish", summary="x"))])
+    outcome = ClaudeAgent(model, controls=store.controls).run(
+        unit, workspace, sandbox_backend, Budget()  # type: ignore[arg-type]
+    )
+    assert outcome.stop_reason is StopReason.KILLED and model.requests == []
 
 
 @pytest.mark.sandbox

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,10 +23,22 @@ def _api_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key")
 
 
+_made: list[AnthropicModel] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_models() -> Iterator[None]:
+    yield
+    while _made:
+        _made.pop().close()
+
+
 def _model(server: FakeMessagesServer, **kw: object) -> AnthropicModel:
     waits: list[float] = []  # recorded in model.retries; no real sleeping in tests
-    return AnthropicModel(model="claude-fake", base_url=server.base_url,
-                          sleep=waits.append, **kw)  # type: ignore[arg-type]
+    model = AnthropicModel(model="claude-fake", base_url=server.base_url,
+                           sleep=waits.append, **kw)  # type: ignore[arg-type]
+    _made.append(model)
+    return model
 
 
 def test_a_plain_reply_round_trips_through_the_sdk() -> None:
@@ -126,3 +139,25 @@ def test_claude_agent_over_the_sdk_and_the_fake(git_repo: Path, sandbox_backend:
     last = server.requests[-1]["body"]["messages"]
     assert [m["role"] for m in last] == ["user", "assistant", "user", "assistant", "user"]
     assert last[-1]["content"][0]["tool_use_id"] == last[-2]["content"][0]["id"]
+
+
+def test_claude_reviewer_over_the_sdk_one_call_per_lens() -> None:
+    from fleet.verify import ClaudeReviewer, ReviewInput
+    from fleet.verify._patch import parse_patch
+    from fleet.verify.reviewer import gate_review
+
+    patch = (
+        "diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -1,2 +1,2 @@\n def f():\n"
+        "-    return 1\n+    return 2\n"
+    )
+    accept = '{"verdict": "accept", "reason": "m.py:2 returns the documented value"}'
+    script = [text_response(accept), {"fault": "overloaded"}, text_response(accept),
+              text_response('{"verdict": "reject", "reason": "m.py:2 breaks callers"}')]
+    with FakeMessagesServer(script) as server:
+        reviewer = ClaudeReviewer(_model(server))
+        got = gate_review(reviewer, ReviewInput(patch, parse_patch(patch), ("m.py::f",)))
+    assert got.status == "reject" and "review:runs: m.py:2 breaks callers" in got.evidence
+    assert [r["body"]["messages"][0]["content"].split(".")[0] for r in server.requests] == [
+        "Lens: correctness", "Lens: security", "Lens: security", "Lens: runs",
+    ]
+    assert "adversarial" in server.requests[0]["body"]["system"]

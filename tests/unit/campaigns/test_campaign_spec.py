@@ -60,7 +60,8 @@ def test_full_spec_parses_every_section() -> None:
     [
         ("mode: self_merge", "mode: yolo", "demo.yaml:13: autonomy.mode: must be one of"),
         ("max_tokens: 1000", "max_tokens: lots", "demo.yaml:12: budgets.max_tokens: must be int"),
-        ("max_tokens: 1000", "max_tokens: -1", "demo.yaml:12: budgets.max_tokens: must be positive"),
+        ("max_tokens: 1000", "max_tokens: -1",
+         "demo.yaml:12: budgets.max_tokens: must be positive"),
         ("    call: pkg.old\n", "", "demo.yaml:4: matchers[0]: needs exactly one of"),
         ("  codemod: retire-api", "  codemod: nope", "demo.yaml:7: fix.codemod: unknown codemod"),
         ('schedule: "*/15 3 * * 1-5"', 'schedule: "every day"', "demo.yaml:14: schedule: not a"),
@@ -94,6 +95,6 @@ def test_invalid_yaml_and_missing_file(tmp_path: Path) -> None:
 def test_fix_needs_codemod_or_prompt() -> None:
     text = VALID.replace("  codemod: retire-api\n  params: {old: pkg.old, new: pkg.new}\n", "")
     assert parse_campaign(text).fix.codemod is None
-    text = text.replace("  prompt: move callers to pkg.new\n", "  {}\n").replace("fix:\n  {}", "fix: {}")
+    text = text.replace("fix:\n  prompt: move callers to pkg.new\n", "fix: {}\n")
     with pytest.raises(ConfigError, match="fix: needs a codemod, an agent prompt, or both"):
         parse_campaign(text, "demo.yaml")

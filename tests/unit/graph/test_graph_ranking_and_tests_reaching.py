@@ -31,6 +31,21 @@ def build(root: Path) -> Path:
             def handler():
                 return fmt(UserAuth().tenant())
             """,
+        "tests/conftest.py": """\
+            import pytest
+            from auth import UserAuth
+
+            @pytest.fixture
+            def user():
+                return UserAuth()
+            """,
+        "tests/test_users.py": """\
+            def test_user_tenant(user):
+                assert user.tenant()
+
+            def test_without_fixture(other):
+                assert other
+            """,
         "tests/test_api.py": """\
             from api import handler
             from util import fmt
@@ -91,6 +106,27 @@ def test_dependents_and_tests_reaching(tmp_path: Path) -> None:
     assert g.tests_reaching("tenants.py::TenantContext.__init__") == [
         "tests/test_api.py::TestGroup.test_in_class",
         "tests/test_api.py::test_handler",
+        "tests/test_users.py::test_user_tenant",
     ]
     assert g.tests_reaching(["tests/test_api.py::helper_not_a_test"]) == []
+    # pytest fixtures: a test reaches what the fixtures it asks for reach
+    assert "tests/test_users.py::test_user_tenant" in g.tests_reaching("auth.py::UserAuth")
+    assert g.tests_reaching("tests/conftest.py::user") == ["tests/test_users.py::test_user_tenant"]
     assert not g.is_test("tests/test_api.py::helper_not_a_test")
+
+
+def test_own_scc_matches_networkx_on_random_graphs() -> None:
+    import random
+
+    import networkx as nx
+
+    from fleet.graph._graph import _tarjan
+
+    for seed in range(40):
+        rnd = random.Random(seed)
+        n = rnd.randint(1, 80)
+        g = nx.gnm_random_graph(n, rnd.randint(0, n * 3), seed=seed, directed=True)
+        succ = {f"n{u}": {f"n{v}": {} for v in g.successors(u)} for u in g.nodes}
+        ours = sorted(sorted(c) for c in _tarjan(succ))
+        theirs = sorted(sorted(f"n{u}" for u in c) for c in nx.strongly_connected_components(g))
+        assert ours == theirs, seed

@@ -185,3 +185,37 @@ def test_resolved_share_beats_naive_short_name_matching(tmp_path: Path) -> None:
     assert t == {"a.save": "a.py::save", "bee.save": "b.py::save"}
     naive = {s.id for s in g.symbols.values() if s.name == "save"}
     assert len(naive) == 2  # the short name is ambiguous; resolution is not
+
+
+def test_locals_with_an_evident_class(tmp_path: Path) -> None:
+    write(tmp_path, {
+        "shop.py": """\
+            from datetime import datetime
+
+            class Cart:
+                total = 0
+
+                def add(self, item):
+                    return item
+
+            def checkout(cart: Cart, when: datetime):
+                fresh = Cart()
+                fresh.add(1)
+                cart.add(2)
+                when.isoformat()
+                other = make()
+                other.add(3)
+                return cart.total
+
+            def make():
+                return Cart()
+            """,
+    })
+    g = index(tmp_path)
+    t = targets(g, "shop.py", "shop.py::checkout")
+    assert t["fresh.add"] == "shop.py::Cart.add"
+    assert t["cart.add"] == "shop.py::Cart.add"
+    assert t["cart.total"] == "shop.py::Cart.total"
+    assert t["when.isoformat"] == "datetime.datetime.isoformat"
+    assert t["other.add"] is None  # a factory's return type is not guessed
+    assert "fresh" not in t and "other" not in t  # plain uses of locals are no references

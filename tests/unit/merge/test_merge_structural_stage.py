@@ -7,9 +7,9 @@ import ast
 import libcst as cst
 
 from fleet.merge import Clean, Conflicted, merge3
-from fleet.merge._imports import merge_import_from
-from fleet.merge._pykeys import formatting_only, identity, keyed
+from fleet.merge._pykeys import code, formatting_only, identity, keyed
 from fleet.merge._python import structural_merge
+from fleet.merge._sets import merge_name_set
 from fleet.merge.profile import PYTHON, profile_for
 
 BASE = "import os\n\n\ndef f():\n    return 1\ndef g():\n    return 2\n"
@@ -53,11 +53,32 @@ def test_import_names_merge_as_sets() -> None:
     base = _stmt("from m import (\n    a,\n    b,\n)\n")
     ours = _stmt("from m import (\n    a,\n    b,\n    c,\n)\n")
     theirs = _stmt("from m import (\n    b,\n    d,\n)\n")
-    merged = merge_import_from(base, ours, theirs)
+    merged = merge_name_set(base, ours, theirs)
     assert merged is not None
-    assert cst.Module(body=[merged]).code == "from m import (\n    b,\n    d,\n    c,\n)\n"
+    assert cst.Module(body=[merged]).code == "from m import (\n    b,\n    c,\n    d,\n)\n"
     star = _stmt("from m import *\n")
-    assert merge_import_from(star, star, star) is None
+    assert merge_name_set(star, star, star) is None
+
+
+def test_sorted_names_stay_sorted_and_all_merges_as_a_set() -> None:
+    base = _stmt("from m import b, d\n")
+    merged = merge_name_set(
+        base, _stmt("from m import a, b, d\n"), _stmt("from m import b, c, d\n")
+    )
+    assert merged is not None and code(merged) == "from m import a, b, c, d\n"
+    base = _stmt('__all__ = ["Zeta", "Alpha"]\n')
+    ours = _stmt('__all__ = ["Zeta", "Alpha", "Beta"]\n')
+    theirs = _stmt('__all__ = ["Zeta", "Gamma"]\n')
+    merged = merge_name_set(base, ours, theirs)
+    assert merged is not None and code(merged) == '__all__ = ["Zeta", "Beta", "Gamma"]\n'
+
+
+def test_name_sets_refuse_what_is_not_a_set() -> None:
+    base = _stmt('X = ["a", f()]\n')
+    assert merge_name_set(base, _stmt('X = ["a", f(), "b"]\n'), _stmt('X = ["c", f()]\n')) is None
+    base = _stmt("from m import a\n")
+    commented = _stmt("from m import a, c  # why\n")
+    assert merge_name_set(base, _stmt("from m import a, b\n"), commented) is None
 
 
 def test_parse_failure_returns_none_and_merge3_keeps_line_result() -> None:

@@ -164,3 +164,17 @@ def test_fleet_verify_exit_codes(
     assert "REJECT   impacted_tests" in capsys.readouterr().out
     assert main(["verify", str(lib_repo), str(good), *common]) == 2
     assert "UNKNOWN  lease_scope" in capsys.readouterr().out
+
+
+def test_the_graph_selects_the_impacted_tests(
+    lib_repo: Path, make_patch: MakePatch, bwrap_sandbox: Sandbox
+) -> None:
+    from fleet.graph import index
+
+    graph = index(lib_repo)
+    assert graph.tests_reaching(["lib.py::total"]) == ["tests/test_lib.py::test_total"]
+    patch = make_patch({"lib.py": LIB.replace("return sum(values)", "return sum(values) + 1")})
+    got = by_gate(run_gates(lib_repo, patch, ["lib.py::total"], sandbox=bwrap_sandbox,
+                            graph=graph, options=DYNAMIC))["impacted_tests"]
+    assert got.status == "reject" and got.details["selected_by"].startswith("the graph")
+    assert got.details["targets"] == ["tests/test_lib.py"]

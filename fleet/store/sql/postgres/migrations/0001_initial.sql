@@ -78,6 +78,10 @@ DECLARE
     v_blocked boolean := false;
     v_expired boolean;
     v_token bigint;
+    v_row record;
+    v_anc text[];
+    v_lo text;
+    v_hi text;
 BEGIN
     FOR v_lock IN
         SELECT plan.k, bool_or(plan.x) AS x FROM (
@@ -96,32 +100,45 @@ BEGIN
     END LOOP;
     v_now := fleet_now();
     FOR i IN 1 .. v_n LOOP
-        SELECT bool_or(l.expires_at <= v_now) INTO v_expired
-        FROM leases l
-        WHERE l.holder <> p_holder
-          AND (p_modes[i] = 'write' OR l.mode = 'write')
-          AND (l.symbol = p_symbols[i] OR l.symbol = ANY (fleet_ancestors(p_symbols[i]))
-               OR (l.symbol >= fleet_descendant_lo(p_symbols[i])
-                   AND l.symbol < fleet_descendant_hi(p_symbols[i])));
-        IF v_expired THEN
+        v_anc := fleet_ancestors(p_symbols[i]);
+        v_lo := fleet_descendant_lo(p_symbols[i]);
+        v_hi := fleet_descendant_hi(p_symbols[i]);
+        v_expired := false;
+        FOR v_row IN
+            SELECT l.id, l.symbol, l.mode, l.holder, l.token, l.expires_at
+            FROM leases l
+            WHERE l.holder <> p_holder
+              AND (p_modes[i] = 'write' OR l.mode = 'write')
+              AND (l.symbol = p_symbols[i] OR l.symbol = ANY (v_anc)
+                   OR (l.symbol >= v_lo AND l.symbol < v_hi))
+        LOOP
+            IF v_row.expires_at <= v_now THEN
+                v_expired := true;
+            ELSE
+                v_blocked := true;
+                RETURN QUERY SELECT false, v_row.id, v_row.symbol::text, v_row.mode,
+                    v_row.holder, v_row.token, v_row.expires_at;
+            END IF;
+        END LOOP;
+        IF v_expired AND NOT v_blocked THEN
+            -- Under the row locks (id order), a concurrent renewal either already extended a
+            -- lease (not deleted: it blocks us below) or finds it gone.
             DELETE FROM leases d WHERE d.id IN (
                 SELECT l.id FROM leases l
                 WHERE l.expires_at <= v_now
-                  AND (l.symbol = p_symbols[i] OR l.symbol = ANY (fleet_ancestors(p_symbols[i]))
-                       OR (l.symbol >= fleet_descendant_lo(p_symbols[i])
-                           AND l.symbol < fleet_descendant_hi(p_symbols[i])))
+                  AND (l.symbol = p_symbols[i] OR l.symbol = ANY (v_anc)
+                       OR (l.symbol >= v_lo AND l.symbol < v_hi))
                 ORDER BY l.id FOR UPDATE);
-        END IF;
-        RETURN QUERY
-            SELECT false, l.id, l.symbol::text, l.mode, l.holder, l.token, l.expires_at
-            FROM leases l
-            WHERE l.expires_at > v_now AND l.holder <> p_holder
-              AND (p_modes[i] = 'write' OR l.mode = 'write')
-              AND (l.symbol = p_symbols[i] OR l.symbol = ANY (fleet_ancestors(p_symbols[i]))
-                   OR (l.symbol >= fleet_descendant_lo(p_symbols[i])
-                       AND l.symbol < fleet_descendant_hi(p_symbols[i])));
-        IF FOUND THEN
-            v_blocked := true;
+            RETURN QUERY
+                SELECT false, l.id, l.symbol::text, l.mode, l.holder, l.token, l.expires_at
+                FROM leases l
+                WHERE l.expires_at > v_now AND l.holder <> p_holder
+                  AND (p_modes[i] = 'write' OR l.mode = 'write')
+                  AND (l.symbol = p_symbols[i] OR l.symbol = ANY (v_anc)
+                       OR (l.symbol >= v_lo AND l.symbol < v_hi));
+            IF FOUND THEN
+                v_blocked := true;
+            END IF;
         END IF;
     END LOOP;
     IF v_blocked THEN

@@ -1,0 +1,386 @@
+"""Benchmark: the tree-sitter symbol index against an ``ast`` peer, in the same run.
+
+Corpora: Django 5.1.4 (sdist fetched with ``pip download`` into benchmarks/.cache) and the
+running interpreter's stdlib (without site-packages). Each measurement runs in a fresh
+subprocess (so peak RSS is its own), tree-sitter and ast interleaved, median of 3.
+
+    .venv/bin/python benchmarks/bench_index.py [--runs 3] [--corpus django|stdlib ...]
+
+Measured per corpus:
+- extraction (parse + symbols + references) for both: lines per CPU-second, symbols per
+  second, peak RSS; symbol ids compared per file on the files both parse cleanly;
+- tree-sitter only: resolve + graph build + SCC condensation + lock ranks (CPU-s), the whole
+  ``index()`` (CPU-s), save/load of a snapshot, and a 1-file incremental re-index.
+Writes benchmarks/results/bench_index.json and prints a markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import sysconfig
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+CACHE = HERE / ".cache"
+RESULTS = HERE / "results"
+DJANGO = "5.1.4"
+sys.path.insert(0, str(ROOT))
+
+
+# -- corpora ---------------------------------------------------------------------------------
+def django_corpus() -> Path:
+    target = CACHE / f"Django-{DJANGO}"
+    if target.is_dir():
+        return target
+    CACHE.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "download", f"django=={DJANGO}", "--no-deps",
+         "--no-binary", ":all:", "-d", str(CACHE), "-q"],
+        check=True,
+    )
+    sdist = next(CACHE.glob(f"[Dd]jango-{DJANGO}.tar.gz"))
+    with tarfile.open(sdist) as tar:
+        tar.extractall(CACHE, filter="data")
+    return target
+
+
+def corpora(names: list[str]) -> dict[str, tuple[Path, list[str]]]:
+    out: dict[str, tuple[Path, list[str]]] = {}
+    for name in names:
+        if name == "django":
+            out[name] = (django_corpus(), [])
+        elif name == "stdlib":
+            out[name] = (Path(sysconfig.get_paths()["stdlib"]), ["site-packages"])
+        else:
+            raise SystemExit(f"unknown corpus {name}")
+    return out
+
+
+def corpus_files(root: Path, exclude: list[str]) -> list[str]:
+    from fleet.graph import source_files
+
+    return source_files(root, frozenset({"python"}), exclude)
+
+
+def rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+# -- workers (run in a subprocess each) ------------------------------------------------------
+def worker_treesitter(root: Path, exclude: list[str], ids_out: Path) -> dict[str, object]:
+    from fleet.graph._extract import extract
+    from fleet.graph._graph import SymbolGraph
+    from fleet.graph._index import _read
+    from fleet.graph._lang import spec_for
+    from fleet.graph._resolve import Resolver, python_module_names
+
+    paths = corpus_files(root, exclude)
+    modules = python_module_names(paths)
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    data = {}
+    lines = 0
+    for rel in paths:
+        spec = spec_for(rel)
+        assert spec is not None
+        record, src = _read(root, rel, "python", 10_000_000)
+        if src is None:
+            continue
+        lines += record.lines
+        data[rel] = extract(rel, src, spec, modules[rel], record)
+    cpu1, wall1 = time.process_time(), time.perf_counter()
+    symbols = sum(len(d.symbols) for d in data.values())
+    refs = sum(len(d.refs) for d in data.values())
+    ids = {p: sorted(s.id for s in d.symbols) for p, d in data.items() if d.record.status == "ok"}
+    ids_out.write_text(json.dumps(ids))
+    rss_extract = rss_mb()
+
+    cpu2 = time.process_time()
+    sym_map = {s.id: s for p in sorted(data) for s in data[p].symbols}
+    resolver = Resolver(data, sym_map)
+    resolved = {p: resolver.resolve_file(d) for p, d in data.items()}
+    cpu3 = time.process_time()
+    graph = SymbolGraph(root, data, resolved)
+    cpu4 = time.process_time()
+    graph.lock_rank(next(iter(graph.symbols)))
+    cpu5 = time.process_time()
+    return {
+        "files": len(paths), "lines": lines, "symbols": symbols, "references": refs,
+        "extract_cpu_s": cpu1 - cpu0, "extract_wall_s": wall1 - wall0,
+        "resolve_cpu_s": cpu3 - cpu2, "graph_cpu_s": cpu4 - cpu3, "rank_cpu_s": cpu5 - cpu4,
+        "resolved_share": graph.resolved_share(), "sccs": len(graph.sccs()),
+        "largest_scc": max((len(c) for c in graph.sccs()), default=1),
+        "edges": graph.graph.number_of_edges(),
+        "rss_extract_mb": rss_extract, "rss_mb": rss_mb(),
+    }
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _chain(node: ast.expr) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def ast_extract(rel: str, src: bytes) -> tuple[list[str], int] | None:
+    """The peer: the same symbol rules as the tree-sitter query, and dotted references
+    (calls, attribute chains, plain names in value positions), with an iterative walk."""
+    try:
+        tree = ast.parse(src)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    ids = {f"{rel}::<module>"}
+    refs = 0
+    # (node, qualname prefix, kind of the innermost definition, directly in a body?)
+    stack: list[tuple[ast.AST, str, str]] = [(tree, "", "module")]
+    while stack:
+        node, prefix, outer = stack.pop()
+        if isinstance(node, _SCOPES):
+            qual = f"{prefix}.{node.name}" if prefix else node.name
+            ids.add(f"{rel}::{qual}")
+            kind = "class" if isinstance(node, ast.ClassDef) else "function"
+            if isinstance(node, ast.ClassDef):
+                _variables(node.body, rel, qual, ids)
+            for child in ast.iter_child_nodes(node):
+                stack.append((child, qual, kind))
+            continue
+        if isinstance(node, ast.Module):
+            _variables(node.body, rel, "", ids)
+        if isinstance(node, ast.Call):
+            if _chain(node.func) is not None:
+                refs += 1
+        elif isinstance(node, ast.Attribute):
+            if isinstance(node.value, ast.Name):
+                refs += 1  # the innermost `name.attr` of a chain, as the query captures it
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            refs += 1
+        for child in ast.iter_child_nodes(node):
+            stack.append((child, prefix, outer))
+    return sorted(ids), refs
+
+
+def _variables(body: list[ast.stmt], rel: str, prefix: str, ids: set[str]) -> None:
+    for stmt in body:
+        target: ast.expr | None = None
+        if isinstance(stmt, ast.Assign):
+            target = stmt.targets[0]
+        elif isinstance(stmt, ast.AnnAssign):
+            target = stmt.target
+        if isinstance(target, ast.Name):
+            ids.add(f"{rel}::{prefix}.{target.id}" if prefix else f"{rel}::{target.id}")
+
+
+def worker_ast(root: Path, exclude: list[str], ids_out: Path) -> dict[str, object]:
+    paths = corpus_files(root, exclude)
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    lines = symbols = refs = failed = 0
+    ids: dict[str, list[str]] = {}
+    for rel in paths:
+        src = (root / rel).read_bytes()
+        lines += src.count(b"\n") + (1 if src and not src.endswith(b"\n") else 0)
+        got = ast_extract(rel, src)
+        if got is None:
+            failed += 1
+            continue
+        ids[rel] = got[0]
+        symbols += len(got[0])
+        refs += got[1]
+    cpu1, wall1 = time.process_time(), time.perf_counter()
+    ids_out.write_text(json.dumps(ids))
+    return {"files": len(paths), "lines": lines, "symbols": symbols, "references": refs,
+            "unparsed": failed, "extract_cpu_s": cpu1 - cpu0, "extract_wall_s": wall1 - wall0,
+            "rss_mb": rss_mb()}
+
+
+def worker_index(root: Path, exclude: list[str], scratch: Path) -> dict[str, object]:
+    """The whole ``index()``, a snapshot save/load, and a 1-file incremental re-index (on a
+    copy of the corpus, so the cache is never modified)."""
+    from fleet.graph import index, load
+
+    copy = scratch / "corpus"
+    shutil.copytree(root, copy, symlinks=True,
+                    ignore=shutil.ignore_patterns("__pycache__", *exclude))
+    cpu0 = time.process_time()
+    graph = index(copy, exclude=exclude, languages={"python"})
+    graph.lock_rank(next(iter(graph.symbols)))
+    cpu1 = time.process_time()
+    snap = graph.save(scratch / "graph.pickle")
+    w0 = time.perf_counter()
+    loaded = load(snap)
+    load_s = time.perf_counter() - w0
+    assert len(loaded.symbols) == len(graph.symbols)
+    target = max((p for p in graph.files if graph.files[p].status == "ok"),
+                 key=lambda p: (graph.files[p].lines < 2000, graph.files[p].lines))
+    path = copy / target
+    text = path.read_text(encoding="utf-8")
+    # 1) a body-only edit (what a fix usually is): the file's interface is unchanged
+    marker = "\n    return "
+    at = text.find(marker)
+    edited = text[:at] + "\n    _bench = 1" + text[at:] if at >= 0 else text + "\n# edited\n"
+    path.write_text(edited, encoding="utf-8")
+    c0, w1 = time.process_time(), time.perf_counter()
+    body = index(copy, previous=graph, exclude=exclude, languages={"python"})
+    body_cpu, body_wall = time.process_time() - c0, time.perf_counter() - w1
+    # 2) an interface edit: a new function, so every file's references are re-resolved
+    path.write_text(edited + "\n\ndef _bench_added(x):\n    return len(x)\n", encoding="utf-8")
+    c0, w1 = time.process_time(), time.perf_counter()
+    again = index(copy, previous=body, exclude=exclude, languages={"python"})
+    inc_cpu, inc_wall = time.process_time() - c0, time.perf_counter() - w1
+    assert f"{target}::_bench_added" in again.symbols
+    return {"index_cpu_s": cpu1 - cpu0, "snapshot_mb": snap.stat().st_size / 2**20,
+            "load_s": load_s, "incremental_file": target,
+            "body_edit_cpu_s": body_cpu, "body_edit_wall_s": body_wall,
+            "interface_edit_cpu_s": inc_cpu, "interface_edit_wall_s": inc_wall,
+            "rss_mb": rss_mb()}
+
+
+# -- driver ---------------------------------------------------------------------------------
+def run_worker(kind: str, root: Path, exclude: list[str], out: Path) -> dict[str, object]:
+    cmd = [sys.executable, __file__, "--worker", kind, "--root", str(root), "--out", str(out)]
+    for pat in exclude:
+        cmd += ["--exclude", pat]
+    res = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if res.returncode != 0:
+        raise SystemExit(f"worker {kind} failed:\n{res.stderr}")
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def compare_ids(ts_ids: dict[str, list[str]], peer_ids: dict[str, list[str]]) -> dict[str, int]:
+    both = sorted(set(ts_ids) & set(peer_ids))
+    mismatched = [p for p in both if ts_ids[p] != peer_ids[p]]
+    return {"files_compared": len(both), "files_mismatched": len(mismatched),
+            "symbols_ts": sum(len(ts_ids[p]) for p in both),
+            "symbols_ast": sum(len(peer_ids[p]) for p in both),
+            "examples": mismatched[:5]}  # type: ignore[dict-item]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--corpus", action="append", choices=["django", "stdlib"])
+    parser.add_argument("--worker", choices=["ts", "ast", "index"])
+    parser.add_argument("--root", type=Path)
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--exclude", action="append", default=[])
+    args = parser.parse_args()
+    if args.worker:
+        fn = {"ts": worker_treesitter, "ast": worker_ast, "index": worker_index}[args.worker]
+        print(json.dumps(fn(args.root, args.exclude, args.out)))
+        return 0
+
+    results: dict[str, object] = {"python": sys.version.split()[0], "cpus": os.cpu_count(),
+                                  "load_avg_start": os.getloadavg()[0]}
+    for name, (root, exclude) in corpora(args.corpus or ["django", "stdlib"]).items():
+        runs: dict[str, list[dict[str, object]]] = {"ts": [], "ast": [], "index": []}
+        with tempfile.TemporaryDirectory(prefix="bench_index_") as tmp:
+            scratch = Path(tmp)
+            for i in range(args.runs):  # interleaved: ts, ast, ts, ast, ...
+                for kind in ("ts", "ast"):
+                    runs[kind].append(run_worker(kind, root, exclude, scratch / f"{kind}.json"))
+                    print(f"{name} run {i + 1} {kind}: {runs[kind][-1]['extract_cpu_s']:.2f} CPU-s",
+                          file=sys.stderr)
+            ids = compare_ids(json.loads((scratch / "ts.json").read_text()),
+                              json.loads((scratch / "ast.json").read_text()))
+            for i in range(args.runs):
+                sub = scratch / f"index{i}"
+                sub.mkdir()
+                runs["index"].append(run_worker("index", root, exclude, sub))
+        results[name] = summarize(runs, ids)
+    results["load_avg_end"] = os.getloadavg()[0]
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "bench_index.json").write_text(json.dumps(results, indent=2) + "\n")
+    print(table(results))
+    return 0
+
+
+def _median(rows: list[dict[str, object]], key: str) -> float:
+    return statistics.median(float(r[key]) for r in rows)  # type: ignore[arg-type]
+
+
+def summarize(runs: dict[str, list[dict[str, object]]], ids: dict[str, int]) -> dict[str, object]:
+    ts, peer, idx = runs["ts"], runs["ast"], runs["index"]
+    lines = float(ts[0]["lines"])  # type: ignore[arg-type]
+    ts_cpu, ast_cpu = _median(ts, "extract_cpu_s"), _median(peer, "extract_cpu_s")
+    return {
+        "files": ts[0]["files"], "lines": int(lines),
+        "ts_symbols": ts[0]["symbols"], "ast_symbols": peer[0]["symbols"],
+        "ts_references": ts[0]["references"], "ast_references": peer[0]["references"],
+        "ast_unparsed": peer[0]["unparsed"],
+        "ts_extract_cpu_s": ts_cpu, "ast_extract_cpu_s": ast_cpu,
+        "ts_lines_per_cpu_s": lines / ts_cpu, "ast_lines_per_cpu_s": lines / ast_cpu,
+        "speedup": ast_cpu / ts_cpu,
+        "ts_symbols_per_s": float(ts[0]["symbols"]) / _median(ts, "extract_wall_s"),  # type: ignore[arg-type]
+        "ast_symbols_per_s": float(peer[0]["symbols"]) / _median(peer, "extract_wall_s"),  # type: ignore[arg-type]
+        "ts_rss_extract_mb": _median(ts, "rss_extract_mb"), "ast_rss_mb": _median(peer, "rss_mb"),
+        "ts_rss_mb": _median(ts, "rss_mb"),
+        "resolve_cpu_s": _median(ts, "resolve_cpu_s"), "graph_cpu_s": _median(ts, "graph_cpu_s"),
+        "rank_cpu_s": _median(ts, "rank_cpu_s"),
+        "graph_and_ranks_cpu_s": _median(ts, "graph_cpu_s") + _median(ts, "rank_cpu_s"),
+        "resolved_share": ts[0]["resolved_share"], "sccs": ts[0]["sccs"],
+        "largest_scc": ts[0]["largest_scc"], "edges": ts[0]["edges"],
+        "index_cpu_s": _median(idx, "index_cpu_s"), "snapshot_mb": _median(idx, "snapshot_mb"),
+        "load_s": _median(idx, "load_s"), "incremental_file": idx[0]["incremental_file"],
+        "body_edit_cpu_s": _median(idx, "body_edit_cpu_s"),
+        "body_edit_wall_s": _median(idx, "body_edit_wall_s"),
+        "interface_edit_cpu_s": _median(idx, "interface_edit_cpu_s"),
+        "interface_edit_wall_s": _median(idx, "interface_edit_wall_s"),
+        "symbol_comparison": ids,
+    }
+
+
+def table(results: dict[str, object]) -> str:
+    names = [n for n in ("django", "stdlib") if n in results]
+    rows = [
+        ("files / lines", lambda r: f"{r['files']} / {r['lines']:,}"),
+        ("extract CPU-s: tree-sitter / ast (median of 3)",
+         lambda r: f"{r['ts_extract_cpu_s']:.2f} / {r['ast_extract_cpu_s']:.2f}"),
+        ("lines per CPU-s: tree-sitter / ast",
+         lambda r: f"{r['ts_lines_per_cpu_s']:,.0f} / {r['ast_lines_per_cpu_s']:,.0f}"),
+        ("speed-up over ast", lambda r: f"{r['speedup']:.2f}x"),
+        ("symbols per s: tree-sitter / ast",
+         lambda r: f"{r['ts_symbols_per_s']:,.0f} / {r['ast_symbols_per_s']:,.0f}"),
+        ("symbols: tree-sitter / ast (all files)",
+         lambda r: f"{r['ts_symbols']:,} / {r['ast_symbols']:,}"),
+        ("files both parse: compared / symbol sets differ",
+         lambda r: f"{r['symbol_comparison']['files_compared']} / "
+                   f"{r['symbol_comparison']['files_mismatched']}"),
+        ("peak RSS MB: tree-sitter extract / ast",
+         lambda r: f"{r['ts_rss_extract_mb']:.0f} / {r['ast_rss_mb']:.0f}"),
+        ("resolve CPU-s", lambda r: f"{r['resolve_cpu_s']:.2f}"),
+        ("graph build + condensation + ranks CPU-s",
+         lambda r: f"{r['graph_cpu_s']:.2f} + {r['rank_cpu_s']:.2f}"),
+        ("whole index() CPU-s", lambda r: f"{r['index_cpu_s']:.2f}"),
+        ("references resolved", lambda r: f"{r['resolved_share']:.1%}"),
+        ("SCCs (>1) / largest", lambda r: f"{r['sccs']} / {r['largest_scc']}"),
+        ("snapshot MB / load s", lambda r: f"{r['snapshot_mb']:.0f} / {r['load_s']:.2f}"),
+        ("1-file re-index, body edit: CPU-s / wall-s",
+         lambda r: f"{r['body_edit_cpu_s']:.2f} / {r['body_edit_wall_s']:.2f}"),
+        ("1-file re-index, new function: CPU-s / wall-s",
+         lambda r: f"{r['interface_edit_cpu_s']:.2f} / {r['interface_edit_wall_s']:.2f}"),
+    ]
+    out = ["| measure | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+    for label, fmt in rows:
+        out.append(f"| {label} | " + " | ".join(fmt(results[n]) for n in names) + " |")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

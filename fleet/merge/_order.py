@@ -1,0 +1,105 @@
+"""Which member goes where: renames matched to their base symbol, and the merged order of a run
+of commutative members that both sides changed (used by ``_python.merge_members``)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from fleet.merge._pykeys import Key, code, rule_for
+from fleet.merge.profile import LanguageProfile
+
+Maps = list[dict[Key, cst.BaseStatement]]
+
+
+def match_renames(
+    versions: list[list[tuple[Key, cst.BaseStatement]]],
+) -> list[list[tuple[Key, cst.BaseStatement]]]:
+    """A function or class that one side renamed, and changed in nothing else, keeps its base
+    identity on that side, so the other side's edits of it still meet it. Not when the new name
+    also exists on the other side, or when two base symbols fit."""
+    base_items = dict(versions[0])
+    result = [versions[0]]
+    for side, other in ((1, 2), (2, 1)):
+        items = versions[side]
+        side_keys = {key for key, _ in items}
+        other_keys = {key for key, _ in versions[other]}
+        gone = [key for key in base_items if key not in side_keys and key[0] in ("def", "class")]
+        renames: dict[Key, Key] = {}
+        for key, node in items:
+            if key in base_items or key in other_keys or key[0] not in ("def", "class"):
+                continue
+            assert isinstance(node, cst.FunctionDef | cst.ClassDef)
+            fits = []
+            for old in gone:
+                old_node = base_items[old]
+                assert isinstance(old_node, cst.FunctionDef | cst.ClassDef)
+                if old[0] == key[0] and code(node.with_changes(name=old_node.name)) == code(
+                    old_node
+                ):
+                    fits.append(old)
+            if len(fits) == 1 and fits[0] not in renames.values():
+                renames[key] = fits[0]
+        result.append([(renames.get(key, key), node) for key, node in items])
+    return result
+
+
+def resolve_order(
+    profile: LanguageProfile,
+    base: list[Key],
+    ours: list[Key],
+    theirs: list[Key],
+    maps: Maps,
+) -> list[Key] | None:
+    """The merged order of a conflicting run of commutative symbols, or None if unsure: the
+    skeleton is the side that reordered (at most one may), the other side's additions go after
+    their predecessor there, or last when they have none; additions of both sides at one place
+    come ours first, then theirs."""
+    base_map, ours_map, theirs_map = maps
+    for key in (*base, *ours, *theirs):
+        node = base_map.get(key) or ours_map.get(key) or theirs_map.get(key)
+        rule = rule_for(profile, node) if node is not None and key[0] != "anon" else None
+        if rule is None or not rule.commutative:
+            return None
+    common_ours = [key for key in ours if key in set(theirs)]
+    common_theirs = [key for key in theirs if key in set(ours)]
+    skeleton, other, skeleton_map = ours, theirs, ours_map
+    if common_ours != common_theirs:
+        common_base = [key for key in base if key in set(common_ours)]
+        if common_ours == common_base:
+            skeleton, other, skeleton_map = theirs, ours, theirs_map
+        elif common_theirs != common_base:
+            return None
+    result = list(skeleton)
+    other_map = theirs_map if skeleton is ours else ours_map
+
+    def added(key: Key) -> bool:  # a skeleton-side addition, absent from base and the other side
+        return key not in base_map and key not in other_map
+
+    def place(index: int) -> int:
+        """Where an addition of the other side goes at ``index``: after the skeleton's own
+        additions there if the skeleton is ours, before them if it is theirs."""
+        if skeleton is ours:
+            while index < len(result) and added(result[index]):
+                index += 1
+        else:
+            while index > 0 and added(result[index - 1]):
+                index -= 1
+        return index
+
+    position: int | None = None
+    front: list[Key] = []
+    for key in other:
+        if key in result:
+            if front:
+                index = place(result.index(key))
+                result[index:index] = front
+                front = []
+            position = result.index(key) + 1
+        elif key not in skeleton_map and key not in base_map:  # added by the other side
+            if position is None:
+                front.append(key)
+            else:
+                position = place(position)
+                result.insert(position, key)
+                position += 1
+    return result + front if skeleton is ours else front + result

@@ -1,0 +1,128 @@
+"""Statements whose items are a set (profile strategy ``name_set``): ``from m import a, b`` and
+``__all__ = ["a", "b"]``. Both sides' additions are kept, either side's removals are applied."""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+
+Item = TypeVar("Item", cst.ImportAlias, cst.Element)
+_RENDERER = cst.Module(body=[])
+
+
+def _alias_key(alias: cst.ImportAlias) -> str:
+    asname = alias.asname
+    target = get_full_name_for_node(asname.name) if asname is not None else ""
+    return f"{get_full_name_for_node(alias.name)} as {target}"
+
+
+def _element_key(element: cst.Element) -> str:
+    return str(element.value.evaluated_value) if isinstance(element.value, cst.SimpleString) else ""
+
+
+def _merge_items(
+    base: Sequence[Item], ours: Sequence[Item], theirs: Sequence[Item], key: Callable[[Item], str]
+) -> list[Item] | None:
+    """Ours' items minus removals, plus theirs' additions after their predecessor and after ours'
+    additions there (or in sorted position when ours' items are sorted). Ours' separators are
+    reused."""
+    keys_b, keys_o = {key(i) for i in base}, {key(i) for i in ours}
+    keys_t = {key(i) for i in theirs}
+    if len(keys_o) != len(ours) or len(keys_t) != len(theirs) or "" in keys_o | keys_t:
+        return None  # duplicates or items that are not plain names
+    removed = (keys_b - keys_o) | (keys_b - keys_t)
+    result = [i for i in ours if key(i) not in removed]
+    kept = [key(i) for i in result]
+    keep_sorted = len(kept) > 1 and kept == sorted(kept)
+    position = None
+    for item in theirs:
+        present = [key(i) for i in result]
+        if key(item) in present:
+            position = present.index(key(item)) + 1
+        elif key(item) not in keys_b and key(item) not in keys_o:
+            if keep_sorted:
+                index = bisect.bisect(present, key(item))
+            else:
+                index = len(result) if position is None else position
+                while index < len(result) and present[index] not in keys_b | keys_t:
+                    index += 1  # ours' own additions at this place come first
+            result.insert(index, item)
+            position = index + 1
+    if not result or not ours:
+        return None
+    separators = [i.comma for i in ours[:-1] if isinstance(i.comma, cst.Comma)]
+    separator = (
+        separators[-1]
+        if separators
+        else cst.Comma(cst.SimpleWhitespace(""), cst.SimpleWhitespace(" "))
+    )
+    fixed = [i.with_changes(comma=separator) for i in result[:-1]]
+    fixed.append(result[-1].with_changes(comma=ours[-1].comma))
+    return fixed
+
+
+def _small(node: cst.BaseStatement) -> cst.BaseSmallStatement | None:
+    if isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1:
+        return node.body[0]
+    return None
+
+
+def _frame(node: cst.BaseStatement) -> str:
+    """The statement with its items replaced by one placeholder: what is not the set."""
+    inner = _small(node)
+    assert isinstance(node, cst.SimpleStatementLine)
+    if isinstance(inner, cst.ImportFrom):
+        bare: cst.BaseSmallStatement = inner.with_changes(
+            names=[cst.ImportAlias(name=cst.Name("_"))], lpar=None, rpar=None
+        )
+    else:
+        assert isinstance(inner, cst.Assign) and isinstance(inner.value, cst.List | cst.Tuple)
+        bare = inner.with_changes(value=cst.Name("_"))
+    return _RENDERER.code_for_node(node.with_changes(body=[bare]))
+
+
+def merge_name_set(
+    base: cst.BaseStatement, ours: cst.BaseStatement, theirs: cst.BaseStatement
+) -> cst.BaseStatement | None:
+    """Merge the item sets of ``from m import ...`` or of an assignment of a list or tuple of
+    strings (``__all__``). ``None`` when it is neither, when items repeat or are not plain
+    names, or when theirs changed anything but the items (a comment, say) unlike ours."""
+    inners = [_small(node) for node in (base, ours, theirs)]
+    if all(
+        isinstance(i, cst.ImportFrom) and not isinstance(i.names, cst.ImportStar) for i in inners
+    ):
+        stmts = [i for i in inners if isinstance(i, cst.ImportFrom)]
+        lists = [list(s.names) for s in stmts if not isinstance(s.names, cst.ImportStar)]
+        names = _merge_items(lists[0], lists[1], lists[2], _alias_key)
+        if names is None:
+            return None
+        if len(names) > 1 and stmts[1].lpar is None and isinstance(names[-1].comma, cst.Comma):
+            return None  # a bare trailing comma outside parentheses would not parse
+        merged: cst.BaseSmallStatement = stmts[1].with_changes(names=names)
+    elif all(
+        isinstance(i, cst.Assign) and isinstance(i.value, cst.List | cst.Tuple) for i in inners
+    ):
+        assigns = [i for i in inners if isinstance(i, cst.Assign)]
+        values = [a.value for a in assigns if isinstance(a.value, cst.List | cst.Tuple)]
+        if len({type(v) for v in values}) != 1 or (
+            not values[1].lpar and isinstance(values[1], cst.Tuple)
+        ):
+            return None
+        elements = [[e for e in v.elements if isinstance(e, cst.Element)] for v in values]
+        if any(len(e) != len(v.elements) for e, v in zip(elements, values, strict=True)):
+            return None  # starred elements
+        items = _merge_items(elements[0], elements[1], elements[2], _element_key)
+        if items is None:
+            return None
+        merged = assigns[1].with_changes(value=values[1].with_changes(elements=items))
+    else:
+        return None
+    frame_b, frame_o, frame_t = (_frame(node) for node in (base, ours, theirs))
+    if frame_t not in (frame_b, frame_o):
+        return None
+    assert isinstance(ours, cst.SimpleStatementLine)
+    return ours.with_changes(body=[merged])

@@ -1,0 +1,109 @@
+"""The whole chain on a temporary Dagster instance over a copy of the example repository:
+index -> findings -> work units -> candidate patches (batched, per-unit materializations and
+per-partition gate checks) -> verified patches -> integration -> hand-over; then a second sweep
+finds nothing new."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from dagster import AssetCheckKey, AssetKey, DagsterInstance
+
+from fleet.store import open_store
+from fleet.unit import latest_results
+from fleet_pipelines.commands._sweep import SweepReport, sweep
+from fleet_pipelines.definitions import GATES
+from fleet_pipelines.resources import FleetSettings
+from sandbox import Sandbox
+from tests.conftest import git
+
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
+
+
+@pytest.fixture
+def instance(tmp_path: Path) -> Iterator[DagsterInstance]:
+    (tmp_path / "dagster").mkdir()
+    with DagsterInstance.local_temp(str(tmp_path / "dagster")) as inst:
+        yield inst
+
+
+def _settings(tmp_path: Path, repo: Path) -> FleetSettings:
+    return FleetSettings.from_env({
+        "FLEET_HOME": str(tmp_path / "home"), "FLEET_REPO": str(repo), "FLEET_SANDBOX": "bwrap",
+        "FLEET_AGENTS": "2", "FLEET_CAMPAIGNS": "yaml-safe-load,datetime-utcnow"})
+
+
+def _checks(instance: DagsterInstance, key: AssetKey, gate: str) -> dict[str, str]:
+    """Per partition, the latest recorded status of one gate's check."""
+    records = instance.event_log_storage.get_asset_check_execution_history(
+        AssetCheckKey(key, f"candidate_patches_{gate}"), limit=1000)
+    out: dict[str, str] = {}
+    for rec in sorted(records, key=lambda r: r.id):
+        if rec.partition is not None:
+            out[rec.partition] = rec.status.value
+    return out
+
+
+def test_the_whole_chain_then_nothing_new(
+    tmp_path: Path, acme_repo: Path, instance: DagsterInstance, bwrap: Sandbox
+) -> None:
+    settings = _settings(tmp_path, acme_repo)
+    report = sweep(settings, instance, say=lambda _: None)
+    yaml_report, utc_report = report.campaigns
+    store = open_store(settings.store_url)
+
+    # yaml-safe-load: every unit verified, integrated on one branch whose tests pass
+    yaml_results = latest_results(store.ledger, "yaml-safe-load")
+    assert len(yaml_results) == len(yaml_report.units) >= 3
+    assert {r.status for r in yaml_results.values()} == {"verified"}
+    integration = yaml_report.integration
+    assert integration is not None and integration["tests_passed"] is True
+    assert sorted(integration["merged"]) == sorted(yaml_results)
+    branch = "fleet/yaml-safe-load/integration"
+    for path in {p for r in yaml_results.values() for p in r.paths}:
+        text = git(acme_repo, "show", f"{branch}:{path}")
+        assert "safe_load" in text or "SafeLoader" in text
+    tree = tmp_path / "check"
+    git(acme_repo, "worktree", "add", "-q", "--detach", str(tree), branch)
+    run = bwrap.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=tree,
+                    env={"PATH": "/usr/bin:/bin", "HOME": "/tmp"}, timeout=600)
+    assert run.ok, run.stdout[-3000:]
+    assert yaml_report.change_url.endswith(branch)
+
+    # datetime-utcnow: a rejected unit names the gate that fired
+    utc_results = latest_results(store.ledger, "datetime-utcnow")
+    rejected = [r for r in utc_results.values() if r.status == "rejected"]
+    assert rejected and all(r.rejected_by in GATES for r in rejected)
+    assert {k: u["gate"] for k, u in utc_report.units.items() if u["status"] == "rejected"} == {
+        r.unit: r.rejected_by for r in rejected}
+
+    # Dagster: a materialization per unit, verified_patches only for the verified ones, and the
+    # rejecting gate recorded as a failed check on that unit's partition
+    utc = ["datetime_utcnow"]
+    cand = instance.get_materialized_partitions(AssetKey([*utc, "candidate_patches"]))
+    assert cand == set(utc_results)
+    verified = instance.get_materialized_partitions(AssetKey([*utc, "verified_patches"]))
+    assert verified == {k for k, r in utc_results.items() if r.status == "verified"}
+    assert instance.get_materialized_partitions(
+        AssetKey(["yaml_safe_load", "verified_patches"])) == set(yaml_results)
+    first = rejected[0]
+    assert first.rejected_by is not None
+    gate_checks = _checks(instance, AssetKey([*utc, "candidate_patches"]), first.rejected_by)
+    assert gate_checks[first.unit] == "FAILED"
+    applies = _checks(instance, AssetKey([*utc, "candidate_patches"]), "applies")
+    assert set(applies.values()) == {"SUCCEEDED"}
+    assert store.ledger.verify() == []
+    assert git(acme_repo, "status", "--porcelain") == ""
+
+    second: SweepReport = sweep(settings, instance, say=lambda _: None)
+    assert [c.new_units for c in second.campaigns] == [0, 0]
+    assert [c.batches for c in second.campaigns] == [0, 0]
+    assert len(latest_results(store.ledger, "yaml-safe-load")) == len(yaml_results)
+    assert len(store.ledger.events(kind="integration.finished", campaign="yaml-safe-load")) == 1
+    store.close()
+    subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=acme_repo,
+                   check=False)
