@@ -6,12 +6,20 @@
 ``assets._seams``; the composition root is ``fleet_pipelines.definitions``.
 """
 
-from assets.campaign import AGENT_POOL, CampaignAssets, campaign_assets, pending_units, slug
+from assets.campaign import (
+    AGENT_POOL,
+    TARGET_FILES_TAG,
+    CampaignAssets,
+    campaign_assets,
+    pending_units,
+    slug,
+)
 from assets.graph import SYMBOL_GRAPH, code_module_assets, symbol_graph
 
 __all__ = [
     "AGENT_POOL",
     "SYMBOL_GRAPH",
+    "TARGET_FILES_TAG",
     "CampaignAssets",
     "campaign_assets",
     "code_module_assets",

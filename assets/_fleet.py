@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from assets._modules import module_summary, save_summary
 from assets._seams import AgentSource, ForgeSource, SandboxSource, StoreSource
 from fleet.errors import ConfigError
-from fleet.integrate import IntegrationResult, pytest_runner
+from fleet.integrate import IntegrationResult, SelfMerge, fast_forward, pytest_runner
 from fleet.integrate import integrate as integrate_patches
 from fleet.types import ChangeRef, Finding, WorkUnit
 from fleet.unit import GitWorkspaces, UnitEnv, VerifyGates, latest_results, record_planned
@@ -100,10 +101,10 @@ def find(campaign: str, repo: Path, home: Path, store: StoreSource) -> FindRepor
                       known=statuses.count("known"), fixed=fixed)
 
 
-def plan(campaign: str, repo: Path, home: Path, base_branch: str, store: StoreSource
-         ) -> PlanReport:
-    """Plan the campaign's open findings into units on the head of ``base_branch``; every unit
-    is recorded in the ledger (``unit.planned``) once."""
+def plan(campaign: str, repo: Path, home: Path, base_branch: str, store: StoreSource,
+         only_paths: Sequence[str] | None = None) -> PlanReport:
+    """Plan the campaign's open findings (in ``only_paths`` when given) into units on the head
+    of ``base_branch``; every unit is recorded in the ledger (``unit.planned``) once."""
     from fleet.campaigns.matchers import find_findings
     from fleet.campaigns.spec import load_campaign
     from fleet.plan import plan_findings
@@ -112,7 +113,8 @@ def plan(campaign: str, repo: Path, home: Path, base_branch: str, store: StoreSo
     graph = load_graph(home)
     open_fps = {r.finding.fingerprint for r in store.store().findings.list(campaign)
                 if r.status in ("new", "known")}
-    findings = [f for f in find_findings(graph, spec) if f.fingerprint in open_fps]
+    findings = [f for f in find_findings(graph, spec) if f.fingerprint in open_fps
+                and (only_paths is None or f.path in only_paths)]
     result = plan_findings(graph, findings, spec, head_commit(repo, base_branch))
     new = record_planned(store.ledger(), result.units)
     return PlanReport(units=result.units, waves=len(result.waves), extra={
@@ -149,10 +151,21 @@ def integrate(campaign: str, repo: Path, home: Path, base_branch: str, store: St
     )
 
 
-def publish(campaign: str, repo: Path, store: StoreSource, forge: ForgeSource) -> ChangeRef | None:
-    """Hand the last integration branch over through the forge (``None`` if nothing merged)."""
+@dataclass(frozen=True)
+class Handover:
+    ref: ChangeRef
+    self_merge: SelfMerge | None = None
+
+
+def publish(campaign: str, repo: Path, base_branch: str, store: StoreSource, forge: ForgeSource
+            ) -> Handover | None:
+    """Hand the last integration branch over through the forge (``None`` if nothing merged);
+    fast-forward the base branch too when the campaign's autonomy is ``self_merge`` and the
+    combination passed its tests (every merged unit passed every gate to get there)."""
+    from fleet.campaigns.spec import load_campaign
+
     ledger = store.ledger()
-    done = [e for e in ledger.events(kind="integration.finished", campaign=campaign)]
+    done = ledger.events(kind="integration.finished", campaign=campaign)
     if not done or not done[-1].payload.get("merged"):
         return None
     last = done[-1].payload
@@ -167,9 +180,14 @@ def publish(campaign: str, repo: Path, store: StoreSource, forge: ForgeSource) -
         lines.append(f"- unit `{key}` ({', '.join(r.paths)}): {gates}")
     for key in last.get("semantic_conflicts", []):
         lines.append(f"- unit `{key}`: dropped (semantic conflict), requeued")
-    ref = forge.open(store.store()).publish(str(repo), str(last["branch"]),
-                                            f"fleet: {campaign}", "\n".join(lines),
-                                            labels=("fleet", campaign))
+    branch = str(last["branch"])
+    ref = forge.open(store.store()).publish(str(repo), branch, f"fleet: {campaign}",
+                                            "\n".join(lines), labels=("fleet", campaign))
     ledger.append("pull_request.published", {"ref": dataclasses.asdict(ref),
                   "units": list(last["merged"])}, campaign=campaign, actor="forge")
-    return ref
+    merge = None
+    if load_campaign(campaign).autonomy.mode == "self_merge" and last.get("tests_passed"):
+        merge = fast_forward(repo, base_branch, branch)
+        ledger.append("change.self_merge", dataclasses.asdict(merge), campaign=campaign,
+                      actor="forge")
+    return Handover(ref, merge)

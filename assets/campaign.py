@@ -46,6 +46,8 @@ from fleet.errors import KillSwitchEngaged
 from fleet.unit import TERMINAL, UnitResult, latest_results, load_units, run_units
 
 AGENT_POOL = "agent_sandbox"
+TARGET_FILES_TAG = "fleet/target_files"
+"""Run tag: comma-separated repository paths that limit planning (a dispatched job)."""
 # A Nothing-typed output carries no value (no IO manager) yet lets a batch's downstream
 # ``verified_patches`` run in the same run; the per-unit metadata follows as materializations.
 NOTHING = cast(DagsterType, Nothing)
@@ -108,10 +110,14 @@ def _campaign_assets(
     def work_units(context: AssetExecutionContext, store: ResourceParam[StoreSource],
                    repo: ResourceParam[RepoSource]) -> MaterializeResult:
         _check_killed(store)
-        plan = _fleet.plan(campaign, Path(repo.path), Path(repo.home), repo.base_branch, store)
+        targets = context.run.tags.get(TARGET_FILES_TAG)
+        only = tuple(t for t in targets.split(",") if t) if targets else None
+        plan = _fleet.plan(campaign, Path(repo.path), Path(repo.home), repo.base_branch, store,
+                           only_paths=only)
         keys = [u.key for u in plan.units]
         existing = set(context.instance.get_dynamic_partitions(partitions.name or ""))
-        obsolete = sorted(existing - set(keys))
+        # a plan limited to some files says nothing about the other units
+        obsolete = sorted(existing - set(keys)) if only is None else []
         for key in obsolete:
             context.instance.delete_dynamic_partition(partitions.name or "", key)
         new = [k for k in keys if k not in existing]
@@ -172,12 +178,15 @@ def _campaign_assets(
     def pull_requests(store: ResourceParam[StoreSource], repo: ResourceParam[RepoSource],
                       forge: ResourceParam[ForgeSource]) -> MaterializeResult:
         _check_killed(store)
-        ref = _fleet.publish(campaign, Path(repo.path), store, forge)
-        if ref is None:
+        done = _fleet.publish(campaign, Path(repo.path), repo.base_branch, store, forge)
+        if done is None:
             return MaterializeResult(metadata={"published": False})
-        return MaterializeResult(metadata={"published": True, "forge": ref.forge,
-                                           "branch": ref.branch, "number": ref.number or 0,
-                                           "url": ref.url, "state": ref.state})
+        ref, merge = done.ref, done.self_merge
+        return MaterializeResult(metadata={
+            "published": True, "forge": ref.forge, "branch": ref.branch,
+            "number": ref.number or 0, "url": ref.url, "state": ref.state,
+            "self_merged": bool(merge and merge.merged),
+            "self_merge": merge.reason if merge else "review required"})
 
     return CampaignAssets(
         campaign=campaign,

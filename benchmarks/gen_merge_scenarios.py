@@ -11,7 +11,11 @@ Every edit is a line edit of the base, so the expected merge is known by constru
 sides' edits applied to the base. Two insertions at the same line keep "after the previous
 symbol" before "before the next symbol", then ours before theirs.
 
-    python benchmarks/gen_merge_scenarios.py OUT [--count 400] [--seed 7]
+    python benchmarks/gen_merge_scenarios.py OUT [--count 400] [--seed 7] [--same-symbol 0.0]
+
+``--same-symbol S`` makes a share S of the scenarios edit one function on both sides instead
+(ours: a first statement, a parameter or a decorator; theirs: a last statement, a rewritten
+``return`` or a helper after it): the statement-level merge's test.
 
 writes ``OUT/<case>/{base,ours,theirs,actual}.py`` plus ``meta.json`` (file, symbols, edits).
 """
@@ -111,9 +115,10 @@ def symbol_edit(
     depth: int,
     side: str,
     rng: random.Random,
+    kinds: tuple[str, ...] = ("first", "last", "param", "decorator", "helper", "return"),
 ) -> Edit | None:
     """One agent-style edit of one symbol, or None if this kind does not fit it."""
-    kind = rng.choice(["first", "last", "param", "decorator", "helper", "return"])
+    kind = rng.choice(kinds)
     body = node.body
     if body[0].lineno == node.lineno:
         return None  # a one-line def
@@ -194,18 +199,30 @@ def apply(lines: list[str], edits: list[tuple[Edit, int]]) -> str:
     return "".join(out)
 
 
-def scenario(path: str, text: str, rng: random.Random) -> dict[str, object] | None:
+# With --same-symbol, both sides edit one function, in parts that do not overlap.
+SAME_SYMBOL_KINDS = (("first", "param", "decorator"), ("last", "return", "helper"))
+
+
+def scenario(
+    path: str, text: str, rng: random.Random, same_symbol: float = 0.0
+) -> dict[str, object] | None:
     tree = ast.parse(text)
     candidates = symbols(tree)
     if len(candidates) < 2:
         return None
     lines = text.splitlines(keepends=True)
-    (name_o, node_o, depth_o), (name_t, node_t, depth_t) = rng.sample(candidates, 2)
+    same = rng.random() < same_symbol
+    if same:
+        picked = rng.choice(candidates)
+        (name_o, node_o, depth_o), (name_t, node_t, depth_t) = picked, picked
+    else:
+        (name_o, node_o, depth_o), (name_t, node_t, depth_t) = rng.sample(candidates, 2)
     edits: list[tuple[Edit, int]] = []
     for side, (qualname, node, depth) in enumerate(
         ((name_o, node_o, depth_o), (name_t, node_t, depth_t))
     ):
-        edit = symbol_edit(lines, qualname, node, depth, ("ours", "theirs")[side], rng)
+        kinds = SAME_SYMBOL_KINDS[side] if same else SAME_SYMBOL_KINDS[0] + SAME_SYMBOL_KINDS[1]
+        edit = symbol_edit(lines, qualname, node, depth, ("ours", "theirs")[side], rng, kinds)
         if edit is None:
             return None
         edits.append((edit, side))
@@ -244,6 +261,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out", type=Path)
     parser.add_argument("--count", type=int, default=400)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--same-symbol",
+        type=float,
+        default=0.0,
+        help="Share of scenarios where both sides edit one function (non-overlapping parts).",
+    )
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
     sources = {p: t for p, t in sorted(django_sources().items()) if len(t) < 200_000}
@@ -251,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     made = 0
     while made < args.count:
         path = rng.choice(paths)
-        case = scenario(path, sources[path], rng)
+        case = scenario(path, sources[path], rng, args.same_symbol)
         if case is None:
             continue
         folder = args.out / f"{made:04d}"

@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from subprocess import Popen
+from subprocess import Popen, TimeoutExpired
 
 from sandbox._process import signal_tree
 from sandbox._protocol import Limits
@@ -113,15 +113,16 @@ class CgroupSet:
                 found.update(int(p) for p in (d / "cgroup.procs").read_text().split())
         return found
 
-    def kill_all(self) -> None:
-        """SIGKILL every process in the groups until they are empty (forks race the loop)."""
-        if self.version == 2 and "unified" in self.dirs:
+    def kill_all(self, exclude: int | None = None) -> None:
+        """SIGKILL every process in the groups but ``exclude`` until none is left (forks race
+        the loop)."""
+        if self.version == 2 and "unified" in self.dirs and exclude is None:
             kill_file = self.dirs["unified"] / "cgroup.kill"
             if kill_file.exists():
                 with contextlib.suppress(OSError):
                     kill_file.write_text("1")
         for _ in range(200):
-            pids = self.pids()
+            pids = self.pids() - {exclude}
             if not pids:
                 return
             for pid in pids:
@@ -217,7 +218,8 @@ def prelude(limits: Limits, group: CgroupSet | None, *, rlimits: bool = True) ->
 
     Without cgroups the rlimits carry the memory (address space) and process limits too.
     ``rlimits=False`` for backends whose host processes are the sandbox machinery itself (runsc,
-    qemu) and that apply the rlimits inside.
+    qemu) and that apply the rlimits inside. RLIMIT_NPROC is useless for host root (the kernel
+    exempts uid 0, even mapped into a user namespace), so as root only cgroups bound processes.
     """
     ulimits: list[str] = []
     if rlimits:
@@ -241,6 +243,12 @@ def tree_killer(group: CgroupSet | None) -> Callable[[Popen[bytes]], None]:
     """Kill the process group of the run and, with cgroups, every process in its groups."""
 
     def kill(proc: Popen[bytes]) -> None:
+        if group is not None and proc.poll() is None:
+            # Children first, so the direct child (bwrap's monitor, runsc) reaps them: killed
+            # first, its orphans would go to PID 1, which does not reap them on every machine.
+            group.kill_all(exclude=proc.pid)
+            with contextlib.suppress(TimeoutExpired):
+                proc.wait(timeout=0.2)
         signal_tree(proc)
         if group is not None:
             group.kill_all()

@@ -12,6 +12,7 @@ command is pid 2 of a fresh pid namespace, so when it exits everything it left b
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import subprocess
 import tempfile
@@ -187,6 +188,8 @@ class BwrapSandbox:
             "uid 65534 in a user namespace" if self._unprivileged(binary) else "root, caps dropped"
         )
         cg = "cgroups" if create_and_remove_cgroup() else "rlimits only"
+        if cg != "cgroups" and os.getuid() == 0:
+            cg += " (as root: no process limit, only the deadline stops a fork bomb)"
         return ProbeResult(self.name, True, f"{binary}: {mode}, limits via {cg}", latency, 10)
 
 

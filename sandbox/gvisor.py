@@ -33,7 +33,9 @@ from sandbox._process import run_process, signal_tree
 from sandbox._protocol import ExecResult, Limits, ProbeResult
 from sandbox.bwrap import SECRET_PATHS, SYSTEM_DIRS
 
-HOST_THREADS = 4096
+HOST_THREADS = 8192
+RUNSC_TASKS = 128
+HOST_TASKS_PER_PROCESS = 20
 
 
 @dataclass
@@ -175,9 +177,14 @@ class GVisorSandbox:
             config = self.oci_config(bundle, argv, cwd, sandbox_env(env), lim)
             (bundle / "config.json").write_text(json.dumps(config))
             runsc = self._runsc(binary)
-            # Processes inside gVisor are sentry tasks, not host processes: the host pids limit
-            # only bounds runsc's own threads; the command's limit goes in the OCI config.
-            host = dataclasses.replace(lim, processes=HOST_THREADS)
+            # Processes inside gVisor are sentry tasks, but under the ptrace platform each one
+            # costs ~18 host tasks (stub + tracer threads; measured with pids.peak), and runsc
+            # itself ~90: bound the host side accordingly, so a fork bomb ends on the limit
+            # within a second instead of loading the host with thousands of traced tasks.
+            host_pids = HOST_THREADS
+            if lim.processes is not None:
+                host_pids = min(HOST_THREADS, RUNSC_TASKS + HOST_TASKS_PER_PROCESS * lim.processes)
+            host = dataclasses.replace(lim, processes=host_pids)
             group = create_cgroups(host) if self.config.use_cgroups else None
             try:
                 raw = run_process(

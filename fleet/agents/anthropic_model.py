@@ -67,10 +67,12 @@ class AnthropicModel:
     backoff_max_s: float = 60.0
     sleep: Callable[[float], None] = time.sleep
     retries: list[dict[str, Any]] = field(default_factory=list)
+    name: str = field(default="", init=False)
 
     def __post_init__(self) -> None:
         import anthropic
 
+        self.name = f"anthropic:{self.model}"
         key = os.environ.get(self.api_key_env)
         if not key:
             raise ConfigError(f"{self.api_key_env} is not set in the orchestrator's environment")
@@ -78,10 +80,6 @@ class AnthropicModel:
         self._client = anthropic.Anthropic(
             api_key=key, base_url=self.base_url, timeout=self.timeout_s, max_retries=0
         )
-
-    @property
-    def name(self) -> str:
-        return f"anthropic:{self.model}"
 
     def close(self) -> None:
         """Close the SDK's HTTP connections."""

@@ -143,6 +143,8 @@ class ClaudeAgent:
                         else f"{name}: missing arguments {missing}"
                     )
                     ok = False
+                elif guard.tool_calls_spent() or guard.killed():
+                    ok, text = False, "refused: the tool-call budget is spent or the unit is killed"
                 else:
                     guard.tool_calls += 1
                     ok, text = tools.call(name, args)

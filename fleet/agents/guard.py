@@ -104,6 +104,10 @@ class BudgetGuard:
         if self.controls is not None and (self.day.max_cost_usd or self.day.max_tokens):
             self.controls.spend(self.day_scope, -reserved.usd, -reserved.tokens, None, None)
 
+    def tool_calls_spent(self) -> bool:
+        limit = self.budget.max_tool_calls
+        return limit is not None and self.tool_calls >= limit
+
     def killed(self) -> bool:
         if self.kill_switch is not None and self.kill_switch():
             return True

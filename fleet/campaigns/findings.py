@@ -3,9 +3,10 @@
 ``fingerprint(rule, symbol, node, occurrence)`` = sha256 of the rule, the enclosing symbol id and
 the *normalized syntax* of the matched tree-sitter node: its leaf tokens without comments or
 whitespace, string literals by value (quote style does not count), number literals lower-cased,
-and a trailing comma before a closing bracket dropped (what formatters add when they explode a
-call). So moving code, reformatting it (``ruff format``) or editing elsewhere in the file keeps the
-fingerprint, and any real edit of the matched code changes it. ``occurrence`` tells apart
+implicitly concatenated strings joined, and a trailing comma before a closing bracket dropped
+(what formatters do when they join strings or explode a call). So moving code, reformatting it
+(``ruff format``) or editing elsewhere in the file keeps the fingerprint, and any real edit of
+the matched code changes it. ``occurrence`` tells apart
 identical matches inside one symbol (counted in source order).
 """
 
@@ -37,7 +38,6 @@ __all__ = [
 
 FindingStatus = Literal["new", "known", "fixed", "suppressed"]
 _CLOSERS = {")", "]", "}"}
-_STRING_KINDS = {"string", "concatenated_string"}
 
 
 def normalized_syntax(node: ts.Node) -> str:
@@ -55,7 +55,12 @@ def normalized_syntax(node: ts.Node) -> str:
 def _tokens(node: ts.Node, out: list[str]) -> None:
     if node.type == "comment":
         return
-    if node.type in _STRING_KINDS and node.text is not None:
+    if node.type == "concatenated_string":  # "a" "b" and "ab" are one value (formatters join)
+        parts = [_string_value((c.text or b"").decode("utf-8", "replace"))
+                 for c in node.children if c.type == "string"]
+        out.append(_joined(parts))
+        return
+    if node.type == "string" and node.text is not None:
         out.append(_string_value(node.text.decode("utf-8", "replace")))
         return
     if node.child_count == 0:
@@ -67,6 +72,16 @@ def _tokens(node: ts.Node, out: list[str]) -> None:
         return
     for child in node.children:
         _tokens(child, out)
+
+
+def _joined(parts: list[str]) -> str:
+    try:
+        values = [ast.literal_eval(p) for p in parts]
+    except (ValueError, SyntaxError):
+        return " ".join(parts)
+    if all(isinstance(v, str) for v in values) or all(isinstance(v, bytes) for v in values):
+        return repr(values[0][:0].join(values))
+    return " ".join(parts)
 
 
 def _string_value(text: str) -> str:

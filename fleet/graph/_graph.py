@@ -4,15 +4,15 @@ Edges of ``graph`` (a ``networkx.DiGraph``) mean *u depends on v*; the edge attr
 is a sorted tuple drawn from ``imports``, ``calls``, ``inherits``, ``references`` and
 ``contains``. ``contains`` goes parent -> child (a module depends on its top-level symbols, a
 class on its methods): what a class does is what its members do, so changing a method reaches
-everything that uses the class, and a class whose method refers back to it forms one SCC with
-that method (one planning atom, as hierarchical leases would treat it anyway). Use
+everything that uses the class. A use of an enclosing symbol (``self.attr`` in a method
+resolving to its own class, a function naming its own module) adds no edge: containment already
+orders them, and such edges would make every class one SCC with its methods. Use
 ``dependencies(id, structural=False)`` to see only uses.
 """
 
 from __future__ import annotations
 
 import bisect
-import heapq
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -20,7 +20,8 @@ from typing import Any
 
 import networkx as nx
 
-from fleet.graph._model import EDGE_KIND, MODULE, FileData, FileRecord, Reference, Symbol
+from fleet.graph._edges import build_graph, condense, patch_graph
+from fleet.graph._model import MODULE, FileData, FileRecord, Reference, Symbol
 from fleet.graph._resolve import Resolver
 
 _TEST_BASE_SUFFIXES = ("TestCase",)
@@ -101,59 +102,11 @@ class SymbolGraph:
         return list(self._refs.get(path, ()))
 
     def _build_graph(self) -> nx.DiGraph:
-        symbols = self.symbols
-        succ: dict[str, dict[str, set[str]]] = {sid: {} for sid in sorted(symbols)}
-        for sym in symbols.values():
-            if sym.parent is not None:
-                succ[sym.parent].setdefault(sym.id, set()).add("contains")
-        for refs in self._refs.values():
-            _add_refs(succ, refs, symbols)
-        # Filling networkx's adjacency dicts directly is ~3x faster than add_edges_from, which
-        # re-checks every node; the structure is networkx's documented dict-of-dicts layout.
-        adj: dict[str, dict[str, dict[str, Any]]] = {}
-        pred: dict[str, dict[str, dict[str, Any]]] = {sid: {} for sid in succ}
-        for u, targets in succ.items():
-            row: dict[str, dict[str, Any]] = {}
-            for v, kinds in targets.items():
-                attrs = {"kinds": tuple(sorted(kinds))}
-                row[v] = attrs
-                pred[v][u] = attrs
-            adj[u] = row
-        return _digraph({sid: {} for sid in succ}, adj, pred)
+        return build_graph(self.symbols, self._refs.values())
 
     def _patched_graph(self, previous: SymbolGraph, changed: Iterable[str]) -> nx.DiGraph:
-        """The graph of ``previous`` with the out-edges of the symbols of ``changed`` files
-        recomputed. Valid only when the symbol set is unchanged (the caller checks it); rows
-        not touched are shared with ``previous``, whose graph is never mutated."""
-        symbols = self.symbols
-        old_adj: dict[str, dict[str, dict[str, Any]]] = previous.graph._adj  # type: ignore[attr-defined]
-        old_pred: dict[str, dict[str, dict[str, Any]]] = previous.graph._pred  # type: ignore[attr-defined]
-        adj = dict(old_adj)
-        pred = dict(old_pred)
-        copied: set[str] = set()
-        for path in changed:
-            sources = self.symbols_in(path)
-            succ: dict[str, dict[str, set[str]]] = {s.id: {} for s in sources}
-            for sym in sources:
-                if sym.parent is not None:
-                    succ[sym.parent].setdefault(sym.id, set()).add("contains")
-            _add_refs(succ, self._refs.get(path, ()), symbols)
-            for u, targets in succ.items():
-                for v in old_adj[u]:
-                    if v not in copied:
-                        pred[v] = dict(pred[v])
-                        copied.add(v)
-                    del pred[v][u]
-                row: dict[str, dict[str, Any]] = {}
-                for v, kinds in targets.items():
-                    attrs = {"kinds": tuple(sorted(kinds))}
-                    row[v] = attrs
-                    if v not in copied:
-                        pred[v] = dict(pred[v])
-                        copied.add(v)
-                    pred[v][u] = attrs
-                adj[u] = row
-        return _digraph(previous.graph._node, adj, pred)  # type: ignore[attr-defined]
+        return patch_graph(previous.graph, self.symbols,
+                           {p: (self.symbols_in(p), self._refs.get(p, [])) for p in changed})
 
     # -- lookups --------------------------------------------------------------------------
     def symbol(self, symbol_id: str) -> Symbol:
@@ -240,38 +193,7 @@ class SymbolGraph:
         return seen
 
     def _condense(self) -> None:
-        # Kahn's algorithm over the condensation with a heap keyed by each SCC's smallest id:
-        # dependencies (successors) first, ties by id, deterministic.
-        graph = self.graph
-        comps = [frozenset(c) for c in _tarjan(graph._succ)]  # type: ignore[attr-defined]
-        comp_of: dict[str, int] = {}
-        for i, comp in enumerate(comps):
-            for sid in comp:
-                comp_of[sid] = i
-        waiting = [0] * len(comps)  # dependencies not yet ranked
-        dependents: list[set[int]] = [set() for _ in comps]
-        for u, v in graph.edges():
-            cu, cv = comp_of[u], comp_of[v]
-            if cu != cv and cu not in dependents[cv]:
-                dependents[cv].add(cu)
-                waiting[cu] += 1
-        keys = [min(c) for c in comps]
-        heap = [(keys[i], i) for i in range(len(comps)) if waiting[i] == 0]
-        heapq.heapify(heap)
-        rank: dict[str, int] = {}
-        scc: dict[str, frozenset[str]] = {}
-        position = 0
-        while heap:
-            _, i = heapq.heappop(heap)
-            for sid in comps[i]:
-                rank[sid] = position
-                scc[sid] = comps[i]
-            position += 1
-            for j in dependents[i]:
-                waiting[j] -= 1
-                if waiting[j] == 0:
-                    heapq.heappush(heap, (keys[j], j))
-        self._rank, self._scc = rank, scc
+        self._rank, self._scc = condense(self.graph)
 
     def scc(self, symbol_id: str) -> frozenset[str]:
         """The strongly connected component holding the symbol (itself alone when acyclic)."""
@@ -391,67 +313,3 @@ class SymbolGraph:
 
         return load(Path(path))
 
-
-def _add_refs(succ: dict[str, dict[str, set[str]]], refs: Iterable[Reference],
-              symbols: Mapping[str, Symbol]) -> None:
-    for ref in refs:
-        target = ref.target
-        if target is None or target == ref.src or target not in symbols:
-            continue
-        succ[ref.src].setdefault(target, set()).add(EDGE_KIND[ref.kind])
-
-
-def _digraph(nodes: dict[str, dict[str, Any]], adj: dict[str, dict[str, dict[str, Any]]],
-             pred: dict[str, dict[str, dict[str, Any]]]) -> nx.DiGraph:
-    graph: nx.DiGraph = nx.DiGraph()
-    graph._node = nodes  # type: ignore[attr-defined]
-    graph._adj = graph._succ = adj  # type: ignore[attr-defined]
-    graph._pred = pred  # type: ignore[attr-defined]
-    return graph
-
-
-def _tarjan(succ: Mapping[str, Mapping[str, object]]) -> list[list[str]]:
-    """Strongly connected components, iterative Tarjan over plain adjacency dicts (networkx's
-    version goes through its views, several times slower on graphs of this size)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    on_stack: set[str] = set()
-    stack: list[str] = []
-    out: list[list[str]] = []
-    counter = 0
-    for root in succ:
-        if root in index:
-            continue
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on_stack.add(root)
-        work = [(root, iter(succ[root]))]
-        while work:
-            node, it = work[-1]
-            for nxt in it:
-                if nxt not in index:
-                    index[nxt] = low[nxt] = counter
-                    counter += 1
-                    stack.append(nxt)
-                    on_stack.add(nxt)
-                    work.append((nxt, iter(succ[nxt])))
-                    break
-                if nxt in on_stack and index[nxt] < low[node]:
-                    low[node] = index[nxt]
-            else:
-                work.pop()
-                if work:
-                    parent = work[-1][0]
-                    if low[node] < low[parent]:
-                        low[parent] = low[node]
-                if low[node] == index[node]:
-                    comp = []
-                    while True:
-                        top = stack.pop()
-                        on_stack.discard(top)
-                        comp.append(top)
-                        if top == node:
-                            break
-                    out.append(comp)
-    return out

@@ -10,12 +10,14 @@ are re-resolved.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
+import gc
 import hashlib
 import os
 import subprocess
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from fleet.errors import FleetError
@@ -111,6 +113,19 @@ def _read(root: Path, rel: str, language: str, max_bytes: int
     return FileRecord(rel, language, digest, lines, len(src), "ok"), src
 
 
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector: indexing allocates millions of small acyclic
+    objects, and the collector re-scanning them costs about a third of the run."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def index(repo: str | Path, previous: SymbolGraph | None = None, *,
           languages: frozenset[str] | set[str] | None = None, max_file_bytes: int = 1_000_000,
           progress: Progress | None = None, exclude: Iterable[str] = ()) -> SymbolGraph:
@@ -118,7 +133,16 @@ def index(repo: str | Path, previous: SymbolGraph | None = None, *,
     status ``skipped`` (binary, too large, generated, symlink, unreadable) or ``partial``
     (syntax errors, invalid UTF-8: what parsed is kept). Raises ``FleetError`` only when the
     root itself is not a readable directory. ``exclude``: globs matched against each path
-    prefix and path component (``site-packages``, ``docs/*``)."""
+    prefix and path component (``site-packages``, ``docs/*``). ``progress(done, total, path)``
+    is called after each file."""
+    with gc_paused():
+        return _index(repo, previous, languages=languages, max_file_bytes=max_file_bytes,
+                      progress=progress, exclude=exclude)
+
+
+def _index(repo: str | Path, previous: SymbolGraph | None = None, *,
+          languages: frozenset[str] | set[str] | None = None, max_file_bytes: int = 1_000_000,
+          progress: Progress | None = None, exclude: Iterable[str] = ()) -> SymbolGraph:
     started = time.perf_counter()
     root = Path(repo).resolve()
     if not root.is_dir():

@@ -17,6 +17,7 @@ import networkx as nx
 
 from fleet.errors import FleetError
 from fleet.graph._graph import SymbolGraph
+from fleet.graph._index import gc_paused
 from fleet.graph._model import FileData, FileRecord, RawRef, Reference, Symbol
 
 FORMAT = "fleet.graph/4"
@@ -65,6 +66,11 @@ def save(graph: SymbolGraph, path: Path) -> Path:
 
 
 def load(path: Path) -> SymbolGraph:
+    with gc_paused():
+        return _load(path)
+
+
+def _load(path: Path) -> SymbolGraph:
     try:
         with open(path, "rb") as fh:
             state = pickle.load(fh)
@@ -92,6 +98,10 @@ def load(path: Path) -> SymbolGraph:
     imports: dict[str, dict[str, str]] = state["imports"]
 
     def lazy(part: str) -> Any:
+        with gc_paused():
+            return _decode(part)
+
+    def _decode(part: str) -> Any:
         if part == "refs":
             raw = pickle.loads(state["refs"])
             return {p: [Reference._make(t) for t in rs] for p, rs in raw.items()}

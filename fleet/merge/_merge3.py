@@ -25,7 +25,13 @@ def merge3(base: str, ours: str, theirs: str, path: str) -> MergeResult:
         return Clean(theirs, stage="line")
     if base == theirs:
         return Clean(ours, stage="line")
-    line = line_merge(base, ours, theirs)
+    return after_line_stage(base, ours, theirs, path, line_merge(base, ours, theirs))
+
+
+def after_line_stage(
+    base: str, ours: str, theirs: str, path: str, line: MergeResult
+) -> MergeResult:
+    """The stages after the line merge, given its result ``line`` (see :func:`merge3`)."""
     if isinstance(line, Clean):
         return line
     profile = profile_for(path)

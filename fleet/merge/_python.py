@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 
@@ -29,14 +29,14 @@ from fleet.merge._pykeys import (
     normalized,
     rule_for,
 )
-from fleet.merge._reduce import expand, reduce_unchanged
+from fleet.merge._reduce import PLACEHOLDER_LINE, expand, reduce_unchanged
 from fleet.merge._result import Clean, Conflicted, parse_conflicts
 from fleet.merge._sets import merge_name_set
 from fleet.merge.profile import LanguageProfile
 
 SENTINEL = "__fleet_merge_"
 _SENTINEL_LINE = re.compile(
-    r"^[ \t]*__fleet_merge_\d+_(ours|base|sep|theirs)__[ \t]*(\r?\n|$)", re.MULTILINE
+    r"^[ \t]*__fleet_merge_(\d+)_(ours|base|sep|theirs|raw)__[ \t]*(\r?\n|$)", re.MULTILINE
 )
 _MARKERS = {
     "ours": "<<<<<<< ours",
@@ -57,6 +57,16 @@ class _Context:
     profile: LanguageProfile
     module: cst.Module
     conflicts: int = 0
+    depth: int = 0  # 0 while merging the module's own members
+    raw: dict[int, str] = field(default_factory=dict)
+
+    def raw_conflict(self, marked: str) -> list[cst.BaseStatement]:
+        """A top-level symbol's own line-merge conflict, git's markers kept as they are."""
+        number = self.conflicts
+        self.conflicts += 1
+        self.raw[number] = marked
+        name = f"{SENTINEL}{number}_raw__"
+        return [cst.SimpleStatementLine(body=[cst.Expr(cst.Name(name))])]
 
     def conflict(self, ours: Stmts, base: Stmts, theirs: Stmts) -> list[cst.BaseStatement]:
         """The three sides between sentinel statements, turned into markers after rendering."""
@@ -81,24 +91,46 @@ def _emptied(node: cst.CSTNode) -> str:
 
 def _text_merge(
     ctx: _Context, base: cst.BaseStatement, ours: cst.BaseStatement, theirs: cst.BaseStatement
-) -> cst.BaseStatement | None:
-    """git's line merge of one symbol's text, if clean and still one statement of its kind."""
+) -> tuple[cst.BaseStatement | None, str | None]:
+    """git's line merge of one symbol's text: the merged statement if clean and still one
+    statement of its kind, else git's marker text when it conflicted."""
     plain = ctx.module.default_indent == "    " and ctx.module.default_newline == "\n"
     render = code if plain else ctx.module.code_for_node
     texts = [encode(render(node)) for node in (base, ours, theirs)]
     merged, conflicts = git_merge_file_bytes(*texts)
     if conflicts:
-        return None
+        return None, decode(merged)
     try:
         module = cst.parse_module(decode(merged), config=ctx.module.config_for_parsing)
     except (cst.ParserSyntaxError, RecursionError):
-        return None
+        return None, None
     if len(module.body) != 1 or module.footer or type(module.body[0]) is not type(ours):
-        return None
+        return None, None
     node = module.body[0]
-    if module.header:
-        node = node.with_changes(leading_lines=[*module.header, *node.leading_lines])
-    return node
+    lines = [*module.header, *node.leading_lines]
+    return node.with_changes(leading_lines=_indent_flags(lines, (ours, theirs, base))), None
+
+
+def _indent_flags(
+    lines: list[cst.EmptyLine], sides: tuple[cst.BaseStatement, ...]
+) -> list[cst.EmptyLine]:
+    """Blank and comment lines above a re-parsed nested statement: parsed at column 0 they all
+    claim the block's indentation, so take each one's flag from the same line of a side (else a
+    blank line gets none), or an empty line inside a class would gain trailing spaces."""
+
+    def comment(line: cst.EmptyLine) -> str | None:
+        return None if line.comment is None else line.comment.value
+
+    result = []
+    for index, line in enumerate(lines):
+        flag = line.indent if line.comment is not None else False
+        for side in sides:
+            above: Sequence[cst.EmptyLine] = getattr(side, "leading_lines", ())
+            if index < len(above) and comment(above[index]) == comment(line):
+                flag = above[index].indent
+                break
+        result.append(line.with_changes(indent=flag))
+    return result
 
 
 def _merge_block(
@@ -118,7 +150,11 @@ def _merge_block(
         return None
     bodies = [block.body for block in blocks if isinstance(block, cst.IndentedBlock)]
     merge = merge_members if members else merge_statements
-    body = merge(ctx, *bodies)
+    ctx.depth += 1
+    try:
+        body = merge(ctx, *bodies)
+    finally:
+        ctx.depth -= 1
     frame_block = getattr(frame, "body", None)
     assert isinstance(frame_block, cst.IndentedBlock)
     result = frame.with_changes(body=frame_block.with_changes(body=body))
@@ -153,11 +189,11 @@ def merge_node(
         block = _merge_block(ctx, base, ours, theirs, members=True)
         if block is not None and ctx.conflicts == before:
             return [block]
-        merged = _text_merge(ctx, base, ours, theirs)
+        merged, _ = _text_merge(ctx, base, ours, theirs)
         if merged is not None:
             return [merged]
         return [block] if block is not None else ctx.conflict([ours], [base], [theirs])
-    merged = _text_merge(ctx, base, ours, theirs)
+    merged, marked = _text_merge(ctx, base, ours, theirs)
     if merged is not None:
         return [merged]
     if formatting_only(base, ours):
@@ -171,6 +207,10 @@ def merge_node(
         result = merge_name_set(base, ours, theirs)
     if result is not None:
         return [result]
+    if marked is not None and ctx.depth == 0:
+        # At column 0 git's own markers for this symbol are exact and narrower than the whole
+        # symbol; nested, re-indenting them could shift lines inside multi-line strings.
+        return ctx.raw_conflict(marked)
     return ctx.conflict([ours], [base], [theirs])
 
 
@@ -335,8 +375,15 @@ def merge_statements(
     return out
 
 
-def _render_markers(text: str) -> str:
-    return _SENTINEL_LINE.sub(lambda m: _MARKERS[m.group(1)] + (m.group(2) or "\n"), text)
+def _render_markers(text: str, raw: dict[int, str]) -> str:
+    """Sentinel statements -> diff3 marker lines; a ``raw`` one -> git's marker text for it."""
+
+    def marker(match: re.Match[str]) -> str:
+        if match.group(2) == "raw":
+            return raw[int(match.group(1))]
+        return _MARKERS[match.group(2)] + (match.group(3) or "\n")
+
+    return _SENTINEL_LINE.sub(marker, text)
 
 
 def _module_part(module: cst.Module, part: str) -> str:
@@ -349,8 +396,11 @@ def _module_part(module: cst.Module, part: str) -> str:
     )
 
 
-def _merge_texts(base: str, ours: str, theirs: str, profile: LanguageProfile) -> str | None:
-    """The merged text, conflicts still as sentinel statements; None means "unsure"."""
+def _merge_texts(
+    base: str, ours: str, theirs: str, profile: LanguageProfile
+) -> tuple[str, dict[int, str]] | None:
+    """The merged text, conflicts still as sentinel statements, and the raw conflict texts by
+    sentinel number; None means "unsure"."""
     try:
         modules = [cst.parse_module(text) for text in (base, ours, theirs)]
     except (cst.ParserSyntaxError, RecursionError, ValueError):
@@ -368,7 +418,7 @@ def _merge_texts(base: str, ours: str, theirs: str, profile: LanguageProfile) ->
             return None
     try:
         body = merge_members(ctx, module_b.body, module_o.body, module_t.body)
-        return module_o.with_changes(body=body, **parts).code
+        return module_o.with_changes(body=body, **parts).code, ctx.raw
     except (_Unsure, RecursionError):
         return None
     finally:
@@ -387,10 +437,14 @@ def structural_merge(
         return None
     reduction = reduce_unchanged(base, ours, theirs)
     texts = reduction[0] if reduction is not None else (base, ours, theirs)
-    text = _merge_texts(*texts, profile)
-    if text is None:
+    merged = _merge_texts(*texts, profile)
+    if merged is None:
         return None
+    text, raw = merged
     if reduction is not None:
+        placeholders = PLACEHOLDER_LINE.findall(text)
+        if SENTINEL not in text and sorted(placeholders) != sorted(reduction[1]):
+            return None  # a set-aside segment would be lost or doubled: never in a clean result
         text = expand(text, reduction[1])
     if SENTINEL not in text:  # conflicts abandoned for a clean alternative leave no sentinel
         try:
@@ -398,5 +452,5 @@ def structural_merge(
         except (SyntaxError, ValueError, RecursionError):
             return None
         return Clean(text, stage="structural")
-    marked = _render_markers(text)
+    marked = _render_markers(text, raw)
     return Conflicted(marked, parse_conflicts(marked), stage="structural")

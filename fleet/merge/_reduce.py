@@ -15,8 +15,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 PLACEHOLDER = "__fleet_keep_"
-_PLACEHOLDER_LINE = re.compile(
-    r"^[ \t]*(?:def |class |import |from )?__fleet_keep_(\d+)__[^\n]*\n", re.MULTILINE
+PLACEHOLDER_LINE = re.compile(
+    r"^[ \t]*(?:def |class |import |from )?(__fleet_keep_\d+__)[^\n]*\n", re.MULTILINE
 )
 _TEMPLATES = {
     "def": "def {name}(): pass\n",
@@ -163,7 +163,4 @@ def reduce_unchanged(
 def expand(text: str, originals: dict[str, str]) -> str:
     """Put the original segments back in place of their placeholders."""
 
-    def original(match: re.Match[str]) -> str:
-        return originals[f"{PLACEHOLDER}{match.group(1)}__"]
-
-    return _PLACEHOLDER_LINE.sub(original, text)
+    return PLACEHOLDER_LINE.sub(lambda match: originals[match.group(1)], text)

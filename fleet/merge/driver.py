@@ -34,12 +34,19 @@ def main(argv: list[str]) -> int:
     base_path, ours_path, theirs_path = argv[:3]
     path = argv[3] if len(argv) == 4 else ours_path
     from fleet.errors import FleetError
-    from fleet.merge._merge3 import merge3
-    from fleet.merge._result import Clean
+    from fleet.merge._line import as_result, git_merge_file_paths
+    from fleet.merge._merge3 import after_line_stage
+    from fleet.merge._result import Clean, MergeResult
 
+    result: MergeResult
     try:
-        base, ours, theirs = (_read(p) for p in (base_path, ours_path, theirs_path))
-        result = merge3(base, ours, theirs, path)
+        # git's own files go straight to git: a clean line merge never decodes anything.
+        line = as_result(*git_merge_file_paths(base_path, ours_path, theirs_path))
+        if isinstance(line, Clean):
+            result = line
+        else:
+            base, ours, theirs = (_read(p) for p in (base_path, ours_path, theirs_path))
+            result = after_line_stage(base, ours, theirs, path, line)
     except (OSError, FleetError) as exc:
         print(f"fleet merge-driver: {path}: {exc}", file=sys.stderr)
         return 2

@@ -9,10 +9,11 @@ Public API:
     Plan already-found findings.
 ``Plan``: ``campaign``, ``base_commit``, ``findings``, ``units`` (``WorkUnit`` with ``rank`` and
 ``wave`` set), ``waves`` (unit keys per wave), ``lock_order`` (every leased symbol with its rank,
-in acquisition order), ``expected_parallelism``, ``unit(key)``, ``leases(unit)``, ``to_dict()``.
+in acquisition order), ``expected_parallelism``, ``unit(key)``, ``leases(unit)``, ``to_dict()``;
+``plan_from_dict(data) -> Plan`` reads ``to_dict()`` back (without the graph).
 """
 
-from fleet.plan._plan import Plan, plan_campaign, plan_findings
+from fleet.plan._plan import Plan, head_commit, plan_campaign, plan_findings, plan_from_dict
 from fleet.plan._units import ancestors, build_units, lease_requests, unit_key
 from fleet.plan._waves import assign_waves, expected_parallelism
 
@@ -22,8 +23,10 @@ __all__ = [
     "assign_waves",
     "build_units",
     "expected_parallelism",
+    "head_commit",
     "lease_requests",
     "plan_campaign",
     "plan_findings",
+    "plan_from_dict",
     "unit_key",
 ]

@@ -19,7 +19,7 @@ from fleet.types import Finding, LeaseRequest, WorkUnit
 if TYPE_CHECKING:
     from fleet.graph import SymbolGraph
 
-__all__ = ["Plan", "head_commit", "plan_campaign", "plan_findings"]
+__all__ = ["Plan", "head_commit", "plan_campaign", "plan_findings", "plan_from_dict"]
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,38 @@ class Plan:
             "waves": [list(w) for w in self.waves],
             "lock_order": [[s, r] for s, r in self.lock_order],
         }
+
+
+def plan_from_dict(data: dict[str, Any]) -> Plan:
+    """The inverse of :meth:`Plan.to_dict` (without the graph): what ``fleet plan --json`` wrote,
+    or a ``work_units`` asset stored, back as values."""
+    findings = tuple(Finding(**f) for f in data["findings"])
+    by_fp = {f.fingerprint: f for f in findings}
+    units = tuple(
+        WorkUnit(
+            key=u["key"],
+            campaign=data["campaign"],
+            base_commit=data["base_commit"],
+            write_set=tuple(u["write_set"]),
+            read_set=tuple(u["read_set"]),
+            findings=tuple(by_fp[fp] for fp in u["findings"]),
+            rank=int(u["rank"]),
+            wave=int(u["wave"]),
+        )
+        for u in data["units"]
+    )
+    summary = data["summary"]
+    return Plan(
+        campaign=data["campaign"],
+        base_commit=data["base_commit"],
+        findings=findings,
+        units=units,
+        waves=tuple(tuple(w) for w in data["waves"]),
+        lock_order=tuple((s, int(r)) for s, r in data["lock_order"]),
+        max_parallel=int(summary["max_parallel"]),
+        expected_parallelism=float(summary["expected_parallelism"]),
+        timings=dict(summary.get("seconds", {})),
+    )
 
 
 def head_commit(repo: Path) -> str:

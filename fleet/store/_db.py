@@ -5,6 +5,7 @@ transaction statements and the translation of driver errors into :mod:`fleet.sto
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -55,10 +56,23 @@ class Pool(Generic[C]):
         self._idle: list[C] = []
         self._all: list[C] = []
         self._lock = threading.Lock()
+        self._size = size
         self._slots = threading.BoundedSemaphore(size)
+        self._pid = os.getpid()
+
+    def _after_fork(self) -> None:
+        """A forked child must not touch its parent's connections (closing one would end the
+        parent's session): abandon them and start an empty pool."""
+        if os.getpid() != self._pid:
+            self._pid = os.getpid()
+            self._lock = threading.Lock()
+            self._slots = threading.BoundedSemaphore(self._size)
+            self._idle = []
+            self._all = []
 
     @contextmanager
     def connection(self) -> Iterator[C]:
+        self._after_fork()
         self._slots.acquire()
         conn: C | None = None
         try:
@@ -80,6 +94,7 @@ class Pool(Generic[C]):
             self._slots.release()
 
     def close(self) -> None:
+        self._after_fork()
         with self._lock:
             for conn in self._all:
                 _close(conn)

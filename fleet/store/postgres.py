@@ -1,8 +1,9 @@
 """The shared store on PostgreSQL (psycopg 3), for fleets that span machines.
 
 Leases are taken by one server-side function call (``fleet_lease_acquire`` in ``schema.sql``):
-multi-granularity advisory locks in key order make conflicting acquisitions serialize without
-deadlocks, while acquisitions in unrelated symbols (or sibling symbols) run in parallel. The task
+multi-granularity advisory locks, tried without waiting, keep two overlapping acquisitions from
+ever running at once (the second is refused as contended and retried by ``acquire_all``), while
+acquisitions in unrelated or sibling symbols run in parallel. The task
 queue claims with ``FOR UPDATE SKIP LOCKED``. Driver errors become :mod:`fleet.store.errors`.
 """
 
@@ -155,6 +156,8 @@ class PostgresLeaseStore(LeaseStoreBase):
         if rows and all(row["ok"] for row in rows):
             return Acquired(tuple(grant_from_row(row) for row in rows))
         blockers = [row for row in rows if not row["ok"]]
+        if blockers and all(row["holder"] is None for row in blockers):
+            return Refused("contended: an overlapping acquisition was in progress")
         if not blockers:  # pragma: no cover - the function returns grants or blockers
             return Refused("no grant returned")
         return refused_by(blockers, ", ".join(r.symbol for r in wanted))
@@ -166,9 +169,9 @@ class PostgresLeaseStore(LeaseStoreBase):
     def release(self, holder: str, lease_ids: Iterable[str] | None = None) -> int:
         ids = None if lease_ids is None else [int(i) for i in lease_ids]
         with self.db.single() as tx:
-            return tx.run(
-                "lease_release", {"holder": holder, "every": ids is None, "ids": ids or []}
-            )
+            if ids is None:
+                return tx.run("lease_release", {"holder": holder})
+            return tx.run("lease_release_ids", {"holder": holder, "ids": ids})
 
     def check_fence(self, symbol: str, token: int) -> bool:
         with self.db.read() as tx:

@@ -198,10 +198,9 @@ class SqliteLeaseStore(LeaseStoreBase):
     def release(self, holder: str, lease_ids: Iterable[str] | None = None) -> int:
         ids = None if lease_ids is None else [int(i) for i in lease_ids]
         with self.db.write() as tx:
-            return tx.run(
-                "lease_release",
-                {"holder": holder, "every": ids is None, "ids": json.dumps(ids or [])},
-            )
+            if ids is None:
+                return tx.run("lease_release", {"holder": holder})
+            return tx.run("lease_release_ids", {"holder": holder, "ids": json.dumps(ids)})
 
     def check_fence(self, symbol: str, token: int) -> bool:
         lo, hi = descendant_range(symbol)

@@ -45,6 +45,7 @@ class CampaignReport:
     units: dict[str, dict[str, Any]] = field(default_factory=dict)
     integration: dict[str, Any] | None = None
     change_url: str = ""
+    self_merge: str = ""
     batches: int = 0
     fix_s: float = 0.0
 
@@ -163,6 +164,9 @@ def _fill(report: CampaignReport, store: StoreResource, campaign: str,
     published = ledger.events(kind="pull_request.published", campaign=campaign)
     if published:
         report.change_url = str(published[-1].payload["ref"]["url"])
+    merges = ledger.events(kind="change.self_merge", campaign=campaign)
+    if merges:
+        report.self_merge = str(merges[-1].payload["reason"])
 
 
 __all__ = ["CampaignAssets", "CampaignReport", "RunFailed", "SweepReport", "instance_for",

@@ -18,6 +18,7 @@ graph_app = typer.Typer(
 
 
 def _build(path: Path, out: Path | None, quiet: bool) -> SymbolGraph:
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from fleet.graph import SnapshotError, SymbolGraph, index
@@ -31,6 +32,7 @@ def _build(path: Path, out: Path | None, quiet: bool) -> SymbolGraph:
     with Progress(
         TextColumn("indexing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
         TextColumn("{task.description}"), transient=True, disable=quiet,
+        console=Console(stderr=True),
     ) as bar:
         task = bar.add_task("", total=None)
 

@@ -95,6 +95,8 @@ def print_report(report: SweepReport, settings: FleetSettings) -> None:
                           f"conflict(s), tests {tests}")
         if c.change_url:
             console.print(f"  handed over: {c.change_url}")
+        if c.self_merge:
+            console.print(f"  self-merge ({settings.base_branch}): {c.self_merge}")
         nothing_new &= c.new_units == 0 and c.batches == 0
     if nothing_new:
         console.print("nothing new: every finding is known and every unit has a result")

@@ -45,6 +45,10 @@ def register(app: typer.Typer) -> None:
             str | None, typer.Option(help="Take the write set from this unit in the ledger.")
         ] = None,
         store: Annotated[str | None, typer.Option(help="Store URL (for --unit).")] = None,
+        reviewer: Annotated[
+            str, typer.Option(help="offline | claude (needs ANTHROPIC_API_KEY).")
+        ] = "offline",
+        model: Annotated[str, typer.Option(help="The reviewer's model.")] = "claude-sonnet-4-5",
     ) -> None:
         """Run every verification gate on PATCH against REPO's HEAD and print the verdicts.
 
@@ -53,7 +57,7 @@ def register(app: typer.Typer) -> None:
         if not write:
             write = ledger_write_set(store, unit, patch.read_text())
         code = verify_patch(repo, patch, write, base, sandbox, bugfix, all_gates, as_json,
-                            timeout, graph)
+                            timeout, graph, reviewer, model)
         raise typer.Exit(code)
 
     @app.command("rollback")
@@ -88,21 +92,42 @@ def verify_patch(
     as_json: bool = False,
     timeout: float = 300.0,
     use_graph: bool = True,
+    reviewer_name: str = "offline",
+    model: str = "claude-sonnet-4-5",
 ) -> int:
     """The body of ``fleet verify``; returns the exit code."""
-    from fleet.verify import GateOptions, decide, rejected_by, run_gates
+    from fleet.errors import ConfigError
+    from fleet.verify import ClaudeReviewer, GateOptions, decide, rejected_by, run_gates
     from sandbox import SandboxUnavailable, select_sandbox
+
+    reviewer: Any = None
+    if reviewer_name == "claude":
+        from fleet.agents.anthropic_model import AnthropicModel
+
+        try:
+            reviewer = ClaudeReviewer(AnthropicModel(model=model))
+        except ConfigError as exc:
+            typer.echo(f"the claude reviewer cannot run: {exc}", err=True)
+            return 2
+    elif reviewer_name != "offline":
+        typer.echo(f"unknown reviewer {reviewer_name!r} (offline | claude)", err=True)
+        return 2
 
     try:
         sandbox = select_sandbox(sandbox_name)
     except SandboxUnavailable as exc:
         typer.echo(f"no sandbox ({exc}): the tests cannot be run", err=True)
         sandbox = None
-    options = GateOptions(bugfix=bugfix, fail_fast=not all_gates, timeout_s=timeout)
-    verdicts = run_gates(
-        repo.resolve(), patch.read_text(), write or None, base=base, sandbox=sandbox,
-        graph=base_graph(repo.resolve(), base) if use_graph else None, options=options,
-    )
+    options = GateOptions(bugfix=bugfix, fail_fast=not all_gates, timeout_s=timeout,
+                          reviewer=reviewer)
+    try:
+        verdicts = run_gates(
+            repo.resolve(), patch.read_text(), write or None, base=base, sandbox=sandbox,
+            graph=base_graph(repo.resolve(), base) if use_graph else None, options=options,
+        )
+    finally:
+        if reviewer is not None:
+            reviewer.model.close()
     outcome = decide(verdicts)
     if as_json:
         typer.echo(json.dumps({

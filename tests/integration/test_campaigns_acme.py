@@ -90,6 +90,26 @@ def test_near_misses_are_not_flagged(acme_repo: Path) -> None:
     assert [f.symbol for f in utc if f.path == "common/clock.py"] == ["common/clock.py::utc_now"]
 
 
+def test_the_user_auth_tenant_context_cycle_is_one_unit(acme_repo: Path) -> None:
+    from fleet.campaigns.spec import parse_campaign
+
+    campaign = parse_campaign(
+        "name: cycle\ndescription: calls inside the UserAuth <-> TenantContext cycle\n"
+        "matchers:\n  - rule: cycle-call\n    call: [auth.user_auth.UserAuth.for_member,\n"
+        "                  tenants.context.TenantContext.for_user]\n"
+        "fix: {prompt: look}\nplan: {granularity: symbol, max_unit_symbols: 1}\n"
+    )
+    plan = plan_campaign(acme_repo, campaign)
+    symbols = {f.symbol for f in plan.findings}
+    member = "auth/user_auth.py::UserAuth.for_member"
+    for_user = "tenants/context.py::TenantContext.for_user"
+    assert {member, for_user} <= symbols
+    unit = next(u for u in plan.units if member in u.write_set)
+    assert for_user in unit.write_set  # one SCC: never split, whatever the size cap
+    ranks = {r.symbol: r.rank for r in plan.leases(unit)}
+    assert ranks[member] == ranks[for_user]
+
+
 def _fix_all(repo: Path, campaign: Campaign, sweep: Workspace) -> list[str]:
     """As successive sweeps would: plan at the current head, fix units with the CodemodAgent
     (at most one per file per round, so every unit's spans are those of the planned base),
@@ -149,6 +169,33 @@ def test_campaign_fixes_every_site_and_the_suite_judges(acme_repo: Path, name: s
     assert diff
     assert _git(acme_repo, "rev-parse", "HEAD") == head
     assert _git(acme_repo, "status", "--porcelain") == status
+
+
+@pytest.mark.slow
+def test_impacted_tests_reject_exactly_the_naive_tokens_unit(acme_repo: Path) -> None:
+    """Per unit, as the impacted-tests gate judges: apply the unit alone and run the tests that
+    reach its symbols. Only auth/tokens.py's unit breaks (an aware now against a naive expiry);
+    its two sites share data, not calls, so the campaign couples a file's sites (coupled: file)."""
+    campaign = load_campaign("datetime-utcnow")
+    plan = plan_campaign(acme_repo, campaign)
+    assert plan.graph is not None
+    rejected = {}
+    for unit in plan.units:
+        tests = plan.graph.tests_reaching(unit.write_set)
+        with workspace(acme_repo, campaign.name, unit.key, unit.base_commit) as ws:
+            assert CodemodAgent(campaign, plan.graph).run(unit, ws, None, Budget()).ok
+            if not tests:
+                continue
+            ids = [f"{path}::{qual.replace('.', '::')}"
+                   for path, _, qual in (t.partition("::") for t in tests)]
+            proc = subprocess.run(
+                [sys.executable, "-m", "pytest", "-rf", "-p", "no:cacheprovider", *ids],
+                cwd=ws.path, capture_output=True, text=True, timeout=300,
+            )
+            if proc.returncode != 0:
+                rejected[unit.paths] = set(re.findall(r"^FAILED (\S+)", proc.stdout, re.M))
+    assert rejected == {("auth/tokens.py",): {
+        "tests/test_tokens.py::test_token_minted_by_v1_service_with_naive_expiry"}}
 
 
 def test_codemod_agent_edits_exactly_its_units_symbols(acme_repo: Path, tmp_path: Path) -> None:

@@ -230,3 +230,4 @@ def test_file_size_limit(box: Sandbox, worktree: Path) -> None:
     )
     assert res.reason.value == "killed_by_limit", res
     assert (worktree / "big.bin").stat().st_size <= 1_000_000
+

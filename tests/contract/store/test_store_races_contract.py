@@ -11,6 +11,8 @@ import sys
 import threading
 import time
 
+import pytest
+
 from fleet.store import Store, open_store
 from fleet.store.invariants import Hold, check_holds
 from fleet.store.stress import hierarchical_pool
@@ -19,6 +21,7 @@ from fleet.types import Acquired, LeaseRequest, Refused
 PROCESSES = 16
 
 
+@pytest.mark.slow
 def test_sixteen_processes_never_hold_conflicting_leases(store: Store) -> None:
     pool = hierarchical_pool(files=3, classes=3, methods=2)
     start_at = time.time() + 1.5  # every process imported and connected before the start

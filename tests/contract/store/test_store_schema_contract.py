@@ -106,3 +106,29 @@ def _positional(sql: str) -> str:
         return f"${names.index(match.group(1)) + 1}"
 
     return re.sub(r"%\(([a-z_]+)\)s", repl, sql)
+
+
+OPENER = """
+import sys, time
+from fleet.store import open_store
+time.sleep(max(0.0, float(sys.argv[2]) - time.time()))
+with open_store(sys.argv[1]) as store:
+    store.memory.add("opened")
+"""
+
+
+def test_many_processes_open_a_fresh_store_at_once(store_url: str) -> None:
+    import subprocess
+    import sys
+    import time
+
+    start_at = str(time.time() + 1.0)
+    procs = [
+        subprocess.Popen([sys.executable, "-c", OPENER, store_url, start_at]) for _ in range(8)
+    ]
+    assert [p.wait(60) for p in procs] == [0] * 8
+    with open_store(store_url) as store:
+        assert len(store.memory.list()) == 8
+        with store.db.read() as tx:
+            versions = [dict(r)["version"] for r in tx.raw("SELECT version FROM schema_migrations")]
+        assert versions == [m.version for m in migrations(store.db.dialect)]

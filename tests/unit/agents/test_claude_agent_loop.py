@@ -157,13 +157,16 @@ def test_budgets_stop_before_the_next_model_call(
 def test_kill_switch_stops_the_loop(unit: WorkUnit, workspace: Workspace,
                                     sandbox_backend: object) -> None:
     model = ScriptedModel([turn(tool_call("search_symbols", query="add"))], repeat_last=True)
-    flips = iter([False, False, True])
-    outcome = ClaudeAgent(model, kill_switch=lambda: next(flips)).run(
+    # engaged once the second model call has been made: its tool call is refused, and the
+    # loop stops before a third call
+    outcome = ClaudeAgent(model, kill_switch=lambda: len(model.requests) >= 2).run(
         unit, workspace, sandbox_backend, Budget()  # type: ignore[arg-type]
     )
     assert outcome.stop_reason is StopReason.KILLED
-    assert len(model.requests) == 2
+    assert len(model.requests) == 2 and len(outcome.steps) == 1
     assert outcome.steps[0].result.splitlines() == ["calc.py::add", "tests/test_calc.py::test_add"]
+    seen = model.requests[1]["messages"]  # the first tool ran before the switch
+    assert seen[-1]["content"][0]["is_error"] is False
 
 
 def test_repeated_format_errors_stop_the_loop(unit: WorkUnit, workspace: Workspace,
@@ -262,3 +265,14 @@ def test_build_prompt_without_findings(unit: WorkUnit) -> None:
     text = build_prompt(unit, "Retire add.", "calc.py::add\n  used by: x", ["n1"])
     assert text.index("# Campaign") < text.index("# Findings") < text.index("# Graph context")
     assert "- n1" in text
+
+
+def test_tool_call_budget_holds_inside_one_turn(unit: WorkUnit, workspace: Workspace,
+                                                sandbox_backend: object) -> None:
+    three = turn(*(tool_call("search_symbols", query=q) for q in ("add", "sub", "calc")))
+    model = ScriptedModel([three], repeat_last=True)
+    outcome = ClaudeAgent(model).run(
+        unit, workspace, sandbox_backend, Budget(max_tool_calls=2)  # type: ignore[arg-type]
+    )
+    assert outcome.stop_reason is StopReason.BUDGET_TOOL_CALLS
+    assert len(model.requests) == 1 and len(outcome.steps) == 2

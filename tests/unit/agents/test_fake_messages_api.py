@@ -70,9 +70,10 @@ def test_429_and_529_are_retried_honouring_retry_after() -> None:
 
 
 def test_a_slow_response_times_out_and_is_retried() -> None:
-    script = [{"delay": 1.5, "response": text_response("late")}, text_response("fast")]
+    # spare "fast" replies keep the test stable on a loaded machine (a retry may time out too)
+    script = [{"delay": 4.0, "response": text_response("late")}, *[text_response("fast")] * 3]
     with FakeMessagesServer(script) as server:
-        model = _model(server, timeout_s=0.4)
+        model = _model(server, timeout_s=1.0)
         reply = model.complete("s", MESSAGES, [], 10)
     assert reply["content"][0]["text"] == "fast"
     assert model.retries[0]["reason"] == "APITimeoutError"

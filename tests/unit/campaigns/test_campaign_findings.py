@@ -199,3 +199,12 @@ def test_no_store_means_every_finding_is_new() -> None:
 def test_builtin_campaigns_find_nothing_in_clean_code(tmp_path: Path, name: str) -> None:
     clean = "import json\n\n\ndef f(d):\n    return json.loads(json.dumps(d))\n"
     assert _find(_write(tmp_path / "r", clean), load_campaign(name)) == []
+
+
+def test_joined_implicit_string_concatenation_keeps_the_fingerprint(tmp_path: Path) -> None:
+    campaign = load_campaign("yaml-safe-load")
+    split = 'import yaml\nx = yaml.load(\n    "a: 1 "  # why\n    "b"\n)\n'
+    joined = 'import yaml\nx = yaml.load("a: 1 b")\n'
+    one = _find(_write(tmp_path / "a", split), campaign)
+    two = _find(_write(tmp_path / "b", joined), campaign)
+    assert one[0].fingerprint == two[0].fingerprint

@@ -88,3 +88,19 @@ def test_user_auth_tenant_context_cycle(acme_graph: SymbolGraph) -> None:
     assert "tests/test_user_auth_tenant_context.py" in {
         t.split("::")[0] for t in g.tests_reaching("auth/user_auth.py::UserAuth.for_member")
     }
+
+
+def test_impacted_tests_of_the_planted_traps(acme_graph: SymbolGraph) -> None:
+    """PLANTED.md: rewriting `TokenClaims.is_expired` breaks one token test; the legacy
+    function's own tests must be among the tests reaching it."""
+    g = acme_graph
+    assert "tests/test_tokens.py::test_token_minted_by_v1_service_with_naive_expiry" in (
+        g.tests_reaching("auth/tokens.py::TokenClaims.is_expired")
+    )
+    reaching = set(g.tests_reaching("billing/legacy.py::charge"))
+    assert {
+        "tests/test_billing_legacy.py::test_legacy_charge_idempotency",
+        "tests/test_billing_legacy.py::test_legacy_charge_keywords",
+        "tests/test_billing_legacy.py::test_legacy_charge_maps_arguments",
+    } <= reaching
+    assert set(g.tests()) > reaching

@@ -120,7 +120,7 @@ def test_own_scc_matches_networkx_on_random_graphs() -> None:
 
     import networkx as nx
 
-    from fleet.graph._graph import _tarjan
+    from fleet.graph._edges import tarjan as _tarjan
 
     for seed in range(40):
         rnd = random.Random(seed)

@@ -91,4 +91,4 @@ def test_reduced_merge_equals_full_merge(name: str) -> None:
         return
     assert reduced is not None
     got = reduced.text if isinstance(reduced, Clean) else reduced.text_with_markers
-    assert got == _render_markers(full)
+    assert got == _render_markers(*full)

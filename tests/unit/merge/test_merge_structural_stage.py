@@ -148,3 +148,19 @@ def test_both_sides_reordering_differently_is_unsure() -> None:
     ours = "def c():\n    pass\ndef a():\n    pass\ndef b():\n    pass\n"
     theirs = "def b():\n    pass\ndef a():\n    pass\ndef c():\n    pass\n"
     assert structural_merge(base, ours, theirs, PYTHON) is None
+
+
+def test_top_level_symbol_conflict_keeps_gits_narrow_markers() -> None:
+    base = "import os\n\n\ndef f(a):\n    x = 1\n    y = 2\n    z = 3\n    return x + y + z\n"
+    ours = base.replace("import os\n", "import os\nimport re\n").replace("f(a)", "f(a, b)")
+    ours = ours.replace("z = 3", "z = 30")
+    theirs = base.replace("import os\n", "import os\nimport sys\n").replace("f(a)", "f(a, c)")
+    result = merge3(base, ours, theirs, "m.py")
+    assert isinstance(result, Conflicted) and result.stage == "structural"
+    assert result.text_with_markers == (
+        "import os\nimport re\nimport sys\n\n\n"
+        "<<<<<<< ours\ndef f(a, b):\n||||||| base\ndef f(a):\n=======\ndef f(a, c):\n"
+        ">>>>>>> theirs\n    x = 1\n    y = 2\n    z = 30\n    return x + y + z\n"
+    )
+    (region,) = result.conflicts
+    assert (region.ours, region.theirs) == ("def f(a, b):\n", "def f(a, c):\n")

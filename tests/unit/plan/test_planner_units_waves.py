@@ -89,6 +89,15 @@ def test_keys_are_stable_and_content_addressed(tmp_path: Path) -> None:
     assert {u.key for u in one.units} < keys  # unrelated units keep their keys
 
 
+def test_plan_json_round_trip(tmp_path: Path) -> None:
+    from fleet.plan import plan_from_dict
+
+    plan = _plan(_repo(tmp_path / "r"), _campaign())
+    back = plan_from_dict(json.loads(json.dumps(plan.to_dict())))
+    assert back == plan  # graph and timings do not take part in equality
+    assert back.unit(plan.units[0].key[:6]) == plan.units[0]
+
+
 def test_read_set_is_what_the_written_symbols_rely_on(tmp_path: Path) -> None:
     plan = _plan(_repo(tmp_path / "r"), _campaign())
     job = next(u for u in plan.units if u.write_set == ("jobs.py::job0",))

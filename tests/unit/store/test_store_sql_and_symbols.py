@@ -110,3 +110,24 @@ def test_unreachable_postgres_is_a_store_error() -> None:
 
     with pytest.raises(StoreUnavailable):
         open_store("postgresql://nobody:x@127.0.0.1:1/none?connect_timeout=2")
+
+
+# Python 3.12+ warns about fork() while threads run; the point here is precisely a fork.
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
+def test_a_forked_child_opens_its_own_connections(tmp_path: Path) -> None:
+    import multiprocessing
+
+    with open_store(f"sqlite:///{tmp_path / 'f.db'}") as store:
+        store.memory.add("parent")  # the parent's pool now holds a connection
+
+        ctx = multiprocessing.get_context("fork")
+        child = ctx.Process(target=_child_adds_a_note, args=(store,))
+        child.start()
+        child.join(30)
+        assert child.exitcode == 0
+        assert [n.text for n in store.memory.list()] == ["parent", "child"]
+
+
+def _child_adds_a_note(store: object) -> None:
+    store.memory.add("child")  # type: ignore[attr-defined]
+    store.close()  # type: ignore[attr-defined]

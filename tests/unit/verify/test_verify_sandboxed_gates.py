@@ -178,3 +178,25 @@ def test_the_graph_selects_the_impacted_tests(
                             graph=graph, options=DYNAMIC))["impacted_tests"]
     assert got.status == "reject" and got.details["selected_by"].startswith("the graph")
     assert got.details["targets"] == ["tests/test_lib.py"]
+
+
+def test_fleet_verify_with_the_claude_reviewer_over_the_fake_api(
+    lib_repo: Path, make_patch: MakePatch, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from fleet.agents.fake_messages import FakeMessagesServer
+
+    good = tmp_path / "good.patch"
+    good.write_text(make_patch({"lib.py": LIB.replace("sum(values)", "sum(list(values))")}))
+    argv = ["verify", str(lib_repo), str(good), "-w", "lib.py::total", "--sandbox", "bwrap",
+            "--reviewer", "claude", "--model", "claude-fake"]
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    assert main(argv) == 2
+    assert "ANTHROPIC_API_KEY" in capsys.readouterr().err
+    accept = '{"verdict": "accept", "reason": "lib.py:21 same sum for any iterable"}'
+    with FakeMessagesServer([text_response(accept)] * 3) as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        assert main(argv) == 0
+    assert "ACCEPT   review: claude reviewer: all lenses accept" in capsys.readouterr().out
+    assert len(server.requests) == 3

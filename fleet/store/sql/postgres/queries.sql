@@ -25,7 +25,12 @@ WHERE id IN (SELECT id FROM leases
 -- name: lease_release
 DELETE FROM leases
 WHERE id IN (SELECT id FROM leases
-             WHERE holder = %(holder)s AND (%(every)s OR id = ANY (%(ids)s::bigint[]))
+             WHERE holder = %(holder)s ORDER BY id FOR UPDATE);
+
+-- name: lease_release_ids
+DELETE FROM leases
+WHERE id IN (SELECT id FROM leases
+             WHERE id = ANY (%(ids)s::bigint[]) AND holder = %(holder)s
              ORDER BY id FOR UPDATE);
 
 -- name: lease_reap

@@ -38,8 +38,10 @@ SELECT
 UPDATE leases SET expires_at = :now + :ttl WHERE holder = :holder AND expires_at > :now;
 
 -- name: lease_release
-DELETE FROM leases
-WHERE holder = :holder AND (:every OR id IN (SELECT value FROM json_each(:ids)));
+DELETE FROM leases WHERE holder = :holder;
+
+-- name: lease_release_ids
+DELETE FROM leases WHERE id IN (SELECT value FROM json_each(:ids)) AND holder = :holder;
 
 -- name: lease_reap
 DELETE FROM leases WHERE expires_at <= :now;

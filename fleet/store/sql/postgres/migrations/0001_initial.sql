@@ -56,10 +56,12 @@ CREATE TABLE lease_fences (
 );
 
 -- All-or-nothing acquisition of a normalized request set (one row per symbol, sorted).
--- Concurrency: multi-granularity advisory locks, taken in key order so two acquisitions never
--- deadlock: exclusive on each requested symbol, shared on each of its ancestors. Two requests
--- that can conflict (equal symbols, or one inside the other) therefore serialize, and the later
--- one's conflict check sees the earlier one's committed leases. Expired leases are ignored; an
+-- Concurrency: multi-granularity advisory locks, exclusive on each requested symbol, shared on
+-- each of its ancestors, tried without waiting: two requests that can conflict
+-- (equal symbols, or one inside the other) never run at once, so each conflict check sees the
+-- other's committed leases; when a lock is busy the call returns one row with ok = false and a
+-- NULL holder ("contended") instead of queueing behind it, so nothing waits and nothing
+-- deadlocks. Expired leases are ignored; an
 -- expired conflicting lease is deleted under its row lock (in id order) so that a heartbeat
 -- renewing it concurrently either wins (and the lease blocks us) or loses (and is gone).
 -- Returns the grants (ok = true), or the blocking leases (ok = false) and grants nothing.
@@ -72,7 +74,8 @@ CREATE FUNCTION fleet_lease_acquire(
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 DECLARE
-    v_lock record;
+    v_ok boolean;
+    v_a text;
     v_now double precision;
     v_n int := coalesce(array_length(p_symbols, 1), 0);
     v_blocked boolean := false;
@@ -83,19 +86,22 @@ DECLARE
     v_lo text;
     v_hi text;
 BEGIN
-    FOR v_lock IN
-        SELECT plan.k, bool_or(plan.x) AS x FROM (
-            SELECT hashtextextended(s.sym, 0) AS k, true AS x FROM unnest(p_symbols) AS s(sym)
-            UNION ALL
-            SELECT hashtextextended(a.anc, 0), false
-            FROM unnest(p_symbols) AS s(sym), unnest(fleet_ancestors(s.sym)) AS a(anc)
-        ) AS plan
-        GROUP BY plan.k ORDER BY plan.k
-    LOOP
-        IF v_lock.x THEN
-            PERFORM pg_advisory_xact_lock(v_lock.k);
-        ELSE
-            PERFORM pg_advisory_xact_lock_shared(v_lock.k);
+    -- Try-locks never wait, so their order cannot deadlock, and a backend's own shared lock
+    -- never blocks its own exclusive one: no sorting or merging of the lock plan is needed.
+    FOR i IN 1 .. v_n LOOP
+        v_ok := pg_try_advisory_xact_lock(hashtextextended(p_symbols[i], 0));
+        IF v_ok THEN
+            FOREACH v_a IN ARRAY fleet_ancestors(p_symbols[i]) LOOP
+                v_ok := pg_try_advisory_xact_lock_shared(hashtextextended(v_a, 0));
+                EXIT WHEN NOT v_ok;
+            END LOOP;
+        END IF;
+        IF NOT v_ok THEN
+            -- an overlapping acquisition is in flight: refuse now, never wait (the caller's
+            -- backoff retries); no lease was granted yet
+            RETURN QUERY SELECT false, NULL::bigint, NULL::text, NULL::text, NULL::text,
+                NULL::bigint, NULL::double precision;
+            RETURN;
         END IF;
     END LOOP;
     v_now := fleet_now();
