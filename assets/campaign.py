@@ -15,14 +15,10 @@ from pathlib import Path
 from typing import Any, cast
 
 from dagster import (
-    AssetCheckEvaluation,
-    AssetCheckResult,
-    AssetCheckSeverity,
     AssetCheckSpec,
     AssetExecutionContext,
     AssetKey,
     AssetMaterialization,
-    AssetRecordsFilter,
     AssetsDefinition,
     BackfillPolicy,
     BetaWarning,
@@ -30,20 +26,17 @@ from dagster import (
     DynamicPartitionsDefinition,
     MaterializeResult,
     Nothing,
-    Output,
     PreviewWarning,
     ResourceParam,
     asset,
 )
-from dagster._core.definitions.asset_checks.asset_check_evaluation import (
-    AssetCheckEvaluationTargetMaterializationData,
-)
 
 from assets import _fleet
-from assets._metadata import batch_metadata, integration_metadata, unit_metadata
+from assets._batch import run_batch
+from assets._metadata import integration_metadata, unit_metadata
 from assets._seams import AgentSource, ForgeSource, RepoSource, SandboxSource, StoreSource
 from fleet.errors import KillSwitchEngaged
-from fleet.unit import TERMINAL, UnitResult, latest_results, load_units, run_units
+from fleet.unit import TERMINAL, latest_results, load_units
 
 AGENT_POOL = "agent_sandbox"
 TARGET_FILES_TAG = "fleet/target_files"
@@ -143,12 +136,7 @@ def _campaign_assets(
         _check_killed(store)
         units = load_units(store.ledger(), campaign, context.partition_keys)
         env = _fleet.unit_env(campaign, Path(repo.path), Path(repo.home), store, sandbox, agent)
-        results = run_units(units, env, parallel=repo.agents)
-        yield Output(None, metadata=batch_metadata(results))
-        for r in results:
-            yield AssetMaterialization(asset_key=context.asset_key, partition=r.unit,
-                                       metadata=unit_metadata(r))
-        yield from _gate_checks(context, gates, results)
+        yield from run_batch(context, gates, units, env, repo.agents)
 
     @asset(key=[prefix, "verified_patches"], deps=[candidate_patches], group_name=group,
            partitions_def=partitions, output_required=False,
@@ -194,61 +182,6 @@ def _campaign_assets(
         assets=(findings, work_units, candidate_patches, verified_patches, integration,
                 pull_requests),
     )
-
-
-def _gate_checks(context: AssetExecutionContext, gates: Sequence[str],
-                 results: Sequence[UnitResult]) -> Iterator[Any]:
-    """Per-unit gate verdicts as per-partition check evaluations, plus one result per gate for
-    the step (a check may yield once per step).
-
-    A single-unit run (a re-run from the UI) yields the unit's verdict as the check result, which
-    Dagster records for that partition. In a batch, every unit's verdict is logged for its
-    partition and the step's result judges the batch: passed when every judged unit was accepted.
-    Failures are WARN: a rejected patch is an expected outcome, not a failed run, and the verified
-    units of the batch must still reach ``verified_patches``, which admits only units whose every
-    gate passed (DESIGN.md: blocking checks record, ``verified_patches`` decides)."""
-    single = len(context.partition_keys) == 1
-    targets = {} if single else _latest_materializations(context, [r.unit for r in results])
-    for gate in gates:
-        name = f"candidate_patches_{gate}"
-        verdicts = {r.unit: v for r in results for v in r.verdicts if v.gate == gate}
-        if not single:
-            for unit, v in verdicts.items():
-                context.log_event(AssetCheckEvaluation(
-                    asset_key=context.asset_key, check_name=name, passed=v.passed,
-                    partition=unit, severity=AssetCheckSeverity.ERROR,
-                    target_materialization_data=targets.get(unit),
-                    metadata={"status": v.status, "evidence": v.evidence[:2000]}))
-        rejected = sorted(k for k, v in verdicts.items() if not v.passed)
-        accepted = len(verdicts) - len(rejected)
-        metadata: dict[str, Any] = {"judged": len(verdicts), "accepted": accepted,
-                                    "rejected_units": ", ".join(rejected)}
-        if single and verdicts:
-            only = next(iter(verdicts.values()))
-            metadata.update(status=only.status, evidence=only.evidence[:2000])
-        yield AssetCheckResult(
-            check_name=name,
-            passed=not rejected,
-            severity=AssetCheckSeverity.WARN,
-            metadata=metadata,
-        )
-
-
-def _latest_materializations(
-    context: AssetExecutionContext, partitions: Sequence[str]
-) -> dict[str, AssetCheckEvaluationTargetMaterializationData]:
-    """The materialization each unit's verdicts judge (the one this step just recorded), so the
-    UI shows the per-partition check as current rather than missing."""
-    out = {}
-    for key in partitions:
-        records = context.instance.fetch_materializations(
-            AssetRecordsFilter(asset_key=context.asset_key, asset_partitions=[key]), limit=1
-        ).records
-        if records:
-            rec = records[0]
-            out[key] = AssetCheckEvaluationTargetMaterializationData(
-                storage_id=rec.storage_id, run_id=rec.run_id, timestamp=rec.timestamp)
-    return out
 
 
 def pending_units(store: StoreSource, campaign: str, keys: Sequence[str]) -> list[str]:

@@ -7,7 +7,8 @@ and so does any export of a project's real historical merges, ``actual`` being w
 Both tools run on every case in the same run. Reported per tool: clean rate; of the clean results,
 the share equal to ``actual`` as text and as AST, the share wrong (clean but a different AST) and
 the share that parses; median and p99 latency per file. Then the same restricted to the cases
-where git conflicts. A case's latency is the fastest of ``--repeat`` runs (3) of each tool, which
+where git conflicts. Cases with a ``conflict`` file instead of ``actual.py`` are true conflicts:
+each tool's clean merges of them are counted as wrong. A case's latency is the fastest of ``--repeat`` runs (3) of each tool, which
 filters out the noise of a busy machine. ``--driver N`` also times ``fleet merge-driver`` as a
 process (start-up included) on the first N cases.
 """
@@ -134,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     folders = sorted(p for p in args.dir.iterdir() if (p / "actual.py").exists())
+    conflict_folders = sorted(p for p in args.dir.iterdir() if (p / "conflict").exists())
     if not folders:
         print(f"no <case>/actual.py under {args.dir}", file=sys.stderr)
         return 2
@@ -171,6 +173,19 @@ def main(argv: list[str] | None = None) -> int:
     print(markdown(rows))
     print("\nfleet results by stage: " + ", ".join(f"{k} {v}" for k, v in sorted(stages.items())))
     report: dict[str, object] = {"rows": rows, "stages": stages}
+    if conflict_folders:
+        merged_cleanly = {"fleet merge3": 0, "git merge-file --diff3": 0}
+        for folder in conflict_folders:
+            base, ours, theirs = (
+                (folder / f"{part}.py").read_text() for part in ("base", "ours", "theirs")
+            )
+            merged_cleanly["fleet merge3"] += isinstance(merge3(base, ours, theirs, "c.py"), Clean)
+            merged_cleanly["git merge-file --diff3"] += _git_merge_file(folder)[0] is not None
+        report["true_conflicts"] = {"cases": len(conflict_folders), **merged_cleanly}
+        print(
+            f"\ntrue conflicts (a `conflict` file): {len(conflict_folders)} cases, merged cleanly "
+            "(wrong): " + ", ".join(f"{tool} {count}" for tool, count in merged_cleanly.items())
+        )
     if args.driver:
         times = sorted(_driver(folder) * 1000 for folder in folders[: args.driver])
         report["driver_ms"] = {"n": len(times), "p50": statistics.median(times), "max": times[-1]}

@@ -15,7 +15,9 @@ symbol" before "before the next symbol", then ours before theirs.
 
 ``--same-symbol S`` makes a share S of the scenarios edit one function on both sides instead
 (ours: a first statement, a parameter or a decorator; theirs: a last statement, a rewritten
-``return`` or a helper after it): the statement-level merge's test.
+``return`` or a helper after it): the statement-level merge's test. ``--conflicts C`` makes a
+share C true conflicts (both sides edit the same spot differently), written with a ``conflict``
+file instead of ``actual.py``: a clean merge of one is wrong.
 
 writes ``OUT/<case>/{base,ours,theirs,actual}.py`` plus ``meta.json`` (file, symbols, edits).
 """
@@ -256,6 +258,54 @@ def scenario(
     }
 
 
+def conflict_scenario(path: str, text: str, rng: random.Random) -> dict[str, object] | None:
+    """A true conflict: both sides edit the same spot of one function differently (rewrite one
+    ``return``, add a decorator, or add a first statement). No merge is right but a conflict."""
+    tree = ast.parse(text)
+    candidates = symbols(tree)
+    if not candidates:
+        return None
+    qualname, node, _ = rng.choice(candidates)
+    lines = text.splitlines(keepends=True)
+    kind = rng.choice(["return", "decorator", "first"])
+    sides: list[Edit] = []
+    for side in ("ours", "theirs"):
+        if kind == "return":
+            returns = [
+                stmt
+                for stmt in node.body
+                if isinstance(stmt, ast.Return)
+                and stmt.value is not None
+                and stmt.lineno == stmt.end_lineno
+                and lines[stmt.lineno - 1].strip().startswith("return ")
+            ]
+            if not returns:
+                return None
+            line = lines[returns[0].lineno - 1]
+            value = line.strip()[len("return ") :]
+            new = f"{_indent(line)}return fleet_{side}_wrap({value})\n"
+            sides.append(Edit(returns[0].lineno - 1, 1, (new,), 1, "return"))
+        elif kind == "decorator":
+            indent = _indent(lines[node.lineno - 1])
+            sides.append(Edit(node.lineno - 1, 0, (f"{indent}@fleet_{side}\n",), 1, "decorator"))
+        else:
+            first = node.body[0]
+            if first.lineno == node.lineno:
+                return None
+            edit = _statement_edit(lines, first, True, f"fleet_{side} = {qualname!r}")
+            if edit is None:
+                return None
+            sides.append(edit)
+    ours, theirs = apply(lines, [(sides[0], 0)]), apply(lines, [(sides[1], 1)])
+    for version in (ours, theirs):
+        try:
+            ast.parse(version)
+        except SyntaxError:
+            return None
+    meta = {"file": path, "symbols": [qualname], "edits": [["both", kind]], "conflict": True}
+    return {"base": text, "ours": ours, "theirs": theirs, "meta": meta}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)
@@ -267,6 +317,12 @@ def main(argv: list[str] | None = None) -> int:
         default=0.0,
         help="Share of scenarios where both sides edit one function (non-overlapping parts).",
     )
+    parser.add_argument(
+        "--conflicts",
+        type=float,
+        default=0.0,
+        help="Share of true-conflict scenarios (a `conflict` file instead of actual.py).",
+    )
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
     sources = {p: t for p, t in sorted(django_sources().items()) if len(t) < 200_000}
@@ -274,13 +330,19 @@ def main(argv: list[str] | None = None) -> int:
     made = 0
     while made < args.count:
         path = rng.choice(paths)
-        case = scenario(path, sources[path], rng, args.same_symbol)
+        if rng.random() < args.conflicts:
+            case = conflict_scenario(path, sources[path], rng)
+        else:
+            case = scenario(path, sources[path], rng, args.same_symbol)
         if case is None:
             continue
         folder = args.out / f"{made:04d}"
         folder.mkdir(parents=True, exist_ok=True)
         for part in ("base", "ours", "theirs", "actual"):
-            (folder / f"{part}.py").write_text(str(case[part]))
+            if part in case:
+                (folder / f"{part}.py").write_text(str(case[part]))
+        if "actual" not in case:
+            (folder / "conflict").write_text("both sides edit the same spot: must conflict\n")
         (folder / "meta.json").write_text(json.dumps(case["meta"], indent=1) + "\n")
         made += 1
     print(f"{made} scenarios from {len(paths)} Django modules in {args.out}")

@@ -1,0 +1,105 @@
+"""One step of ``candidate_patches``: a batch of units run concurrently, each unit's outcome
+recorded as soon as it finishes (so event writes overlap the other units' work and the UI shows
+progress), then one check result per gate for the step."""
+
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from queue import Empty, Queue
+from typing import Any
+
+from dagster import (
+    AssetCheckEvaluation,
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetExecutionContext,
+    AssetMaterialization,
+    AssetRecordsFilter,
+    Output,
+)
+from dagster._core.definitions.asset_checks.asset_check_evaluation import (
+    AssetCheckEvaluationTargetMaterializationData,
+)
+
+from assets._metadata import batch_metadata, unit_metadata
+from fleet.types import WorkUnit
+from fleet.unit import UnitEnv, UnitResult, run_units
+
+
+def run_batch(context: AssetExecutionContext, gates: Sequence[str], units: Sequence[WorkUnit],
+              env: UnitEnv, parallel: int) -> Iterator[Any]:
+    """Run ``units`` (at most ``parallel`` at once) and yield the step's events.
+
+    Per unit: its partition's materialization (status, rejecting gate, verdicts, diff, cost,
+    timings) and, in a batch, every gate's verdict as a check evaluation on that partition.
+    """
+    single = len(context.partition_keys) == 1
+    done: Queue[UnitResult] = Queue()
+    results: list[UnitResult] = []
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="batch") as pool:
+        future = pool.submit(run_units, list(units), env, parallel, on_result=done.put)
+        yield Output(None, metadata={"units": len(units)})
+        while len(results) < len(units):
+            try:
+                result = done.get(timeout=0.5)
+            except Empty:
+                if future.done():
+                    future.result()  # re-raises the fault that stopped the batch
+                    break
+                continue
+            results.append(result)
+            yield AssetMaterialization(asset_key=context.asset_key, partition=result.unit,
+                                       metadata=unit_metadata(result))
+            if not single:
+                _log_unit_checks(context, gates, result)
+        future.result()
+    context.log.info(f"batch: {batch_metadata(results)}")
+    yield from _step_checks(gates, results, single)
+
+
+def _target(context: AssetExecutionContext, partition: str
+            ) -> AssetCheckEvaluationTargetMaterializationData | None:
+    """The materialization a unit's verdicts judge (the one just recorded), so the UI shows
+    the partition's check as current rather than missing."""
+    records = context.instance.fetch_materializations(
+        AssetRecordsFilter(asset_key=context.asset_key, asset_partitions=[partition]), limit=1
+    ).records
+    if not records:
+        return None
+    rec = records[0]
+    return AssetCheckEvaluationTargetMaterializationData(
+        storage_id=rec.storage_id, run_id=rec.run_id, timestamp=rec.timestamp)
+
+
+def _log_unit_checks(context: AssetExecutionContext, gates: Sequence[str],
+                     result: UnitResult) -> None:
+    target = _target(context, result.unit)
+    for v in result.verdicts:
+        if v.gate in gates:
+            context.log_event(AssetCheckEvaluation(
+                asset_key=context.asset_key, check_name=f"candidate_patches_{v.gate}",
+                passed=v.passed, partition=result.unit, severity=AssetCheckSeverity.ERROR,
+                target_materialization_data=target,
+                metadata={"status": v.status, "evidence": v.evidence[:2000]}))
+
+
+def _step_checks(gates: Sequence[str], results: Sequence[UnitResult], single: bool
+                 ) -> Iterator[AssetCheckResult]:
+    """One result per gate for the step (a check may yield once per step).
+
+    A single-unit run (a re-run from the UI) yields the unit's verdict as the check result, which
+    Dagster records for that partition. In a batch, every unit's verdict was logged for its
+    partition and this result judges the batch: passed when every judged unit was accepted.
+    Failures are WARN: a rejected patch is an expected outcome, not a failed run, and the verified
+    units of the batch must still reach ``verified_patches``, which admits only units whose every
+    gate passed (DESIGN.md: blocking checks record, ``verified_patches`` decides)."""
+    for gate in gates:
+        verdicts = {r.unit: v for r in results for v in r.verdicts if v.gate == gate}
+        rejected = sorted(k for k, v in verdicts.items() if not v.passed)
+        accepted = len(verdicts) - len(rejected)
+        metadata: dict[str, Any] = {"judged": len(verdicts), "accepted": accepted,
+                                    "rejected_units": ", ".join(rejected)}
+        if single and verdicts:
+            only = next(iter(verdicts.values()))
+            metadata.update(status=only.status, evidence=only.evidence[:2000])
+        yield AssetCheckResult(check_name=f"candidate_patches_{gate}", passed=not rejected,
+                               severity=AssetCheckSeverity.WARN, metadata=metadata)
