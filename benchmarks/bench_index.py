@@ -119,7 +119,9 @@ def worker_treesitter(root: Path, exclude: list[str], ids_out: Path) -> dict[str
     cpu4 = time.process_time()
     graph.lock_rank(next(iter(graph.symbols)))
     cpu5 = time.process_time()
+    naive = naive_short_names(graph)
     return {
+        **naive,
         "files": len(paths), "lines": lines, "symbols": symbols, "references": refs,
         "extract_cpu_s": cpu1 - cpu0, "extract_wall_s": wall1 - wall0,
         "resolve_cpu_s": cpu3 - cpu2, "graph_cpu_s": cpu4 - cpu3, "rank_cpu_s": cpu5 - cpu4,
@@ -128,6 +130,32 @@ def worker_treesitter(root: Path, exclude: list[str], ids_out: Path) -> dict[str
         "edges": graph.graph.number_of_edges(),
         "rss_extract_mb": rss_extract, "rss_mb": rss_mb(),
     }
+
+
+def naive_short_names(graph: object) -> dict[str, int]:
+    """What matching a use's last name against symbol names would give: unique, ambiguous or
+    no match; and how often a unique naive match disagrees with the resolved target."""
+    by_name: dict[str, list[str]] = {}
+    for sym in graph.symbols.values():  # type: ignore[attr-defined]
+        if sym.kind != "module":
+            by_name.setdefault(sym.name, []).append(sym.id)
+    out = {"naive_total": 0, "naive_unique": 0, "naive_ambiguous": 0, "naive_none": 0,
+           "naive_unique_agree": 0, "naive_unique_disagree": 0}
+    for ref in graph.references:  # type: ignore[attr-defined]
+        if ref.kind not in ("call", "attribute", "name"):
+            continue
+        out["naive_total"] += 1
+        found = by_name.get(ref.name.rsplit(".", 1)[-1], [])
+        if len(found) > 1:
+            out["naive_ambiguous"] += 1
+        elif not found:
+            out["naive_none"] += 1
+        else:
+            out["naive_unique"] += 1
+            if ref.exact and ref.target is not None and "::" in ref.target:
+                key = "naive_unique_agree" if ref.target == found[0] else "naive_unique_disagree"
+                out[key] += 1
+    return out
 
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -348,6 +376,7 @@ def summarize(runs: dict[str, list[dict[str, object]]], ids: dict[str, int]) -> 
         "interface_edit_cpu_s": _median(idx, "interface_edit_cpu_s"),
         "interface_edit_wall_s": _median(idx, "interface_edit_wall_s"),
         "symbol_comparison": ids,
+        **{k: v for k, v in ts[0].items() if k.startswith("naive_")},
     }
 
 
@@ -373,7 +402,12 @@ def table(results: dict[str, object]) -> str:
         ("graph build + condensation + ranks CPU-s",
          lambda r: f"{r['graph_cpu_s']:.2f} + {r['rank_cpu_s']:.2f}"),
         ("whole index() CPU-s", lambda r: f"{r['index_cpu_s']:.2f}"),
-        ("references resolved", lambda r: f"{r['resolved_share']:.1%}"),
+        ("references resolved (repo symbol or external dotted name)",
+         lambda r: f"{r['resolved_share']:.1%}"),
+        ("naive short-name match: unique / ambiguous / none",
+         lambda r: f"{r['naive_unique'] / r['naive_total']:.0%} / "
+                   f"{r['naive_ambiguous'] / r['naive_total']:.0%} / "
+                   f"{r['naive_none'] / r['naive_total']:.0%}"),
         ("SCCs (>1) / largest", lambda r: f"{r['sccs']} / {r['largest_scc']}"),
         ("snapshot MB / load s", lambda r: f"{r['snapshot_mb']:.0f} / {r['load_s']:.2f}"),
         ("1-file re-index, body edit: CPU-s / wall-s",

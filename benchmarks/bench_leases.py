@@ -295,7 +295,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=float, default=3.0, help="seconds per measurement")
     parser.add_argument("--json", help="also write the results here")
+    parser.add_argument(
+        "--procs", default="1,4,16", help="comma-separated process counts for the lease runs"
+    )
+    parser.add_argument("--pools", default="100000,50", help="comma-separated lease pool sizes")
+    parser.add_argument(
+        "--leases-only", action="store_true", help="skip the queue and seed-scenario sections"
+    )
     args = parser.parse_args()
+    procs_list = [int(x) for x in args.procs.split(",")]
+    pools = [int(x) for x in args.pools.split(",")]
     admin = os.environ.get("FLEET_BENCH_PG_DSN") or os.environ.get("FLEET_TEST_PG_DSN")
     if not admin:
         raise SystemExit("set FLEET_BENCH_PG_DSN to a PostgreSQL DSN that may CREATE DATABASE")
@@ -319,8 +328,8 @@ def main() -> int:
             "| naive p50 | naive p99 |"
         )
         print("|---|---|---|---|---|---|---|---|---|")
-        for pool in (100_000, 50):
-            for procs in (1, 4, 16):
+        for pool in pools:
+            for procs in procs_list:
                 r = bench_leases(dsn, procs, pool, args.duration)
                 results["leases"].append(r)
                 print(
@@ -329,6 +338,8 @@ def main() -> int:
                     f"{r['naive_p50_ms']:.2f} | {r['naive_p99_ms']:.2f} |",
                     flush=True,
                 )
+        if args.leases_only:
+            return _finish(args.json, results)
         print("\n| queue | procs | fleet claims/s | plain SKIP LOCKED claims/s |")
         print("|---|---|---|---|")
         for batch in (1, 50):
@@ -351,8 +362,12 @@ def main() -> int:
             conn.execute(
                 f'DROP DATABASE IF EXISTS "{conninfo_to_dict(dsn)["dbname"]}" WITH (FORCE)'
             )
-    if args.json:
-        with open(args.json, "w") as fh:
+    return _finish(args.json, results)
+
+
+def _finish(path: str | None, results: dict[str, Any]) -> int:
+    if path:
+        with open(path, "w") as fh:
             json.dump(results, fh, indent=2)
     return 0
 

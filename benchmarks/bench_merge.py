@@ -8,9 +8,10 @@ Both tools run on every case in the same run. Reported per tool: clean rate; of 
 the share equal to ``actual`` as text and as AST, the share wrong (clean but a different AST) and
 the share that parses; median and p99 latency per file. Then the same restricted to the cases
 where git conflicts. Cases with a ``conflict`` file instead of ``actual.py`` are true conflicts:
-each tool's clean merges of them are counted as wrong. A case's latency is the fastest of ``--repeat`` runs (3) of each tool, which
-filters out the noise of a busy machine. ``--driver N`` also times ``fleet merge-driver`` as a
-process (start-up included) on the first N cases.
+each tool's clean merges of them are counted as wrong. A case's latency is the fastest of
+``--repeat`` runs (3) of each tool, which filters out the noise of a busy machine.
+``--driver N`` also times ``fleet merge-driver`` as a process (start-up included) on the first
+N cases.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ microvm``, KVM where a boot probe passes, else TCG), ``GVisorSandbox`` (``runsc`
 ``BwrapSandbox`` (bubblewrap), and ``LocalSandbox`` (no isolation, explicit opt-in only).
 ``select_sandbox("auto")`` picks the strongest that works and logs why; ``probe_all()`` reports
 every backend for ``fleet sandbox doctor``. The guest image recipe for the microVM is in
-``sandbox/guest/``. Backends are imported lazily by name, so ``import sandbox`` stays cheap.
+``sandbox/guest/``; ``MicroVMSession`` keeps one microVM booted for the many commands of one
+work unit. Backends are imported lazily by name, so ``import sandbox`` stays cheap.
 """
 
 from __future__ import annotations
@@ -25,7 +26,10 @@ from sandbox.select import (
 
 if TYPE_CHECKING:
     from sandbox.bwrap import BwrapConfig, BwrapSandbox
+    from sandbox.gvisor import GVisorSandbox
     from sandbox.local import LocalSandbox
+    from sandbox.microvm import MicroVMSandbox
+    from sandbox.microvm_session import MicroVMSession
 
 __all__ = [
     "BACKENDS",
@@ -33,8 +37,11 @@ __all__ = [
     "BwrapSandbox",
     "EndReason",
     "ExecResult",
+    "GVisorSandbox",
     "Limits",
     "LocalSandbox",
+    "MicroVMSandbox",
+    "MicroVMSession",
     "ProbeResult",
     "Sandbox",
     "SandboxUnavailable",
@@ -51,6 +58,7 @@ _LAZY = {
     "LocalSandbox": "sandbox.local",
     "GVisorSandbox": "sandbox.gvisor",
     "MicroVMSandbox": "sandbox.microvm",
+    "MicroVMSession": "sandbox.microvm_session",
 }
 
 

@@ -22,6 +22,11 @@ GUEST_DIR = Path(__file__).parent / "guest"
 APT_HINT = "apt-get install linux-image-amd64 busybox-static qemu-system-x86"
 XZ_MAGIC = b"\xfd7zXZ\x00"
 # Host files copied into the guest's /etc: enough for names, the dynamic linker and Python.
+# busybox applets the guest's init and generated scripts use (under /.guest/bin)
+GUEST_APPLETS = (
+    *("sh", "mount", "umount", "insmod", "mkdir", "chmod", "cat", "grep", "echo", "mv", "cp"),
+    *("ln", "sync", "reboot", "sleep", "ls", "dmesg", "env", "ip", "date", "timeout"),
+)
 GUEST_ETC = ("passwd", "group", "nsswitch.conf", "ld.so.cache", "ld.so.conf", "hosts")
 
 
@@ -138,26 +143,7 @@ def build_initramfs(version: str, busybox: Path) -> bytes:
     for d in (".guest", ".guest/bin", ".guest/modules"):
         cpio.dir(d)
     cpio.file(".guest/bin/busybox", busybox.read_bytes(), 0o755)
-    for applet in (
-        "sh",
-        "mount",
-        "insmod",
-        "mkdir",
-        "chmod",
-        "cat",
-        "grep",
-        "echo",
-        "mv",
-        "sync",
-        "reboot",
-        "sleep",
-        "ls",
-        "dmesg",
-        "env",
-        "umount",
-        "ln",
-        "cp",
-    ):
+    for applet in GUEST_APPLETS:
         cpio.symlink(f".guest/bin/{applet}", "busybox")
     names = _module_names()
     for name in names:

@@ -16,7 +16,9 @@ no_timer_check``: without them about one TCG boot in twelve hangs calibrating th
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import json
 import os
 import shlex
 import shutil
@@ -52,16 +54,39 @@ class MicroVMConfig:
 
 @functools.cache
 def _kvm_boots(binary: str, kernel: Path, initramfs: Path) -> bool:
-    """Whether a guest boots and exits under KVM within seconds (kvm_pvm here: it does not)."""
+    """Whether a guest boots and exits under KVM within seconds (kvm_pvm here: it does not).
+
+    The answer is cached next to the image, keyed by the host's boot id and the QEMU binary, so
+    each process does not pay a boot to learn it.
+    """
     if not os.access("/dev/kvm", os.R_OK | os.W_OK):
         return False
+    cache = kernel.parent / "kvm-probe.json"
+    key = _kvm_probe_key(binary)
+    with contextlib.suppress(OSError, ValueError):
+        cached = json.loads(cache.read_text())
+        if cached.get("key") == key:
+            return bool(cached["kvm"])
     box = MicroVMSandbox(MicroVMConfig(binary=binary, accel="kvm"))
     try:
         with tempfile.TemporaryDirectory(prefix="fleet-kvm-probe-") as work:
-            res = box.run(["/bin/true"], Path(work), timeout=KVM_PROBE_TIMEOUT_S)
+            ok = box.run(["/bin/true"], Path(work), timeout=KVM_PROBE_TIMEOUT_S).ok
     except OSError:
-        return False
-    return res.ok
+        ok = False
+    with contextlib.suppress(OSError):
+        tmp = cache.with_name(f"{cache.name}.{os.getpid()}")
+        tmp.write_text(json.dumps({"key": key, "kvm": ok}))
+        tmp.replace(cache)
+    return ok
+
+
+def _kvm_probe_key(binary: str) -> str:
+    try:
+        boot_id = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        boot_id = "unknown"
+    st = Path(binary).stat()
+    return f"{boot_id}:{binary}:{st.st_size}:{int(st.st_mtime)}"
 
 
 class MicroVMSandbox:
@@ -115,25 +140,35 @@ class MicroVMSandbox:
     def _readonly(self) -> list[Path]:
         return [p.resolve() for p in self.config.readonly_paths if p.exists()]
 
-    def _scripts(
-        self, argv: Sequence[str], work: Path, env: Mapping[str, str], lim: Limits
-    ) -> tuple[str, str]:
+    def mounts_script(self, work: Path) -> str:
+        """Guest shell that mounts the worktree (rw) and the read-only shares at their paths."""
         opts = "trans=virtio,version=9p2000.L,msize=262144"
-        setup = [f"mkdir -p {shlex.quote(str(work))}"]
-        setup.append(f"mount -t 9p -o {opts} work {shlex.quote(str(work))}")
+        lines = [f"mkdir -p {shlex.quote(str(work))}"]
+        lines.append(f"mount -t 9p -o {opts} work {shlex.quote(str(work))}")
+        # read-only and not changing during a run: let the guest cache it (fewer 9p trips)
+        ro_opts = "trans=virtio,version=9p2000.L,msize=1048576,ro,cache=loose"
         for i, path in enumerate(self._readonly()):
             q = shlex.quote(str(path))
-            # read-only and not changing during a run: let the guest cache it (fewer 9p trips)
-            ro_opts = "trans=virtio,version=9p2000.L,msize=1048576,ro,cache=loose"
-            setup.append(f"mkdir -p {q} && mount -t 9p -o {ro_opts} ro{i} {q}")
-        cg = "/sys/fs/cgroup/cmd"
+            lines.append(f"mkdir -p {q} && mount -t 9p -o {ro_opts} ro{i} {q}")
+        return "\n".join(lines) + "\n"
+
+    @staticmethod
+    def command_scripts(
+        argv: Sequence[str],
+        work: Path,
+        env: Mapping[str, str],
+        lim: Limits,
+        cgroup: str,
+        timeout: float | None = None,
+    ) -> tuple[str, str]:
+        """Guest shell for one command: (limits.sh for ``cgroup``, run.sh)."""
+        limits = []
         if lim.memory_bytes is not None:
-            setup.append(
-                f"echo {lim.memory_bytes} > {cg}/memory.max; echo 0 > {cg}/memory.swap.max"
-            )
+            limits.append(f"echo {lim.memory_bytes} > {cgroup}/memory.max")
+            limits.append(f"echo 0 > {cgroup}/memory.swap.max")
         if lim.processes is not None:
-            setup.append(f"echo {lim.processes} > {cg}/pids.max")
-        run = [f"echo $$ > {cg}/cgroup.procs 2>/dev/null"]
+            limits.append(f"echo {lim.processes} > {cgroup}/pids.max")
+        run = [f"echo $$ > {cgroup}/cgroup.procs 2>/dev/null"]
         if lim.cpu_s is not None:
             soft = max(1, int(lim.cpu_s + 0.999))
             run.append(f"ulimit -t {soft + 1}; ulimit -S -t {soft}")
@@ -141,8 +176,9 @@ class MicroVMSandbox:
             run.append(f"ulimit -f {max(1, lim.file_bytes // 512)}")
         run.append(f"cd {shlex.quote(str(work))} || exit 126")
         env_args = " ".join(shlex.quote(f"{k}={v}") for k, v in env.items())
-        run.append(f"exec /.guest/bin/env -i {env_args} {shlex.join(argv)}")
-        return "\n".join(setup) + "\n", "\n".join(run) + "\n"
+        wrap = "" if timeout is None else f"/.guest/bin/timeout -s KILL {max(1, round(timeout))} "
+        run.append(f"exec {wrap}/.guest/bin/env -i {env_args} {shlex.join(argv)}")
+        return "\n".join(limits) + "\n", "\n".join(run) + "\n"
 
     def run(
         self,
@@ -162,9 +198,12 @@ class MicroVMSandbox:
         mem_mb = GUEST_OVERHEAD_MB + max(lim.memory_bytes or 0, 2 * 1024**3) // 1024**2
         with tempfile.TemporaryDirectory(prefix="fleet-microvm-") as tmp:
             ctl = Path(tmp)
-            setup, run = self._scripts(argv, work, sandbox_env(env), lim)
-            (ctl / "setup.sh").write_text(setup)
-            (ctl / "run.sh").write_text(run)
+            limits_sh, run_sh = self.command_scripts(
+                argv, work, sandbox_env(env), lim, "/sys/fs/cgroup/cmd"
+            )
+            (ctl / "setup.sh").write_text(self.mounts_script(work))
+            (ctl / "limits.sh").write_text(limits_sh)
+            (ctl / "run.sh").write_text(run_sh)
             raw = run_process(
                 self.qemu_argv(image, accel, ctl, work, mem_mb),
                 env={"PATH": "/usr/bin:/bin"},

@@ -37,9 +37,14 @@ def add_refs(succ: dict[str, dict[str, set[str]]], refs: Iterable[Reference],
 
 
 def _contains(succ: dict[str, dict[str, set[str]]], symbols: Iterable[Symbol]) -> None:
+    """Class -> member and function -> nested function. A module symbol stands for the
+    module-level code only: were it to contain its top-level symbols, ``import x`` would make
+    the importer depend on all of x, and mutual imports would fuse whole modules into one SCC
+    (in the stdlib, one of 4,582 symbols)."""
     for sym in symbols:
-        if sym.parent is not None:
-            succ[sym.parent].setdefault(sym.id, set()).add("contains")
+        parent = sym.parent
+        if parent is not None and not parent.endswith(_MODULE_SUFFIX):
+            succ[parent].setdefault(sym.id, set()).add("contains")
 
 
 def digraph(nodes: dict[str, dict[str, Any]], adj: Adjacency, pred: Adjacency) -> nx.DiGraph:

@@ -2,9 +2,10 @@
 
 Edges of ``graph`` (a ``networkx.DiGraph``) mean *u depends on v*; the edge attribute ``kinds``
 is a sorted tuple drawn from ``imports``, ``calls``, ``inherits``, ``references`` and
-``contains``. ``contains`` goes parent -> child (a module depends on its top-level symbols, a
-class on its methods): what a class does is what its members do, so changing a method reaches
-everything that uses the class. A use of an enclosing symbol (``self.attr`` in a method
+``contains``. ``contains`` goes parent -> child for classes and functions (a class depends on
+its members, a function on its nested functions): what a class does is what its members do, so
+changing a method reaches everything that uses the class. A module symbol is the module-level
+code only and contains nothing in this sense. A use of an enclosing symbol (``self.attr`` in a method
 resolving to its own class, a function naming its own module) adds no edge: containment already
 orders them, and such edges would make every class one SCC with its methods. Use
 ``dependencies(id, structural=False)`` to see only uses.
@@ -143,11 +144,9 @@ class SymbolGraph:
         return best
 
     def children(self, symbol_id: str) -> list[str]:
-        return sorted(
-            v for v in self.graph.successors(symbol_id)
-            if "contains" in self.graph.edges[symbol_id, v]["kinds"]
-            and self.symbols[v].parent == symbol_id
-        )
+        """The symbols directly inside this one (a module's top-level definitions too)."""
+        sym = self.symbol(symbol_id)
+        return sorted(s.id for s in self.symbols_in(sym.path) if s.parent == symbol_id)
 
     def dotted(self, symbol_id: str) -> str:
         """Python's dotted name of a symbol (``billing.legacy.charge``); for other languages

@@ -18,7 +18,6 @@ import libcst as cst
 
 from fleet.errors import FleetError
 from fleet.merge._diff3 import compose_disjoint, diff3
-from fleet.merge._line import decode, encode, git_merge_file_bytes
 from fleet.merge._order import match_renames, resolve_order
 from fleet.merge._pykeys import (
     Key,
@@ -29,6 +28,7 @@ from fleet.merge._pykeys import (
     normalized,
     rule_for,
 )
+from fleet.merge._pytext import multiline_strings, text_merge
 from fleet.merge._reduce import PLACEHOLDER_LINE, expand, reduce_unchanged
 from fleet.merge._result import Clean, Conflicted, parse_conflicts
 from fleet.merge._sets import merge_name_set
@@ -36,7 +36,7 @@ from fleet.merge.profile import LanguageProfile
 
 SENTINEL = "__fleet_merge_"
 _SENTINEL_LINE = re.compile(
-    r"^[ \t]*__fleet_merge_(\d+)_(ours|base|sep|theirs|raw)__[ \t]*(\r?\n|$)", re.MULTILINE
+    r"^([ \t]*)__fleet_merge_(\d+)_(ours|base|sep|theirs|raw)__[ \t]*(\r?\n|$)", re.MULTILINE
 )
 _MARKERS = {
     "ours": "<<<<<<< ours",
@@ -44,6 +44,7 @@ _MARKERS = {
     "sep": "=======",
     "theirs": ">>>>>>> theirs",
 }
+_MARKER_PREFIXES = {"<" * 7, "|" * 7, "=" * 7, ">" * 7}
 Stmts = Sequence[cst.BaseStatement]
 Maps = list[dict[Key, cst.BaseStatement]]
 
@@ -61,7 +62,7 @@ class _Context:
     raw: dict[int, str] = field(default_factory=dict)
 
     def raw_conflict(self, marked: str) -> list[cst.BaseStatement]:
-        """A top-level symbol's own line-merge conflict, git's markers kept as they are."""
+        """A symbol's own line-merge conflict: git's markers, indented where the sentinel is."""
         number = self.conflicts
         self.conflicts += 1
         self.raw[number] = marked
@@ -87,50 +88,6 @@ def _emptied(node: cst.CSTNode) -> str:
     body = getattr(node, "body", None)
     assert isinstance(body, cst.IndentedBlock)
     return code(node.with_changes(body=body.with_changes(body=[])))
-
-
-def _text_merge(
-    ctx: _Context, base: cst.BaseStatement, ours: cst.BaseStatement, theirs: cst.BaseStatement
-) -> tuple[cst.BaseStatement | None, str | None]:
-    """git's line merge of one symbol's text: the merged statement if clean and still one
-    statement of its kind, else git's marker text when it conflicted."""
-    plain = ctx.module.default_indent == "    " and ctx.module.default_newline == "\n"
-    render = code if plain else ctx.module.code_for_node
-    texts = [encode(render(node)) for node in (base, ours, theirs)]
-    merged, conflicts = git_merge_file_bytes(*texts)
-    if conflicts:
-        return None, decode(merged)
-    try:
-        module = cst.parse_module(decode(merged), config=ctx.module.config_for_parsing)
-    except (cst.ParserSyntaxError, RecursionError):
-        return None, None
-    if len(module.body) != 1 or module.footer or type(module.body[0]) is not type(ours):
-        return None, None
-    node = module.body[0]
-    lines = [*module.header, *node.leading_lines]
-    return node.with_changes(leading_lines=_indent_flags(lines, (ours, theirs, base))), None
-
-
-def _indent_flags(
-    lines: list[cst.EmptyLine], sides: tuple[cst.BaseStatement, ...]
-) -> list[cst.EmptyLine]:
-    """Blank and comment lines above a re-parsed nested statement: parsed at column 0 they all
-    claim the block's indentation, so take each one's flag from the same line of a side (else a
-    blank line gets none), or an empty line inside a class would gain trailing spaces."""
-
-    def comment(line: cst.EmptyLine) -> str | None:
-        return None if line.comment is None else line.comment.value
-
-    result = []
-    for index, line in enumerate(lines):
-        flag = line.indent if line.comment is not None else False
-        for side in sides:
-            above: Sequence[cst.EmptyLine] = getattr(side, "leading_lines", ())
-            if index < len(above) and comment(above[index]) == comment(line):
-                flag = above[index].indent
-                break
-        result.append(line.with_changes(indent=flag))
-    return result
 
 
 def _merge_block(
@@ -189,11 +146,11 @@ def merge_node(
         block = _merge_block(ctx, base, ours, theirs, members=True)
         if block is not None and ctx.conflicts == before:
             return [block]
-        merged, _ = _text_merge(ctx, base, ours, theirs)
+        merged, _ = text_merge(ctx.module, base, ours, theirs)
         if merged is not None:
             return [merged]
         return [block] if block is not None else ctx.conflict([ours], [base], [theirs])
-    merged, marked = _text_merge(ctx, base, ours, theirs)
+    merged, marked = text_merge(ctx.module, base, ours, theirs)
     if merged is not None:
         return [merged]
     if formatting_only(base, ours):
@@ -207,9 +164,9 @@ def merge_node(
         result = merge_name_set(base, ours, theirs)
     if result is not None:
         return [result]
-    if marked is not None and ctx.depth == 0:
-        # At column 0 git's own markers for this symbol are exact and narrower than the whole
-        # symbol; nested, re-indenting them could shift lines inside multi-line strings.
+    if marked is not None and (ctx.depth == 0 or not multiline_strings(base, ours, theirs)):
+        # git's own markers for this symbol are narrower than the whole symbol. Nested, they are
+        # re-indented, which is exact unless a string spans lines (its inner lines would shift).
         return ctx.raw_conflict(marked)
     return ctx.conflict([ours], [base], [theirs])
 
@@ -379,9 +336,13 @@ def _render_markers(text: str, raw: dict[int, str]) -> str:
     """Sentinel statements -> diff3 marker lines; a ``raw`` one -> git's marker text for it."""
 
     def marker(match: re.Match[str]) -> str:
-        if match.group(2) == "raw":
-            return raw[int(match.group(1))]
-        return _MARKERS[match.group(2)] + (match.group(3) or "\n")
+        indent, number, role, newline = match.groups()
+        if role == "raw":
+            return "".join(
+                line if line in ("\n", "\r\n") or line[:7] in _MARKER_PREFIXES else indent + line
+                for line in raw[int(number)].splitlines(keepends=True)
+            )
+        return _MARKERS[role] + (newline or "\n")
 
     return _SENTINEL_LINE.sub(marker, text)
 

@@ -40,13 +40,15 @@ def main(argv: list[str]) -> int:
 
     result: MergeResult
     try:
-        # git's own files go straight to git: a clean line merge never decodes anything.
-        line = as_result(*git_merge_file_paths(base_path, ours_path, theirs_path))
-        if isinstance(line, Clean):
-            result = line
-        else:
-            base, ours, theirs = (_read(p) for p in (base_path, ours_path, theirs_path))
-            result = after_line_stage(base, ours, theirs, path, line)
+        # git's own files go straight to git; a clean line merge is written back as git's bytes.
+        merged, conflicts = git_merge_file_paths(base_path, ours_path, theirs_path)
+        if conflicts == 0:
+            with open(ours_path, "wb") as handle:
+                handle.write(merged)
+            return 0
+        line = as_result(merged, conflicts)
+        base, ours, theirs = (_read(p) for p in (base_path, ours_path, theirs_path))
+        result = after_line_stage(base, ours, theirs, path, line)
     except (OSError, FleetError) as exc:
         print(f"fleet merge-driver: {path}: {exc}", file=sys.stderr)
         return 2

@@ -9,12 +9,13 @@ queue claims with ``FOR UPDATE SKIP LOCKED``. Driver errors become :mod:`fleet.s
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import psycopg
-from psycopg.rows import dict_row
+from psycopg.rows import dict_row, tuple_row
 
 from fleet.errors import StoreError
 from fleet.store._db import Database, Pool, Tx
@@ -29,9 +30,24 @@ from fleet.store.errors import AppendOnlyViolation, StoreIntegrityError, StoreUn
 from fleet.store.sql import schema
 from fleet.types import Acquired, AcquireResult, Grant, LeaseRequest, Refused
 
-__all__ = ["PostgresDatabase", "PostgresLeaseStore", "translate"]
+__all__ = ["PostgresDatabase", "PostgresLeaseStore", "positional", "translate"]
 
 MIGRATION_LOCK = (1718, 0)
+ACQUIRE_PARAMS = ("holder", "unit", "symbols", "modes", "ttl")
+ACQUIRE_COLUMNS = ("ok", "id", "symbol", "mode", "holder", "token", "expires_at")
+
+
+def positional(sql: str, names: Sequence[str]) -> str:
+    """``sql`` with its ``%(name)s`` parameters replaced by ``%s`` in the order of ``names``
+    (each must occur exactly once, in that order): for a tuple of parameters."""
+    found = re.findall(r"%\(([a-z_]+)\)s", sql)
+    if found != list(names):
+        raise ValueError(f"expected parameters {list(names)}, the query has {found}")
+    return re.sub(r"%\(([a-z_]+)\)s", "%s", sql)
+
+
+def _grant(t: tuple[Any, ...]) -> Grant:
+    return Grant(str(t[1]), t[2], "write" if t[3] == "write" else "read", t[4], t[5], t[6])
 
 
 def translate(exc: psycopg.Error) -> StoreError:
@@ -90,6 +106,16 @@ class PostgresDatabase(Database):
             except psycopg.Error as exc:
                 raise translate(exc) from exc
 
+    @contextmanager
+    def connection(self) -> Iterator[psycopg.Connection[Any]]:
+        """A pooled autocommit connection for the hot lease path: the caller runs exactly one
+        statement on it (atomic by itself); driver errors leave as ``StoreError``."""
+        with self._pool.connection() as conn:
+            try:
+                yield conn
+            except psycopg.Error as exc:
+                raise translate(exc) from exc
+
     def list_param(self, values: list[Any] | None) -> Any:
         return values
 
@@ -131,10 +157,14 @@ class PostgresDatabase(Database):
 
 
 class PostgresLeaseStore(LeaseStoreBase):
-    """Leases on PostgreSQL: one round trip per acquisition, release or renewal."""
+    """Leases on PostgreSQL: one round trip per acquisition, release or renewal. Acquire and
+    release (the per-grant hot path) run their named query as a prepared statement with
+    positional parameters and tuple rows, skipping the generic ``Tx`` layer."""
 
     def __init__(self, db: PostgresDatabase) -> None:
         self.db = db
+        self._acquire_sql = positional(db.sql["lease_acquire"], ACQUIRE_PARAMS)
+        self._release_ids_sql = positional(db.sql["lease_release_ids"], ("holder", "ids"))
 
     def try_acquire(
         self, holder: str, unit: str, requests: Sequence[LeaseRequest], ttl_s: float
@@ -142,19 +172,13 @@ class PostgresLeaseStore(LeaseStoreBase):
         wanted = normalize(requests)
         if not wanted:
             return Acquired(())
-        with self.db.single() as tx:
-            rows = tx.all(
-                "lease_acquire",
-                {
-                    "holder": holder,
-                    "unit": unit,
-                    "symbols": [r.symbol for r in wanted],
-                    "modes": [r.mode for r in wanted],
-                    "ttl": float(ttl_s),
-                },
-            )
-        if rows and all(row["ok"] for row in rows):
-            return Acquired(tuple(grant_from_row(row) for row in rows))
+        params = (holder, unit, [r.symbol for r in wanted], [r.mode for r in wanted], float(ttl_s))
+        with self.db.connection() as conn:
+            cursor = conn.cursor(row_factory=tuple_row)
+            tuples = cursor.execute(self._acquire_sql, params, prepare=True).fetchall()
+        if tuples and all(t[0] for t in tuples):
+            return Acquired(tuple(_grant(t) for t in tuples))
+        rows = [dict(zip(ACQUIRE_COLUMNS, t, strict=True)) for t in tuples]
         blockers = [row for row in rows if not row["ok"]]
         if blockers and all(row["holder"] is None for row in blockers):
             return Refused("contended: an overlapping acquisition was in progress")
@@ -167,11 +191,15 @@ class PostgresLeaseStore(LeaseStoreBase):
             return tx.run("lease_renew", {"holder": holder, "ttl": float(ttl_s)})
 
     def release(self, holder: str, lease_ids: Iterable[str] | None = None) -> int:
-        ids = None if lease_ids is None else [int(i) for i in lease_ids]
-        with self.db.single() as tx:
-            if ids is None:
-                return tx.run("lease_release", {"holder": holder})
-            return tx.run("lease_release_ids", {"holder": holder, "ids": ids})
+        if lease_ids is None:
+            with self.db.single() as tx:
+                row = tx.one("lease_release", {"holder": holder})
+            return int(row["n"]) if row is not None else 0
+        ids = [int(i) for i in lease_ids]
+        with self.db.connection() as conn:
+            cursor = conn.cursor(row_factory=tuple_row)
+            found = cursor.execute(self._release_ids_sql, (holder, ids), prepare=True).fetchone()
+        return int(found[0]) if found is not None else 0
 
     def check_fence(self, symbol: str, token: int) -> bool:
         with self.db.read() as tx:

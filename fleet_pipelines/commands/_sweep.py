@@ -41,6 +41,7 @@ class RunFailed(FleetError):
 class CampaignReport:
     campaign: str
     findings: int = 0
+    fixed: int = 0
     new_units: int = 0
     units: dict[str, dict[str, Any]] = field(default_factory=dict)
     integration: dict[str, Any] | None = None
@@ -108,7 +109,7 @@ def sweep(settings: FleetSettings, instance: DagsterInstance, say: Say = print) 
         _execute(defs, index_job_name(), instance, selection=changed)
         runs += 1
     reports = []
-    for c in build_campaigns(settings):
+    for c in sorted(build_campaigns(settings), key=lambda c: not _self_merges(c.campaign)):
         name = c.campaign
         report = CampaignReport(campaign=name)
         say(f"[{name}] finding and planning")
@@ -117,7 +118,9 @@ def sweep(settings: FleetSettings, instance: DagsterInstance, say: Say = print) 
         runs += 1
         keys = instance.get_dynamic_partitions(c.partitions.name or "")
         report.new_units = len(set(keys) - known)
-        report.findings = len(store.store().findings.list(campaign=name))
+        records = store.store().findings.list(campaign=name)
+        report.findings = sum(r.status in ("new", "known") for r in records)
+        report.fixed = sum(r.status == "fixed" for r in records)
         pending = pending_units(store, name, keys)
         ranges = batches(keys, pending, settings.batch_size)
         say(f"[{name}] {len(keys)} unit(s), {len(pending)} to run in {len(ranges)} batch(es)")
@@ -140,6 +143,14 @@ def sweep(settings: FleetSettings, instance: DagsterInstance, say: Say = print) 
         reports.append(report)
     return SweepReport(reports, time.perf_counter() - started, runs,
                        os.environ.get("DAGSTER_HOME", ""))
+
+
+def _self_merges(campaign: str) -> bool:
+    """Campaigns that may move the base branch go first, so the others plan on the result (and
+    the next sweep finds their units unchanged)."""
+    from fleet.campaigns.spec import load_campaign
+
+    return load_campaign(campaign).autonomy.mode == "self_merge"
 
 
 def _fill(report: CampaignReport, store: StoreResource, campaign: str,

@@ -64,8 +64,10 @@ def _run(settings: FleetSettings, dagster_home: Path) -> SweepReport:
 
     console = Console(stderr=True)
     settings.save()
-    instance = instance_for(dagster_home.resolve())
-    with console.status("sweeping", spinner="dots") as status:
+    with instance_for(dagster_home.resolve()) as instance, console.status(
+        "sweeping", spinner="dots"
+    ) as status:
+
         def say(message: str) -> None:
             status.update(message)
             console.log(message)
@@ -80,8 +82,8 @@ def print_report(report: SweepReport, settings: FleetSettings) -> None:
     console = Console()
     nothing_new = True
     for c in report.campaigns:
-        table = Table(title=f"campaign {c.campaign}: {c.findings} finding(s), "
-                            f"{len(c.units)} unit(s), {c.new_units} new")
+        table = Table(title=f"campaign {c.campaign}: {c.findings} open finding(s), {c.fixed} "
+                            f"fixed, {len(c.units)} unit(s), {c.new_units} new")
         for col in ("unit", "status", "gate that fired", "paths"):
             table.add_column(col)
         for key, u in c.units.items():

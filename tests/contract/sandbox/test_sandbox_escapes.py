@@ -213,21 +213,20 @@ def test_memory_hog_is_killed_by_the_memory_limit(box: Sandbox, worktree: Path) 
     _host_is_fine()
 
 
-@pytest.mark.backends("fast_isolating")
+@pytest.mark.backends("isolating")
 def test_cpu_time_limit(box: Sandbox, worktree: Path) -> None:
-    res = box.run([PY, "-c", "while True: pass"], worktree, timeout=30, limits=Limits(cpu_s=1))
+    res = box.run([PY, "-c", "while True: pass"], worktree, timeout=60, limits=Limits(cpu_s=1))
     assert res.reason.value == "killed_by_limit", res
-    assert res.wall_s < 15
+    assert res.wall_s < 45
 
 
-@pytest.mark.backends("fast_isolating")
+@pytest.mark.backends("isolating")
 def test_file_size_limit(box: Sandbox, worktree: Path) -> None:
     res = box.run(
         ["/bin/sh", "-c", "head -c 5000000 /dev/zero > big.bin"],
         worktree,
-        timeout=30,
+        timeout=60,
         limits=Limits(file_bytes=1_000_000),
     )
     assert res.reason.value == "killed_by_limit", res
     assert (worktree / "big.bin").stat().st_size <= 1_000_000
-

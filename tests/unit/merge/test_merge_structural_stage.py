@@ -164,3 +164,32 @@ def test_top_level_symbol_conflict_keeps_gits_narrow_markers() -> None:
     )
     (region,) = result.conflicts
     assert (region.ours, region.theirs) == ("def f(a, b):\n", "def f(a, c):\n")
+
+
+def test_nested_symbol_conflict_keeps_gits_markers_reindented() -> None:
+    base = (
+        "import os\n\n\nclass C:\n    def m(self, a):\n        x = 1\n        y = 2\n"
+        "        return x + y\n"
+    )
+    ours = base.replace("import os\n", "import os\nimport re\n").replace("(self, a)", "(self, b)")
+    theirs = base.replace("import os\n", "import os\nimport sys\n").replace(
+        "(self, a)", "(self, c)"
+    )
+    result = merge3(base, ours, theirs, "m.py")
+    assert isinstance(result, Conflicted) and result.stage == "structural"
+    assert result.text_with_markers == (
+        "import os\nimport re\nimport sys\n\n\nclass C:\n"
+        "<<<<<<< ours\n    def m(self, b):\n||||||| base\n    def m(self, a):\n=======\n"
+        "    def m(self, c):\n>>>>>>> theirs\n        x = 1\n        y = 2\n        return x + y\n"
+    )
+
+
+def test_nested_symbol_with_a_multiline_string_conflicts_whole() -> None:
+    base = 'class C:\n    def m(self, a):\n        """Doc.\n\n        More.\n        """\n'
+    base += "        return 1\n"
+    ours = base.replace("(self, a)", "(self, b)")
+    theirs = base.replace("(self, a)", "(self, c)")
+    result = structural_merge(base, ours, theirs, PYTHON)
+    assert isinstance(result, Conflicted)
+    (region,) = result.conflicts
+    assert region.ours == ours.split("\n", 1)[1]  # the whole method, its docstring untouched

@@ -23,15 +23,10 @@ WHERE id IN (SELECT id FROM leases
              ORDER BY id FOR UPDATE);
 
 -- name: lease_release
-DELETE FROM leases
-WHERE id IN (SELECT id FROM leases
-             WHERE holder = %(holder)s ORDER BY id FOR UPDATE);
+SELECT fleet_lease_release(%(holder)s, NULL) AS n;
 
 -- name: lease_release_ids
-DELETE FROM leases
-WHERE id IN (SELECT id FROM leases
-             WHERE id = ANY (%(ids)s::bigint[]) AND holder = %(holder)s
-             ORDER BY id FOR UPDATE);
+SELECT fleet_lease_release(%(holder)s, %(ids)s::bigint[]) AS n;
 
 -- name: lease_reap
 DELETE FROM leases

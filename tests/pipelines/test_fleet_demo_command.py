@@ -1,0 +1,32 @@
+"""``fleet demo`` (what ``make demo`` runs) end to end through the CLI: a table of units, the
+integration branches, self-merge where the campaign allows it; a second run finds nothing new."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fleet_pipelines.cli import main
+from tests.conftest import git
+
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
+
+
+def test_demo_twice(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                    monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "fleet"
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster"))
+    assert main(["demo", "--home", str(home), "--sandbox", "bwrap"]) == 0
+    first = capsys.readouterr().out
+    assert "campaign yaml-safe-load" in first and "verified, integrated" in first
+    assert "integration branch fleet/yaml-safe-load/integration" in first
+    assert "rejected" in first  # a unit rejected, with the gate that fired in its row
+    assert "self-merge (main): fast-forwarded" in first
+    repo = home / "demo" / "acme-monorepo"
+    assert git(repo, "status", "--porcelain") == ""
+    assert (home / "settings.json").is_file()  # what `make ui` reads
+
+    assert main(["demo", "--home", str(home), "--sandbox", "bwrap"]) == 0
+    second = capsys.readouterr().out
+    assert "nothing new" in second
