@@ -28,7 +28,11 @@ if TYPE_CHECKING:
     from fleet.graph import SymbolGraph
 
 SETTINGS_FILE = "settings.json"
-BUILTIN_CAMPAIGNS = ("datetime-utcnow", "unittest-aliases", "yaml-safe-load")
+def builtin_campaign_names() -> tuple[str, ...]:
+    """Every built-in campaign (``fleet/campaigns/builtin/*.yaml``): the default sweep."""
+    from fleet.campaigns.spec import builtin_campaigns
+
+    return tuple(builtin_campaigns())
 
 
 @dataclass(frozen=True)
@@ -45,7 +49,7 @@ class FleetSettings:
     forge: str = "local"
     agents: int = 2
     batch_size: int = 8
-    campaigns: tuple[str, ...] = field(default=BUILTIN_CAMPAIGNS)
+    campaigns: tuple[str, ...] = field(default_factory=builtin_campaign_names)
     github_repo: str = ""
     github_url: str = "https://api.github.com"
 
@@ -88,7 +92,7 @@ class FleetSettings:
             forge=env.get("FLEET_FORGE", "local"),
             agents=max(agents, 1),
             batch_size=max(batch, 1),
-            campaigns=tuple(c.strip() for c in campaigns) or BUILTIN_CAMPAIGNS,
+            campaigns=tuple(c.strip() for c in campaigns) or builtin_campaign_names(),
             github_repo=env.get("FLEET_GITHUB_REPO", ""),
             github_url=env.get("FLEET_GITHUB_URL", "https://api.github.com"),
         )

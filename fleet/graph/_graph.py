@@ -5,9 +5,9 @@ is a sorted tuple drawn from ``imports``, ``calls``, ``inherits``, ``references`
 ``contains``. ``contains`` goes parent -> child for classes and functions (a class depends on
 its members, a function on its nested functions): what a class does is what its members do, so
 changing a method reaches everything that uses the class. A module symbol is the module-level
-code only and contains nothing in this sense. A use of an enclosing symbol (``self.attr`` in a method
-resolving to its own class, a function naming its own module) adds no edge: containment already
-orders them, and such edges would make every class one SCC with its methods. Use
+code only and contains nothing in this sense. A use of an enclosing symbol (``self.attr`` in a
+method resolving to its own class) adds no edge: containment already orders them, and such
+edges would make every class one SCC with its methods. Use
 ``dependencies(id, structural=False)`` to see only uses.
 """
 

@@ -3,7 +3,9 @@
 Leases are taken by one server-side function call (``fleet_lease_acquire`` in ``schema.sql``):
 multi-granularity advisory locks, tried without waiting, keep two overlapping acquisitions from
 ever running at once (the second is refused as contended and retried by ``acquire_all``), while
-acquisitions in unrelated or sibling symbols run in parallel. The task
+acquisitions in unrelated or sibling symbols run in parallel. A release is one call of
+``fleet_lease_release``, which commits asynchronously (only that transaction; why a crash cannot
+break no-conflict or fencing is argued in ``schema.sql`` and docs/store.md). The task
 queue claims with ``FOR UPDATE SKIP LOCKED``. Driver errors become :mod:`fleet.store.errors`.
 """
 

@@ -136,8 +136,11 @@ def register(app: typer.Typer) -> None:
         """Sweep the built-in campaigns over a copy of examples/acme-monorepo (.fleet/demo/)."""
         if fresh and home.exists():
             shutil.rmtree(home)
+        from fleet_pipelines.resources import builtin_campaign_names
+
         repo = prepare_demo_repo(home / "demo" / "acme-monorepo")
-        settings = _settings(repo, home, None, agents, sandbox, "local", "codemod")
+        settings = _settings(repo, home, list(builtin_campaign_names()), agents, sandbox,
+                             "local", "codemod")
         dagster_home = Path(os.environ.get("DAGSTER_HOME") or home / "dagster")
         print_report(_run(settings, dagster_home), settings)
 
