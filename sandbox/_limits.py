@@ -143,7 +143,27 @@ class CgroupSet:
                     time.sleep(0.01)  # zombies still leaving the group
 
 
+_swept: set[Path] = set()
+STALE_AFTER_S = 600
+
+
+def _sweep_stale(parent: Path) -> None:
+    """Remove groups left by runs whose process died before its cleanup (once per parent).
+
+    ``rmdir`` refuses a group that still holds a process, so only empty, old ones go.
+    """
+    if parent in _swept:
+        return
+    _swept.add(parent)
+    now = time.time()
+    for old in parent.glob("fleet-sandbox-*"):
+        with contextlib.suppress(OSError):
+            if now - old.stat().st_mtime > STALE_AFTER_S:
+                old.rmdir()
+
+
 def _mkgroup(parent: Path, name: str) -> Path | None:
+    _sweep_stale(parent)
     try:
         d = parent / name
         d.mkdir()

@@ -1,9 +1,10 @@
 """``CodemodAgent``: the offline, deterministic agent that applies a campaign's libcst codemod.
 
 It rewrites exactly the unit's symbols (the byte spans of its write set, less nested symbols the
-unit does not own; imports the rewrite needs are fixed at module level), in the unit's workspace
-only, one step per file. Each step is recorded in the outcome's transcript and, when a ledger is
-given, as an ``agent.step`` event (plus one ``agent.outcome``). It runs no commands: the patch
+unit does not own; imports the rewrite needs are fixed at module level, which is in the unit's
+write set as ``path::<module>`` when the codemod declares ``EDITS_IMPORTS``), in the unit's
+workspace only, one step per file. Each step is recorded in the outcome's transcript and, when a
+ledger is given, as an ``agent.step`` event (plus one ``agent.outcome``). It runs no commands: the patch
 is ``git diff`` of the worktree against the unit's base commit, taken by the orchestration.
 """
 

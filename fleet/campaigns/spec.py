@@ -21,6 +21,7 @@ import yaml
 
 from fleet.errors import ConfigError
 from fleet.types import Budget
+from fleet.verify import GATES
 
 __all__ = [
     "BUILTIN_DIR",
@@ -38,7 +39,8 @@ __all__ = [
 
 BUILTIN_DIR = Path(__file__).parent / "builtin"
 MATCHER_KINDS = ("call", "import", "attribute", "query")
-GATES = ("applies", "parses", "lease_scope", "tests", "typecheck", "security", "reviewer")
+# GATES (the gate names a campaign may list) is fleet.verify's: one source of truth.
+_RENAMED_GATES = {"tests": "impacted_tests", "reviewer": "review"}
 TOOLS = ("read_symbol", "replace_symbol", "search_graph", "run_command", "run_tests")
 _WHERE_KEYS = ("without_keyword", "max_positional", "min_positional", "exclude")
 _CRON_FIELD = re.compile(r"^(\*|\d+(-\d+)?)(/\d+)?(,(\*|\d+(-\d+)?)(/\d+)?)*$")
@@ -76,7 +78,9 @@ class Autonomy:
 class PlanSettings:
     """``granularity``: ``symbol`` (one unit per planning atom) or ``file`` (atoms of one file
     packed up to ``max_unit_symbols``); ``coupled``: ``none``, ``file`` (every finding of a file in
-    one unit, whatever the cap) or ``connected`` (findings whose symbols depend on each other)."""
+    one unit, whatever the cap), ``connected`` (findings whose symbols depend on each other, or on
+    a class whose members are findings) or ``all`` (one unit: a library swap whose old and new
+    objects do not interoperate, e.g. a v2 model raising what a v1 ``except`` does not catch)."""
 
     granularity: str = "file"
     max_unit_symbols: int = 8
@@ -90,13 +94,24 @@ class Campaign:
     matchers: tuple[Matcher, ...]
     fix: Fix
     tools: tuple[str, ...] = ()
-    gates: tuple[str, ...] = ("applies", "parses", "lease_scope", "tests")
+    gates: tuple[str, ...] = ("applies", "parses", "lease_scope", "impacted_tests")
     budget: Budget = field(default_factory=Budget)
     daily_budget_usd: float | None = None
     autonomy: Autonomy = field(default_factory=Autonomy)
     schedule: str | None = None
     plan: PlanSettings = field(default_factory=PlanSettings)
     source: str = "<string>"
+
+    @property
+    def edits_imports(self) -> bool:
+        """True when the fix's codemod declares that it edits module-level imports
+        (``EDITS_IMPORTS``): its units then write-lease ``path::<module>`` of their files."""
+        if self.fix.codemod is None:
+            return False
+        from fleet.campaigns.codemods import CODEMODS
+
+        codemod = CODEMODS.get(self.fix.codemod)
+        return bool(codemod is not None and codemod.EDITS_IMPORTS)
 
 
 def builtin_campaigns() -> dict[str, Path]:
@@ -192,7 +207,9 @@ def parse_campaign(text: str, filename: str = "<string>") -> Campaign:
     gates = tuple(r.get(top, "", "gates", list, list(Campaign.gates)))
     for i, gate in enumerate(gates):
         if gate not in GATES:
-            raise r.error(f"gates[{i}]", f"unknown gate {gate!r} (one of {', '.join(GATES)})")
+            hint = f"; did you mean {_RENAMED_GATES[gate]!r}?" if gate in _RENAMED_GATES else ""
+            raise r.error(f"gates[{i}]",
+                          f"unknown gate {gate!r} (one of {', '.join(GATES)}){hint}")
     budget, daily = _budgets(r, r.get(top, "", "budgets", dict, {}))
     schedule = r.get(top, "", "schedule", str, None)
     if schedule is not None:
@@ -291,6 +308,6 @@ def _plan(r: _Reader, obj: dict[str, Any]) -> PlanSettings:
     if cap < 1:
         raise r.error("plan.max_unit_symbols", "must be at least 1")
     coupled = r.get(obj, "plan", "coupled", str, PlanSettings.coupled)
-    if coupled not in ("none", "file", "connected"):
-        raise r.error("plan.coupled", "must be one of none, file, connected")
+    if coupled not in ("none", "file", "connected", "all"):
+        raise r.error("plan.coupled", "must be one of none, file, connected, all")
     return PlanSettings(granularity, cap, coupled)

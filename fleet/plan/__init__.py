@@ -11,10 +11,21 @@ Public API:
 ``wave`` set), ``waves`` (unit keys per wave), ``lock_order`` (every leased symbol with its rank,
 in acquisition order), ``expected_parallelism``, ``unit(key)``, ``leases(unit)``, ``to_dict()``;
 ``plan_from_dict(data) -> Plan`` reads ``to_dict()`` back (without the graph).
+
+When the campaign's codemod edits imports (``Campaign.edits_imports``), each unit also
+write-leases ``path::<module>`` of its files and a file's findings are one unit.
+``containers(symbol)`` are the symbols whose leases contain ``symbol``'s (``<module>`` is not one).
 """
 
 from fleet.plan._plan import Plan, head_commit, plan_campaign, plan_findings, plan_from_dict
-from fleet.plan._units import ancestors, build_units, lease_requests, unit_key
+from fleet.plan._units import (
+    ancestors,
+    build_units,
+    containers,
+    lease_requests,
+    module_of,
+    unit_key,
+)
 from fleet.plan._waves import assign_waves, expected_parallelism
 
 __all__ = [
@@ -22,9 +33,11 @@ __all__ = [
     "ancestors",
     "assign_waves",
     "build_units",
+    "containers",
     "expected_parallelism",
     "head_commit",
     "lease_requests",
+    "module_of",
     "plan_campaign",
     "plan_findings",
     "plan_from_dict",

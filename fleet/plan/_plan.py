@@ -136,7 +136,8 @@ def plan_findings(
 ) -> Plan:
     started = time.perf_counter()
     units = build_units(
-        graph, findings, campaign.name, base_commit, campaign.plan, _extra_reads(graph, campaign)
+        graph, findings, campaign.name, base_commit, campaign.plan, _extra_reads(graph, campaign),
+        edits_imports=campaign.edits_imports,
     )
     units = assign_waves(units)
     units.sort(key=lambda u: (u.wave, u.rank, u.key))

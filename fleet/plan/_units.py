@@ -14,19 +14,32 @@ from fleet.types import Finding, LeaseRequest, WorkUnit
 if TYPE_CHECKING:
     from fleet.graph import SymbolGraph
 
-__all__ = ["ancestors", "build_units", "lease_requests", "unit_key"]
+__all__ = ["ancestors", "build_units", "containers", "lease_requests", "module_of", "unit_key"]
 
 MODULE = "<module>"
 
 
 def ancestors(symbol: str) -> list[str]:
     """Enclosing symbols by id, outermost first: ``a.py::A.B.c`` -> ``a.py::<module>``,
-    ``a.py::A``, ``a.py::A.B`` (leases are hierarchical along these)."""
+    ``a.py::A``, ``a.py::A.B``. Leases are hierarchical along :func:`containers`, which leaves
+    out ``<module>``."""
     path, _, qualname = symbol.partition("::")
     if qualname == MODULE:
         return []
     parts = qualname.split(".")
     return [f"{path}::{MODULE}"] + [f"{path}::{'.'.join(parts[:i])}" for i in range(1, len(parts))]
+
+
+def containers(symbol: str) -> list[str]:
+    """The symbols whose lease contains ``symbol``'s (as the lease stores judge it): its
+    enclosing classes and functions, outermost first. ``path::<module>`` is the module-level code
+    of a file only, not a container: a write lease on it does not conflict with ``path::Foo``."""
+    return ancestors(symbol)[1:]
+
+
+def module_of(path: str) -> str:
+    """``path::<module>``: the symbol of a file's module-level code (its imports among it)."""
+    return f"{path}::{MODULE}"
 
 
 class _UnionFind:
@@ -46,11 +59,18 @@ class _UnionFind:
             self.parent[max(ra, rb)] = min(ra, rb)
 
 
-def _atoms(graph: SymbolGraph, symbols: Sequence[str], settings: PlanSettings) -> list[list[str]]:
+def _atoms(
+    graph: SymbolGraph, symbols: Sequence[str], settings: PlanSettings, per_file: bool = False
+) -> list[list[str]]:
     """Groups of finding symbols that must go to one agent: one SCC of the graph, a symbol and
-    the symbols nested in it, and (per ``coupled``) a file's or a dependency-connected set."""
+    the symbols nested in it, and (per ``coupled``, or ``per_file``) a file's or a
+    dependency-connected set."""
     uf = _UnionFind()
     present = set(symbols)
+    holder: dict[str, str] = {}  # a container of a finding symbol -> that symbol
+    for sym in symbols:
+        for anc in containers(sym):
+            holder.setdefault(anc, sym)
     by_scc: dict[frozenset[str], str] = {}
     by_path: dict[str, str] = {}
     for sym in symbols:
@@ -62,25 +82,43 @@ def _atoms(graph: SymbolGraph, symbols: Sequence[str], settings: PlanSettings) -
                     uf.union(sym, by_scc[scc])
                 else:
                     by_scc[scc] = sym
-        for anc in ancestors(sym)[1:]:  # a class and its methods; not the whole module
+        for anc in containers(sym):  # a class and its methods; not the whole module
             if anc in present:
                 uf.union(sym, anc)
         path = sym.split("::", 1)[0]
-        if settings.coupled == "file":
+        if settings.coupled == "all":
+            uf.union(sym, symbols[0])
+        if settings.coupled == "file" or per_file:
             uf.union(sym, by_path.setdefault(path, sym))
         if settings.coupled == "connected" and sym in graph.symbols:
             for dep in graph.dependencies(sym, structural=False):
                 if dep in present:
                     uf.union(sym, dep)
+                elif dep in holder:  # relies on a class whose members the campaign rewrites
+                    uf.union(sym, holder[dep])
     groups: dict[str, list[str]] = defaultdict(list)
     for sym in symbols:
         groups[uf.find(sym)].append(sym)
     return sorted((sorted(g) for g in groups.values()), key=lambda g: g[0])
 
 
+def _member_owner(graph: SymbolGraph, finding: Finding) -> str | None:
+    """The class whose body a finding's fix rewrites when the finding is a whole nested
+    definition (pydantic's ``class Config`` becomes ``model_config = ...`` beside it): the
+    replacement lands in the enclosing class, so that class is written too. Else ``None``."""
+    sym = graph.symbols.get(finding.symbol)
+    if sym is None or sym.parent is None or sym.parent.endswith("::" + MODULE):
+        return None
+    if sym.kind not in ("class", "function", "method"):
+        return None
+    whole = finding.start_byte <= max(sym.start_byte, sym.sig_start_byte) and (
+        finding.end_byte >= sym.end_byte)
+    return sym.parent if whole else None
+
+
 def _read_set(graph: SymbolGraph, write: Iterable[str], extra: Iterable[str]) -> list[str]:
     write = set(write)
-    inside = write | {a for s in write for a in ancestors(s)}
+    inside = write | {a for s in write for a in containers(s)}
     reads: set[str] = set(extra)
     for sym in write:
         if sym in graph.symbols:
@@ -89,7 +127,7 @@ def _read_set(graph: SymbolGraph, write: Iterable[str], extra: Iterable[str]) ->
     for sym in reads - inside:
         if sym.endswith("::" + MODULE) or sym not in graph.symbols:
             continue  # a read lease on a whole module would serialize every unit in it
-        if any(a in write for a in ancestors(sym)):
+        if any(a in write for a in containers(sym)):
             continue  # nested in what the unit writes anyway
         out.append(sym)
     return sorted(out)
@@ -118,12 +156,24 @@ def build_units(
     base_commit: str,
     settings: PlanSettings,
     extra_reads: Iterable[str] = (),
+    *,
+    edits_imports: bool = False,
 ) -> list[WorkUnit]:
-    """Work units (``wave`` still 0) in a deterministic order."""
+    """Work units (``wave`` still 0) in a deterministic order.
+
+    ``edits_imports`` (the fix rewrites module-level imports, e.g. adds ``from datetime import
+    UTC``): every unit also writes ``path::<module>`` of each file it edits, so the import edit is
+    inside its lease, and a file's findings stay in one unit - two units of one file would both
+    need that write lease (serialised) and both rewrite the same import lines (conflicting).
+    """
     by_symbol: dict[str, list[Finding]] = defaultdict(list)
+    owners: set[str] = set()
     for finding in findings:
         by_symbol[finding.symbol].append(finding)
-    atoms = _atoms(graph, sorted(by_symbol), settings)
+        owner = _member_owner(graph, finding)
+        if owner is not None:
+            owners.add(owner)
+    atoms = _atoms(graph, sorted(set(by_symbol) | owners), settings, per_file=edits_imports)
     packs: list[list[str]] = []
     if settings.granularity == "symbol":
         packs = atoms
@@ -143,7 +193,8 @@ def build_units(
     extra = [s for s in extra_reads if s in graph.symbols]
     units = []
     for pack in packs:
-        write = tuple(sorted(pack))
+        modules = {module_of(s.split("::", 1)[0]) for s in pack} if edits_imports else set()
+        write = tuple(sorted(set(pack) | modules))
         unit_findings = tuple(
             sorted((f for s in write for f in by_symbol[s]), key=lambda f: (f.path, f.start_byte))
         )

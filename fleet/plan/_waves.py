@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from fleet.plan._units import ancestors
+from fleet.plan._units import containers
 from fleet.types import LeaseMode, WorkUnit
 
 __all__ = ["assign_waves", "expected_parallelism"]
@@ -23,11 +23,11 @@ class _Wave:
 
         if clash(self.held.get(symbol)) or clash(self.under.get(symbol)):
             return True
-        return any(clash(self.held.get(a)) for a in ancestors(symbol))
+        return any(clash(self.held.get(a)) for a in containers(symbol))
 
     def add(self, symbol: str, mode: LeaseMode) -> None:
         self.held.setdefault(symbol, set()).add(mode)
-        for anc in ancestors(symbol):
+        for anc in containers(symbol):
             self.under.setdefault(anc, set()).add(mode)
 
 

@@ -47,6 +47,10 @@ class ScopedCodemodCommand(VisitorBasedCodemodCommand):
         ByteSpanPositionProvider,
         QualifiedNameProvider,
     )
+    #: True when the rewrite may add, repoint or remove module-level imports (code outside the
+    #: unit's symbols): the planner then gives each unit the write lease on ``path::<module>`` of
+    #: every file it edits and keeps a file's findings in one unit (see ``fleet.plan``).
+    EDITS_IMPORTS: ClassVar[bool] = False
 
     def __init__(self, context: CodemodContext, spans: Iterable[Sequence[int]] | None = None):
         super().__init__(context)

@@ -25,6 +25,7 @@ class ReplaceUtcnowCommand(ScopedCodemodCommand):
     something else is left alone."""
 
     DESCRIPTION = "Replace naive datetime.utcnow() by timezone-aware datetime.now(UTC)."
+    EDITS_IMPORTS = True
     METADATA_DEPENDENCIES = (*ScopedCodemodCommand.METADATA_DEPENDENCIES, ScopeProvider)
 
     def visit_Module(self, node: cst.Module) -> bool:

@@ -69,6 +69,7 @@ def _mode(value: str) -> cst.Arg:
 
 class MigratePydanticV2Command(ScopedCodemodCommand):
     DESCRIPTION = "Migrate Pydantic v1 validators, model methods and Config to the v2 API."
+    EDITS_IMPORTS = True
 
     def __init__(
         self,

@@ -88,6 +88,7 @@ class RetireApiCommand(ScopedCodemodCommand):
     ``new``, mapping the arguments."""
 
     DESCRIPTION = "Retire a deprecated callable: rewrite its call sites to the new API."
+    EDITS_IMPORTS = True
     METADATA_DEPENDENCIES = (*ScopedCodemodCommand.METADATA_DEPENDENCIES, ScopeProvider)
 
     def __init__(

@@ -24,6 +24,7 @@ class ReplaceYamlLoadCommand(ScopedCodemodCommand):
     ``safe_load``/``safe_load_all``; calls that give a Loader are left alone."""
 
     DESCRIPTION = "Replace yaml.load without a Loader by yaml.safe_load."
+    EDITS_IMPORTS = True
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         target = self.refers_to(original_node.func, _SAFE)

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from fleet.campaigns.spec import Campaign, PlanSettings, load_campaign
+from fleet.campaigns.spec import Campaign, Fix, PlanSettings, load_campaign
 from fleet.graph import index
-from fleet.plan import Plan, ancestors, expected_parallelism, plan_campaign
+from fleet.plan import Plan, ancestors, containers, expected_parallelism, plan_campaign
 
 UTC_FUNCS = """\
 import datetime
@@ -55,10 +55,13 @@ def _repo(root: Path, n: int = 5, extra: str = "") -> Path:
     return root
 
 
-def _campaign(**plan: object) -> Campaign:
+def _campaign(*, codemod: bool = False, **plan: object) -> Campaign:
+    """datetime-utcnow's matchers; by default with an agent-prompt-only fix (no import edits),
+    so the planner's own splitting is what is tested; ``codemod=True`` keeps its codemod."""
     base = load_campaign("datetime-utcnow")
     settings = PlanSettings(**{"granularity": "symbol", "max_unit_symbols": 8, **plan})  # type: ignore[arg-type]
-    return Campaign(**{**base.__dict__, "plan": settings})
+    fix = base.fix if codemod else Fix(prompt=base.fix.prompt)
+    return Campaign(**{**base.__dict__, "plan": settings, "fix": fix})
 
 
 def _plan(root: Path, campaign: Campaign, base: str = "base0") -> Plan:
@@ -153,6 +156,24 @@ def test_coupled_connected_keeps_dependent_changes_together(tmp_path: Path) -> N
     plan = _plan(root, _campaign(coupled="connected"))
     writes = sorted(u.write_set for u in plan.units)
     assert writes == [("m.py::apart",), ("m.py::high", "m.py::low")]
+
+
+def test_import_editing_fix_leases_module_code_and_keeps_a_file_together(tmp_path: Path) -> None:
+    """The codemod adds ``from datetime import UTC``: module-level code, ``path::<module>``. Each
+    unit write-leases it for its files, so one file's findings are one unit (two would both need
+    that lease and both rewrite the import block)."""
+    plan = _plan(_repo(tmp_path / "r"), _campaign(codemod=True))
+    assert plan.units and all(len(u.paths) == 1 for u in plan.units)
+    assert sorted(u.paths[0] for u in plan.units) == ["jobs.py", "other.py"]
+    for unit in plan.units:
+        assert f"{unit.paths[0]}::<module>" in unit.write_set
+        leases = [(r.symbol, r.mode) for r in plan.leases(unit)]
+        assert (f"{unit.paths[0]}::<module>", "write") in leases
+    jobs = next(u for u in plan.units if u.paths == ("jobs.py",))
+    assert "jobs.py::helper" in jobs.read_set  # <module> does not contain helper: still leased
+    assert sum(len(u.findings) for u in plan.units) == len(plan.findings) == 10
+    assert len(plan.waves) == 1  # <module> of two files do not conflict
+    assert containers("jobs.py::Holder.refresh") == ["jobs.py::Holder"]
 
 
 def test_expected_parallelism() -> None:
