@@ -5,6 +5,7 @@ lines each and the wiring to the domain core is in one place."""
 from __future__ import annotations
 
 import dataclasses
+import logging
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from fleet.graph import SymbolGraph
 
 GRAPH_FILE = "symbol_graph.json"
+log = logging.getLogger(__name__)
 
 
 def graph_dir(home: Path) -> Path:
@@ -36,12 +38,19 @@ def head_commit(repo: Path, ref: str = "HEAD") -> str:
 
 
 def index(repo: Path, home: Path) -> dict[str, Any]:
-    """Index ``repo`` (incrementally from the saved graph), save graph + module summary."""
-    from fleet.graph import SymbolGraph
+    """Index ``repo`` (incrementally from the saved graph), save graph + module summary. A saved
+    graph that cannot be loaded (older snapshot format, corrupt file) is logged as a warning and
+    replaced by a full index."""
+    from fleet.graph import SnapshotError, SymbolGraph
     from fleet.graph import index as index_repo
 
     path = graph_dir(home) / GRAPH_FILE
-    previous = SymbolGraph.load(path) if path.exists() else None
+    previous = None
+    if path.exists():
+        try:
+            previous = SymbolGraph.load(path)
+        except SnapshotError as exc:  # an older format or a damaged file: index from scratch
+            log.warning("ignoring the saved symbol graph %s (%s); doing a full index", path, exc)
     graph = index_repo(repo, previous)
     path.parent.mkdir(parents=True, exist_ok=True)
     graph.save(path)
@@ -90,15 +99,14 @@ def load_graph(home: Path) -> SymbolGraph:
 def find(campaign: str, repo: Path, home: Path, store: StoreSource) -> FindReport:
     """Match the campaign over the saved graph; record the findings (new / known) in the store
     and mark the open ones no longer found as fixed."""
+    from fleet.campaigns.findings import sync_findings
     from fleet.campaigns.matchers import find_findings
     from fleet.campaigns.spec import load_campaign
 
     findings = find_findings(load_graph(home), load_campaign(campaign))
-    table = store.store().findings
-    statuses = [r.status for r in table.upsert_many(findings)]
-    fixed = table.mark_fixed(campaign, [f.fingerprint for f in findings])
-    return FindReport(findings=tuple(findings), new=statuses.count("new"),
-                      known=statuses.count("known"), fixed=fixed)
+    lifecycle = sync_findings(store.store().findings, campaign, findings)
+    return FindReport(findings=tuple(findings), new=len(lifecycle.new),
+                      known=len(lifecycle.known), fixed=len(lifecycle.fixed))
 
 
 def plan(campaign: str, repo: Path, home: Path, base_branch: str, store: StoreSource,

@@ -139,10 +139,11 @@ class Model(Protocol):
 
     ``complete`` returns a dict shaped like a Messages API response: ``content`` (a list of
     ``{"type": "text"|"tool_use", ...}`` blocks), ``stop_reason`` and ``usage``
-    (``input_tokens``, ``output_tokens``).
+    (``input_tokens``, ``output_tokens``). ``name`` is only read (an attribute or a property).
     """
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def complete(
         self,

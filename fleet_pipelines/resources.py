@@ -15,12 +15,12 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from dagster import ConfigurableResource
 
 from fleet.errors import ConfigError
-from fleet.protocols import Agent, Forge, LeaseStore, Ledger, Model
+from fleet.protocols import Agent, Forge, LeaseStore, Ledger
 from fleet.store import Store, open_store
 
 if TYPE_CHECKING:
@@ -178,9 +178,7 @@ class AgentResource(ConfigurableResource):
             from fleet.agents.anthropic_model import AnthropicModel
             from fleet.agents.claude import ClaudeAgent
 
-            # AnthropicModel.name is a read-only property; the Model protocol declares an
-            # attribute, which mypy treats as settable.
-            model = cast(Model, AnthropicModel(model=self.model, base_url=self.base_url or None))
+            model = AnthropicModel(model=self.model, base_url=self.base_url or None)
             return ClaudeAgent(model=model, campaign_brief=campaign.description,
                                notes=[n.text for n in store.memory.list()], graph=graph,
                                controls=store.controls,

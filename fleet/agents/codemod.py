@@ -4,8 +4,9 @@ It rewrites exactly the unit's symbols (the byte spans of its write set, less ne
 unit does not own; imports the rewrite needs are fixed at module level, which is in the unit's
 write set as ``path::<module>`` when the codemod declares ``EDITS_IMPORTS``), in the unit's
 workspace only, one step per file. Each step is recorded in the outcome's transcript and, when a
-ledger is given, as an ``agent.step`` event (plus one ``agent.outcome``). It runs no commands: the patch
-is ``git diff`` of the worktree against the unit's base commit, taken by the orchestration.
+ledger is given, as an ``agent.step`` event (plus one ``agent.outcome``). It runs no commands:
+the patch is ``git diff`` of the worktree against the unit's base commit, taken by the
+orchestration.
 """
 
 from __future__ import annotations
@@ -40,10 +41,13 @@ __all__ = ["CodemodAgent", "derived_params", "unit_spans"]
 
 def unit_spans(graph: SymbolGraph | None, unit: WorkUnit, path: str) -> list[tuple[int, int]]:
     """Byte spans of ``path`` that the unit owns: each write-set symbol's span minus the spans of
-    symbols nested in it that the unit does not write. Without a graph: the findings' spans."""
+    symbols nested in it that the unit neither writes nor has findings in (a write lease on a
+    class covers its members, so the findings' own symbols are owned too). Without a graph: the
+    findings' spans."""
     if graph is None:
         return sorted((f.start_byte, f.end_byte) for f in unit.findings if f.path == path)
     owned = {s for s in unit.write_set if s.split("::", 1)[0] == path}
+    owned |= {f.symbol for f in unit.findings if f.path == path}
     spans: list[tuple[int, int]] = []
     for sid in sorted(owned):
         sym = graph.symbols.get(sid)

@@ -9,15 +9,23 @@ branches that hold nothing beyond what other branches already have.
 ``workspace(repo, campaign, unit, base_commit)`` is a context manager: the worktree and its
 scratch dir are removed when the block ends, on success and on failure (the branch too, unless
 ``keep_branch=True``).
+
+Creating, removing and collecting workspaces is safe from many threads and processes at once:
+git names a worktree's admin dir after the tree's basename (``.git/worktrees/tree<N>``) and
+picks ``<N>`` racily, and ``git worktree prune`` can delete a half-made one, so every change of
+the worktree set holds an exclusive ``flock`` on ``<git-common-dir>/fleet-worktrees.lock``
+(re-entrant within a thread; milliseconds next to a unit's seconds).
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
 import socket
 import subprocess
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -38,6 +46,7 @@ __all__ = [
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _REASON = re.compile(r"fleet host=(?P<host>\S+) pid=(?P<pid>\d+)")
+_held = threading.local()  # the lock files this thread holds (so gc inside create re-enters)
 
 
 def _git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -57,10 +66,35 @@ def workspaces_root(repo: str | Path) -> Path:
     return (repo / common).resolve() / "fleet-worktrees"
 
 
+@contextmanager
+def _worktree_lock(repo: Path) -> Iterator[None]:
+    """Hold the repository's worktree lock: exclusive across processes *and* threads (each
+    holder opens its own file description, which ``flock`` tells apart); re-entrant per thread."""
+    lock = workspaces_root(repo).with_name("fleet-worktrees.lock")
+    held: set[Path] = _held.__dict__.setdefault("paths", set())
+    if lock in held:
+        yield
+        return
+    with lock.open("a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        held.add(lock)
+        try:
+            yield
+        finally:
+            held.discard(lock)
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 def create_workspace(repo: str | Path, campaign: str, unit: str, base_commit: str) -> Workspace:
-    """Add the unit's worktree (branch reset to ``base_commit``) and an empty scratch dir."""
+    """Add the unit's worktree (branch reset to ``base_commit``) and an empty scratch dir.
+    Safe to call concurrently (threads or processes) for different units of one repository."""
     repo = Path(repo).resolve()
     base = _git(repo, "rev-parse", "--verify", f"{base_commit}^{{commit}}").stdout.strip()
+    with _worktree_lock(repo):
+        return _create(repo, campaign, unit, base)
+
+
+def _create(repo: Path, campaign: str, unit: str, base: str) -> Workspace:
     branch = branch_name(campaign, unit)
     home = workspaces_root(repo) / f"{_SAFE.sub('-', campaign)}--{_SAFE.sub('-', unit)}"
     if home.exists():  # left by a crash: take it back only if its owner is gone
@@ -79,12 +113,14 @@ def create_workspace(repo: str | Path, campaign: str, unit: str, base_commit: st
 
 
 def remove_workspace(ws: Workspace, *, delete_branch: bool = True) -> None:
-    """Remove the worktree, its scratch dir and (by default) its branch. Idempotent."""
-    _git(ws.repo, "worktree", "remove", "--force", "--force", str(ws.path), check=False)
-    shutil.rmtree(ws.path.parent, ignore_errors=True)
-    _git(ws.repo, "worktree", "prune", check=False)
-    if delete_branch:
-        _git(ws.repo, "branch", "-D", ws.branch, check=False)
+    """Remove the worktree, its scratch dir and (by default) its branch. Idempotent; safe to
+    call concurrently with other workspaces' creation and removal."""
+    with _worktree_lock(ws.repo):
+        _git(ws.repo, "worktree", "remove", "--force", "--force", str(ws.path), check=False)
+        shutil.rmtree(ws.path.parent, ignore_errors=True)
+        _git(ws.repo, "worktree", "prune", check=False)
+        if delete_branch:
+            _git(ws.repo, "branch", "-D", ws.branch, check=False)
 
 
 @contextmanager
@@ -135,6 +171,11 @@ def _worktrees(repo: Path) -> list[dict[str, str]]:
 def gc(repo: str | Path, *, dry_run: bool = False) -> GcReport:
     """Remove what crashed fleet processes left behind; never touches the main checkout."""
     repo = Path(repo).resolve()
+    with _worktree_lock(repo):
+        return _gc(repo, dry_run)
+
+
+def _gc(repo: Path, dry_run: bool) -> GcReport:
     root = workspaces_root(repo)
     report = GcReport()
     _git(repo, "worktree", "prune", check=False)

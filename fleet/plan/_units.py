@@ -60,12 +60,19 @@ class _UnionFind:
 
 
 def _atoms(
-    graph: SymbolGraph, symbols: Sequence[str], settings: PlanSettings, per_file: bool = False
+    graph: SymbolGraph,
+    symbols: Sequence[str],
+    settings: PlanSettings,
+    per_file: bool = False,
+    links: Iterable[tuple[str, str]] = (),
 ) -> list[list[str]]:
     """Groups of finding symbols that must go to one agent: one SCC of the graph, a symbol and
     the symbols nested in it, and (per ``coupled``, or ``per_file``) a file's or a
-    dependency-connected set."""
+    dependency-connected set; ``links`` are pairs that must go together (a finding's symbol and
+    the container its fix writes)."""
     uf = _UnionFind()
+    for a, b in links:
+        uf.union(a, b)
     present = set(symbols)
     holder: dict[str, str] = {}  # a container of a finding symbol -> that symbol
     for sym in symbols:
@@ -102,14 +109,18 @@ def _atoms(
     return sorted((sorted(g) for g in groups.values()), key=lambda g: g[0])
 
 
-def _member_owner(graph: SymbolGraph, finding: Finding) -> str | None:
-    """The class whose body a finding's fix rewrites when the finding is a whole nested
-    definition (pydantic's ``class Config`` becomes ``model_config = ...`` beside it): the
-    replacement lands in the enclosing class, so that class is written too. Else ``None``."""
+def _container_written(graph: SymbolGraph, finding: Finding) -> str | None:
+    """The enclosing symbol a finding's fix writes besides its own, as the lease-scope gate sees
+    an edit (by class and function spans): a variable's assignment is code of its class body or
+    of ``<module>``; a whole nested definition replaced by something else (pydantic's ``class
+    Config`` -> ``model_config = ...``) puts the replacement in the enclosing class. Else
+    ``None``."""
     sym = graph.symbols.get(finding.symbol)
-    if sym is None or sym.parent is None or sym.parent.endswith("::" + MODULE):
+    if sym is None or sym.parent is None:
         return None
-    if sym.kind not in ("class", "function", "method"):
+    if sym.kind == "variable":
+        return sym.parent
+    if sym.kind not in ("class", "function", "method") or sym.parent.endswith("::" + MODULE):
         return None
     whole = finding.start_byte <= max(sym.start_byte, sym.sig_start_byte) and (
         finding.end_byte >= sym.end_byte)
@@ -167,13 +178,14 @@ def build_units(
     need that write lease (serialised) and both rewrite the same import lines (conflicting).
     """
     by_symbol: dict[str, list[Finding]] = defaultdict(list)
-    owners: set[str] = set()
+    links: set[tuple[str, str]] = set()
     for finding in findings:
         by_symbol[finding.symbol].append(finding)
-        owner = _member_owner(graph, finding)
+        owner = _container_written(graph, finding)
         if owner is not None:
-            owners.add(owner)
-    atoms = _atoms(graph, sorted(set(by_symbol) | owners), settings, per_file=edits_imports)
+            links.add((finding.symbol, owner))
+    symbols = sorted(set(by_symbol) | {owner for _, owner in links})
+    atoms = _atoms(graph, symbols, settings, per_file=edits_imports, links=sorted(links))
     packs: list[list[str]] = []
     if settings.granularity == "symbol":
         packs = atoms
@@ -194,9 +206,12 @@ def build_units(
     units = []
     for pack in packs:
         modules = {module_of(s.split("::", 1)[0]) for s in pack} if edits_imports else set()
-        write = tuple(sorted(set(pack) | modules))
+        edited = set(pack) | modules
+        # a write lease on a class covers its members: lease only the outermost (a member's
+        # own lease would be granted before its class's and so be fenced off by it)
+        write = tuple(sorted(s for s in edited if not any(a in edited for a in containers(s))))
         unit_findings = tuple(
-            sorted((f for s in write for f in by_symbol[s]), key=lambda f: (f.path, f.start_byte))
+            sorted((f for s in edited for f in by_symbol[s]), key=lambda f: (f.path, f.start_byte))
         )
         fps = [f.fingerprint for f in unit_findings]
         units.append(

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,25 +16,17 @@ if TYPE_CHECKING:
 
 class GitWorkspaces:
     """Worktrees of ``repo`` on ``fleet/<campaign>/<unit>``; the user's checkout is never
-    touched.
-
-    ``git worktree add`` is not safe to run concurrently in one repository (every unit's tree is
-    named ``tree``, and git picks the admin dir ``.git/worktrees/tree<N>`` racily: "failed to
-    read .git/worktrees/tree/commondir"), so adding and removing are serialized per process; it
-    takes milliseconds next to a unit's seconds."""
-
-    _lock = threading.Lock()
+    touched. Safe from concurrent units: :mod:`fleet.forge.worktree` serializes changes of the
+    repository's worktree set itself (across threads and processes)."""
 
     def __init__(self, repo: Path) -> None:
         self.repo = repo
 
     def create(self, unit: WorkUnit) -> Workspace:
-        with self._lock:
-            return create_workspace(self.repo, unit.campaign, unit.key, unit.base_commit)
+        return create_workspace(self.repo, unit.campaign, unit.key, unit.base_commit)
 
     def remove(self, workspace: Workspace, keep_branch: bool) -> None:
-        with self._lock:
-            remove_workspace(workspace, delete_branch=not keep_branch)
+        remove_workspace(workspace, delete_branch=not keep_branch)
 
 
 class VerifyGates:

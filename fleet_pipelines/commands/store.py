@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
+    from fleet.api import Launcher
     from fleet.store import Store
 
 StoreOption = Annotated[
@@ -44,16 +45,60 @@ def serve(
     port: Annotated[int, typer.Option(help="TCP port.")] = 8787,
     store: StoreOption = None,
     repo: Annotated[
-        Path, typer.Option(help="Repository the lease paths are relative to.")
-    ] = Path(),
+        Path | None,
+        typer.Option(help="Repository the lease paths are relative to (default: $FLEET_REPO "
+                          "when launching, else the current directory)."),
+    ] = None,
+    no_launch: Annotated[
+        bool,
+        typer.Option("--no-launch", help="Only queue dispatched jobs; launch no Dagster runs."),
+    ] = False,
 ) -> None:
-    """Serve the coordinator API (leases, jobs) with uvicorn."""
+    """Serve the coordinator API (leases, jobs) with uvicorn. ``POST /v1/jobs/dispatch`` of a
+    campaign launches a run of its plan job on the Dagster instance at ``$DAGSTER_HOME``
+    (default ``$FLEET_HOME/dagster``) for the deployment of ``FleetSettings.from_env()``;
+    with ``--no-launch`` jobs are only queued."""
     from fleet.api import serve as run
     from fleet.store import default_store_url
 
-    url = store or default_store_url()
-    typer.echo(f"fleet coordinator on http://{host}:{port} (store {url})", err=True)
-    run(url, repo.resolve(), host=host, port=port)
+    if no_launch:
+        url = store or default_store_url()
+        root = (repo or Path()).resolve()
+        launcher = None
+    else:
+        url, root, launcher = _launching(store, repo)
+    mode = "queue only" if launcher is None else "launching Dagster runs"
+    typer.echo(f"fleet coordinator on http://{host}:{port} (store {url}, {mode})", err=True)
+    run(url, root, host=host, port=port, launcher=launcher)
+
+
+def _launching(store: str | None, repo: Path | None) -> tuple[str, Path, Launcher]:
+    """The store URL, repository and ``DagsterJobLauncher`` of the deployment in the
+    environment; ``--store`` / ``--repo`` override its settings, so the coordinator and the runs
+    it launches share one store."""
+    import dataclasses
+    import os
+
+    from fleet.errors import FleetError
+    from fleet_pipelines.resources import FleetSettings
+
+    try:  # importing the definitions module builds ``defs`` from the environment, too
+        from fleet_pipelines.commands._sweep import instance_for
+        from fleet_pipelines.definitions import build_campaigns, build_definitions
+        from fleet_pipelines.jobs import DagsterJobLauncher
+
+        settings = FleetSettings.from_env()
+        if store:
+            settings = dataclasses.replace(settings, store_url=store)
+        if repo is not None:
+            settings = dataclasses.replace(settings, repo=str(repo.resolve()))
+        defs = build_definitions(settings)
+    except FleetError as exc:
+        typer.echo(f"error: {exc} (or serve with --no-launch to only queue jobs)", err=True)
+        raise typer.Exit(2) from exc
+    dagster_home = Path(os.environ.get("DAGSTER_HOME") or Path(settings.home) / "dagster")
+    launcher = DagsterJobLauncher(defs, build_campaigns(settings), instance_for(dagster_home))
+    return settings.store_url, Path(settings.repo), launcher
 
 
 @token_app.command("create")

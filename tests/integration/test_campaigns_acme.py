@@ -200,19 +200,32 @@ def test_impacted_tests_reject_exactly_the_naive_tokens_unit(acme_repo: Path) ->
 
 def test_codemod_agent_edits_exactly_its_units_symbols(acme_repo: Path, tmp_path: Path) -> None:
     from fleet.store import open_store
+    from fleet.verify import GateOptions, run_gates
 
     campaign = load_campaign("retire-api")
     plan = plan_campaign(acme_repo, campaign)
-    unit = next(u for u in plan.units if u.write_set == (
-        "billing/invoices.py::InvoiceService.collect_partial",))
+    # the codemod repoints imports: the unit write-leases the module-level code, and so holds
+    # every site of the file (two units would both rewrite `from billing import legacy`)
+    unit = next(u for u in plan.units if u.paths == ("billing/invoices.py",))
+    assert unit.write_set == (
+        "billing/invoices.py::<module>", "billing/invoices.py::InvoiceService.collect",
+        "billing/invoices.py::InvoiceService.collect_partial",
+        "billing/invoices.py::InvoiceService.retry")
     with open_store(f"sqlite:///{tmp_path / 'fleet.db'}") as store, \
             workspace(acme_repo, campaign.name, unit.key, unit.base_commit) as ws:
         agent = CodemodAgent(campaign, plan.graph, store.ledger)
         outcome = agent.run(unit, ws, None, Budget())
         assert outcome.ok and outcome.patch == _git(ws.path, "diff", unit.base_commit)
+        assert set(re.findall(r"^\+\+\+ b/(\S+)", outcome.patch, re.M)) == {"billing/invoices.py"}
         text = (ws.path / "billing/invoices.py").read_text()
         assert "charge(amount.amount, invoice.customer_id, currency=amount.currency)" in text
-        assert text.count("legacy.charge(") == 2  # collect and retry belong to another unit
+        assert "legacy.charge(" not in text and "from billing import legacy" not in text
+        skip = frozenset({"impacted_tests", "typecheck", "review"})
+        verdicts = run_gates(acme_repo, outcome.patch, unit.write_set, base=unit.base_commit,
+                             graph=plan.graph, options=GateOptions(skip=skip))
+        scope = next(v for v in verdicts if v.gate == "lease_scope")
+        assert scope.status == "accept", scope.evidence
+        assert "billing/invoices.py::<module>" in scope.details["touched"]
         kinds = [e.kind for e in store.ledger.events(unit=unit.key)]
         assert kinds == ["agent.step", "agent.outcome"]
         assert store.ledger.verify() == []

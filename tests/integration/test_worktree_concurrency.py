@@ -77,7 +77,8 @@ def test_eight_workspaces_from_processes_at_once(git_repo: Path, tmp_path: Path)
         ws = create_workspace(repo, "conc", unit, base)
         (ws.path / "mine.txt").write_text(unit)
         Path(done, unit).write_text(str(ws.path))
-        while len(os.listdir(done)) < 8:  # hold the tree until all eight exist
+        deadline = time.monotonic() + 30
+        while len(os.listdir(done)) < 8 and time.monotonic() < deadline:  # all eight at once
             time.sleep(0.01)
         remove_workspace(ws)
         """

@@ -11,9 +11,9 @@ from fleet.agents.codemod import CodemodAgent, derived_params, unit_spans
 from fleet.campaigns.spec import Campaign, PlanSettings, load_campaign, parse_campaign
 from fleet.forge.worktree import workspace
 from fleet.graph import index
-from fleet.plan import plan_campaign
+from fleet.plan import Plan, plan_campaign
 from fleet.protocols import Agent
-from fleet.types import Budget, StopReason
+from fleet.types import Budget, StopReason, WorkUnit
 
 CODE = """\
 import datetime
@@ -39,6 +39,17 @@ def _per_symbol() -> Campaign:
     return dataclasses.replace(load_campaign("datetime-utcnow"), plan=PlanSettings("symbol"))
 
 
+def _start_unit(plan: Plan) -> WorkUnit:
+    """A unit owning ``Job.start`` and the module-level code (where the codemod adds ``from
+    datetime import UTC``) but not ``Job.stop`` or ``tick``. The planner keeps a file's sites
+    together for an import-editing codemod, so this narrower unit is cut from its unit here."""
+    [unit] = plan.units
+    assert "jobs.py::<module>" in unit.write_set
+    write = ("jobs.py::<module>", "jobs.py::Job.start")
+    return dataclasses.replace(unit, write_set=write, findings=tuple(
+        f for f in unit.findings if f.symbol == "jobs.py::Job.start"))
+
+
 def _commit(repo: Path) -> None:
     (repo / "jobs.py").write_text(CODE)
     subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
@@ -50,7 +61,7 @@ def test_agent_rewrites_only_its_units_symbols(git_repo: Path) -> None:
     _commit(git_repo)
     campaign = _per_symbol()
     plan = plan_campaign(git_repo, campaign)
-    unit = next(u for u in plan.units if u.write_set == ("jobs.py::Job.start",))
+    unit = _start_unit(plan)
     agent = CodemodAgent(campaign, plan.graph)
     assert isinstance(agent, Agent)
     with workspace(git_repo, campaign.name, unit.key, unit.base_commit) as ws:
@@ -69,9 +80,11 @@ def test_spans_exclude_nested_symbols_the_unit_does_not_own(git_repo: Path) -> N
     _commit(git_repo)
     graph = index(git_repo)
     plan = plan_campaign(git_repo, _per_symbol(), graph=graph)
-    unit = next(u for u in plan.units if u.write_set == ("jobs.py::Job.start",))
-    [(start, end)] = unit_spans(graph, unit, "jobs.py")
-    assert CODE.encode()[start:end].startswith(b"def start(self):")
+    unit = _start_unit(plan)
+    spans = unit_spans(graph, unit, "jobs.py")
+    owned = b"".join(CODE.encode()[start:end] for start, end in spans)
+    assert b"def start(self):" in owned and b"import datetime" in owned
+    assert b"def stop(self):" not in owned and b"def tick():" not in owned
     assert unit_spans(None, unit, "jobs.py") == [(f.start_byte, f.end_byte) for f in unit.findings]
 
 
@@ -99,7 +112,7 @@ def test_builtin_datetime_campaign_couples_a_files_sites(git_repo: Path) -> None
     _commit(git_repo)
     plan = plan_campaign(git_repo, load_campaign("datetime-utcnow"))
     assert [u.write_set for u in plan.units] == [
-        ("jobs.py::Job.start", "jobs.py::Job.stop", "jobs.py::tick")]
+        ("jobs.py::<module>", "jobs.py::Job.start", "jobs.py::Job.stop", "jobs.py::tick")]
 
 
 def test_pydantic_models_are_derived_from_the_graph(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ fix:
   params: {old: pkg.old, new: pkg.new}
   prompt: move callers to pkg.new
 tools: [read_symbol, run_tests]
-gates: [applies, parses, tests]
+gates: [applies, parses, impacted_tests, review]
 budgets: {max_tokens: 1000, max_cost_usd: 0.5, daily_usd: 10}
 autonomy: {mode: self_merge, max_parallel_agents: 3, check_in_every: 2}
 schedule: "*/15 3 * * 1-5"
@@ -53,6 +53,29 @@ def test_full_spec_parses_every_section() -> None:
     assert (c.plan.granularity, c.plan.max_unit_symbols, c.plan.coupled) == (
         "symbol", 4, "connected")
     assert c.tools == ("read_symbol", "run_tests") and c.source == "demo.yaml"
+    assert c.gates == ("applies", "parses", "impacted_tests", "review")
+
+
+def test_gate_names_are_the_verify_gates() -> None:
+    """One source of truth: a campaign lists fleet.verify's gate names; the old spellings are
+    refused with the current name as a hint."""
+    from fleet.verify import GATES
+
+    for name in builtin_campaigns():
+        assert set(load_campaign(name).gates) <= set(GATES)
+    assert set(parse_campaign(VALID.replace("impacted_tests, review", ", ".join(GATES))).gates) \
+        == set(GATES)
+    with pytest.raises(ConfigError, match=r"unknown gate 'tests'.*did you mean 'impacted_tests'"):
+        parse_campaign(VALID.replace("impacted_tests, review", "tests"), "demo.yaml")
+    with pytest.raises(ConfigError, match="did you mean 'review'"):
+        parse_campaign(VALID.replace("impacted_tests, review", "reviewer"), "demo.yaml")
+
+
+def test_import_editing_codemods_are_declared() -> None:
+    edits = {name: load_campaign(name).edits_imports for name in builtin_campaigns()}
+    assert edits == {"unittest-aliases": False, "datetime-utcnow": True, "yaml-safe-load": True,
+                     "retire-api": True, "pydantic-v2": True}
+    assert load_campaign("pydantic-v2").plan.coupled == "all"
 
 
 @pytest.mark.parametrize(
@@ -65,7 +88,7 @@ def test_full_spec_parses_every_section() -> None:
         ("    call: pkg.old\n", "", "demo.yaml:4: matchers[0]: needs exactly one of"),
         ("  codemod: retire-api", "  codemod: nope", "demo.yaml:7: fix.codemod: unknown codemod"),
         ('schedule: "*/15 3 * * 1-5"', 'schedule: "every day"', "demo.yaml:14: schedule: not a"),
-        ("gates: [applies, parses, tests]", "gates: [applies, vibes]",
+        ("gates: [applies, parses, impacted_tests, review]", "gates: [applies, vibes]",
          "demo.yaml:11: gates[1]: unknown gate 'vibes'"),
         ("name: demo", "name: Demo Campaign", "demo.yaml:1: name: must be lowercase"),
         ("plan: {granularity: symbol", "plan: {granularity: module",
