@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sys
-from collections.abc import Mapping
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from sandbox._limits import CgroupSet
 from sandbox._process import RawOutcome, decode
-from sandbox._protocol import EndReason, ExecResult, Limits
+from sandbox._protocol import EndReason, ExecResult, Limits, Sandbox
 
 SANDBOX_HOME = "/home/sandbox"
 _LIMIT_SIGNALS = {signal.SIGXCPU, signal.SIGXFSZ}
@@ -85,3 +88,21 @@ def effective_limits(limits: Limits | None, timeout: float | None) -> tuple[Limi
 
 def host_home() -> Path:
     return Path(os.path.expanduser("~")).resolve()
+
+
+def find_binary(binary: str, apt_package: str) -> str:
+    """The absolute path of a backend's binary, or ``FileNotFoundError`` naming what to install."""
+    found = shutil.which(binary)
+    if found is None:
+        raise FileNotFoundError(f"{binary} not found: apt-get install {apt_package}")
+    return found
+
+
+def timed_probe_run(
+    sandbox: Sandbox, argv: Sequence[str], timeout: float
+) -> tuple[ExecResult, float]:
+    """Run ``argv`` once in a throw-away work dir: the probe's check, and its start latency."""
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="fleet-probe-") as work:
+        result = sandbox.run(list(argv), Path(work), timeout=timeout)
+    return result, time.perf_counter() - start

@@ -13,10 +13,7 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
 import subprocess
-import tempfile
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,8 +21,10 @@ from pathlib import Path
 from sandbox._common import (
     SANDBOX_HOME,
     effective_limits,
+    find_binary,
     host_home,
     sandbox_env,
+    timed_probe_run,
     to_result,
     toolchain_dirs,
 )
@@ -97,10 +96,7 @@ class BwrapSandbox:
         self.config = config or BwrapConfig()
 
     def _binary(self) -> str:
-        found = shutil.which(self.config.binary)
-        if found is None:
-            raise FileNotFoundError(f"{self.config.binary} not found: apt-get install bubblewrap")
-        return found
+        return find_binary(self.config.binary, "bubblewrap")
 
     def _unprivileged(self, binary: str) -> bool:
         if self.config.unprivileged is not None:
@@ -174,13 +170,10 @@ class BwrapSandbox:
             binary = self._binary()
         except FileNotFoundError as exc:
             return ProbeResult(self.name, False, str(exc), strength=self.strength)
-        start = time.perf_counter()
         try:
-            with tempfile.TemporaryDirectory(prefix="fleet-probe-") as work:
-                result = self.run(["true"], Path(work), timeout=30)
+            result, latency = timed_probe_run(self, ["true"], timeout=30)
         except OSError as exc:
             return ProbeResult(self.name, False, f"{binary} failed: {exc}", strength=self.strength)
-        latency = time.perf_counter() - start
         if not result.ok:
             detail = f"`true` failed in bwrap: {result.stderr.strip()[:300]}"
             return ProbeResult(self.name, False, detail, latency, self.strength)

@@ -17,17 +17,23 @@ import contextlib
 import dataclasses
 import json
 import os
-import shutil
 import subprocess
 import tempfile
-import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sandbox._common import SANDBOX_HOME, effective_limits, sandbox_env, to_result, toolchain_dirs
+from sandbox._common import (
+    SANDBOX_HOME,
+    effective_limits,
+    find_binary,
+    sandbox_env,
+    timed_probe_run,
+    to_result,
+    toolchain_dirs,
+)
 from sandbox._limits import CgroupSet, create_cgroups, prelude
 from sandbox._process import run_process, signal_tree
 from sandbox._protocol import ExecResult, Limits, ProbeResult
@@ -79,10 +85,7 @@ class GVisorSandbox:
         self.config = config or GVisorConfig()
 
     def _binary(self) -> str:
-        found = shutil.which(self.config.binary)
-        if found is None:
-            raise FileNotFoundError(f"{self.config.binary} not found: apt-get install runsc")
-        return found
+        return find_binary(self.config.binary, "runsc")
 
     def oci_config(
         self, bundle: Path, argv: Sequence[str], cwd: Path, env: Mapping[str, str], lim: Limits
@@ -238,13 +241,10 @@ class GVisorSandbox:
             binary = self._binary()
         except FileNotFoundError as exc:
             return ProbeResult(self.name, False, str(exc), strength=self.strength)
-        start = time.perf_counter()
         try:
-            with tempfile.TemporaryDirectory(prefix="fleet-probe-") as work:
-                result = self.run(["/bin/true"], Path(work), timeout=60)
+            result, latency = timed_probe_run(self, ["/bin/true"], timeout=60)
         except OSError as exc:
             return ProbeResult(self.name, False, f"{binary}: {exc}", strength=self.strength)
-        latency = time.perf_counter() - start
         if not result.ok:
             detail = f"`true` failed in runsc: {(result.stderr or result.stdout).strip()[-300:]}"
             return ProbeResult(self.name, False, detail, latency, self.strength)

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import logging
 import tempfile
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from sandbox._common import effective_limits, sandbox_env, to_result
+from sandbox._common import effective_limits, sandbox_env, timed_probe_run, to_result
 from sandbox._limits import create_cgroups, prelude, tree_killer
 from sandbox._process import run_process
 from sandbox._protocol import ExecResult, Limits, ProbeResult
@@ -64,9 +63,6 @@ class LocalSandbox:
                     group.remove()
 
     def probe(self) -> ProbeResult:
-        start = time.perf_counter()
-        with tempfile.TemporaryDirectory(prefix="fleet-probe-") as work:
-            result = self.run(["true"], Path(work), timeout=30)
-        latency = time.perf_counter() - start
+        result, latency = timed_probe_run(self, ["true"], timeout=30)
         detail = "no isolation; explicit opt-in only (--unsafe-local)"
         return ProbeResult(self.name, result.ok, detail, latency, self.strength)

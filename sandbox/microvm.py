@@ -21,14 +21,19 @@ import functools
 import json
 import os
 import shlex
-import shutil
 import tempfile
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sandbox._common import effective_limits, exit_code_of, sandbox_env, toolchain_dirs
+from sandbox._common import (
+    effective_limits,
+    exit_code_of,
+    find_binary,
+    sandbox_env,
+    timed_probe_run,
+    toolchain_dirs,
+)
 from sandbox._guest_image import GuestImage, GuestImageError, guest_image
 from sandbox._limits import tree_killer
 from sandbox._process import decode, run_process
@@ -99,12 +104,7 @@ class MicroVMSandbox:
         self.config = config or MicroVMConfig()
 
     def _binary(self) -> str:
-        found = shutil.which(self.config.binary)
-        if found is None:
-            raise FileNotFoundError(
-                f"{self.config.binary} not found: apt-get install qemu-system-x86"
-            )
-        return found
+        return find_binary(self.config.binary, "qemu-system-x86")
 
     def accelerator(self) -> str:
         if self.config.accel is not None:
@@ -252,13 +252,10 @@ class MicroVMSandbox:
             accel = self.accelerator()
         except OSError as exc:
             return ProbeResult(self.name, False, str(exc), strength=self.strength)
-        start = time.perf_counter()
         try:
-            with tempfile.TemporaryDirectory(prefix="fleet-probe-") as work:
-                res = self.run(["/bin/true"], Path(work), timeout=60)
+            res, latency = timed_probe_run(self, ["/bin/true"], timeout=60)
         except OSError as exc:
             return ProbeResult(self.name, False, f"boot failed: {exc}", strength=self.strength)
-        latency = time.perf_counter() - start
         detail = f"QEMU microvm, accel={accel}" + (
             "" if accel == "kvm" else " (software emulation: seconds per command)"
         )
