@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dagster import MetadataValue
+
 from assets._modules import module_summary, save_summary
 from assets._seams import AgentSource, ForgeSource, SandboxSource, StoreSource
 from fleet.errors import ConfigError
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
     from fleet.graph import SymbolGraph
 
 GRAPH_FILE = "symbol_graph.json"
+MAX_ISSUE_LINKS = 50
 log = logging.getLogger(__name__)
 
 
@@ -69,11 +72,19 @@ class FindReport:
     new: int = 0
     known: int = 0
     fixed: int = 0
+    filed: int = 0
+    already_filed: int = 0
+    issues: tuple[str, ...] = ()
 
     def metadata(self) -> dict[str, Any]:
+        links = "\n".join(f"- {url}" for url in self.issues[:MAX_ISSUE_LINKS])
+        if len(self.issues) > MAX_ISSUE_LINKS:
+            links += f"\n- ... {len(self.issues) - MAX_ISSUE_LINKS} more"
         return {"findings": len(self.findings), "new": self.new, "known": self.known,
                 "fixed": self.fixed,
-                "rules": ", ".join(sorted({f.rule for f in self.findings}))}
+                "rules": ", ".join(sorted({f.rule for f in self.findings})),
+                "issues_filed": self.filed, "issues_already_filed": self.already_filed,
+                "issue_links": MetadataValue.md(links or "none filed in this sweep")}
 
 
 @dataclass(frozen=True)
@@ -96,17 +107,36 @@ def load_graph(home: Path) -> SymbolGraph:
     return SymbolGraph.load(path)
 
 
-def find(campaign: str, repo: Path, home: Path, store: StoreSource) -> FindReport:
+def find(campaign: str, repo: Path, home: Path, store: StoreSource,
+         forge: ForgeSource | None = None) -> FindReport:
     """Match the campaign over the saved graph; record the findings (new / known) in the store
-    and mark the open ones no longer found as fixed."""
-    from fleet.campaigns.findings import sync_findings
+    and mark the open ones no longer found as fixed. With ``forge``, file every open (new or
+    known) finding that has no issue yet, exactly once across sweeps and processes: the store's
+    record names the issue once filed (``file_new_findings``) and the forge's ``file_issue`` is
+    idempotent per fingerprint. Suppressed and fixed findings are never filed."""
+    from fleet.campaigns.findings import file_new_findings, sync_findings
     from fleet.campaigns.matchers import find_findings
     from fleet.campaigns.spec import load_campaign
 
     findings = find_findings(load_graph(home), load_campaign(campaign))
-    lifecycle = sync_findings(store.store().findings, campaign, findings)
-    return FindReport(findings=tuple(findings), new=len(lifecycle.new),
-                      known=len(lifecycle.known), fixed=len(lifecycle.fixed))
+    opened = store.store()
+    lifecycle = sync_findings(opened.findings, campaign, findings)
+    report = FindReport(findings=tuple(findings), new=len(lifecycle.new),
+                        known=len(lifecycle.known), fixed=len(lifecycle.fixed))
+    if forge is None:
+        return report
+    open_fps = set(lifecycle.new) | set(lifecycle.known)
+    to_file = [f for f in findings if f.fingerprint in open_fps]
+    handle = forge.open(opened)
+    try:
+        refs = file_new_findings(handle, to_file, opened.findings)
+    finally:
+        close = getattr(handle, "close", None)  # GitHubForge holds an HTTP session
+        if callable(close):
+            close()
+    filed = sum(1 for r in refs if r.created)
+    return dataclasses.replace(report, filed=filed, already_filed=len(to_file) - filed,
+                               issues=tuple(r.url for r in refs))
 
 
 def plan(campaign: str, repo: Path, home: Path, base_branch: str, store: StoreSource,

@@ -91,11 +91,12 @@ def _campaign_assets(
     group = f"campaign_{prefix}"
 
     @asset(key=[prefix, "findings"], deps=[symbol_graph], group_name=group,
-           description=f"Findings of campaign {campaign}, fingerprinted and de-duplicated.")
-    def findings(store: ResourceParam[StoreSource], repo: ResourceParam[RepoSource]
-                 ) -> MaterializeResult:
+           description=f"Findings of campaign {campaign}, fingerprinted and de-duplicated; "
+                       "each open finding filed once as an issue through the forge.")
+    def findings(store: ResourceParam[StoreSource], repo: ResourceParam[RepoSource],
+                 forge: ResourceParam[ForgeSource]) -> MaterializeResult:
         _check_killed(store)
-        report = _fleet.find(campaign, Path(repo.path), Path(repo.home), store)
+        report = _fleet.find(campaign, Path(repo.path), Path(repo.home), store, forge)
         return MaterializeResult(metadata=report.metadata())
 
     @asset(key=[prefix, "work_units"], deps=[findings], group_name=group,

@@ -30,36 +30,19 @@ import statistics
 import subprocess
 import sys
 import sysconfig
-import tarfile
 import tempfile
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-CACHE = HERE / ".cache"
 RESULTS = HERE / "results"
-DJANGO = "5.1.4"
 sys.path.insert(0, str(ROOT))
+
+from _corpora import django_corpus  # noqa: E402
 
 
 # -- corpora ---------------------------------------------------------------------------------
-def django_corpus() -> Path:
-    target = CACHE / f"Django-{DJANGO}"
-    if target.is_dir():
-        return target
-    CACHE.mkdir(parents=True, exist_ok=True)
-    subprocess.run(
-        [sys.executable, "-m", "pip", "download", f"django=={DJANGO}", "--no-deps",
-         "--no-binary", ":all:", "-d", str(CACHE), "-q"],
-        check=True,
-    )
-    sdist = next(CACHE.glob(f"[Dd]jango-{DJANGO}.tar.gz"))
-    with tarfile.open(sdist) as tar:
-        tar.extractall(CACHE, filter="data")
-    return target
-
-
 def corpora(names: list[str]) -> dict[str, tuple[Path, list[str]]]:
     out: dict[str, tuple[Path, list[str]]] = {}
     for name in names:

@@ -208,7 +208,8 @@ class ForgeResource(ConfigurableResource):
                 raise ConfigError(f"the github forge needs FLEET_GITHUB_REPO and {self.token_env}")
             return GitHubForge(GitHubForgeConfig(repo=self.github_repo, token=token,
                                                  base_url=self.github_url,
-                                                 base_branch=self.base_branch))
+                                                 base_branch=self.base_branch),
+                               ledger=store.ledger)
         raise ConfigError(f"FLEET_FORGE: unknown forge {self.kind!r} (local|github)")
 
 
