@@ -3,7 +3,10 @@
 For every built-in campaign plus two Django-sized ones (calls of ``gettext_lazy`` and of
 ``force_str``, resolved through imports and aliases): findings, units, waves, expected
 parallelism and seconds; fingerprints are compared across two independent runs and after
-``ruff format`` of the whole tree (must be identical). The peer in the same run is spelling: how
+``ruff format`` of the whole tree (must be identical); seconds are medians over the three runs.
+The real CLI (``fleet plan REPO --campaign <yaml> --json FILE``, a subprocess, index included) is
+timed on the gettext_lazy campaign three times, and its JSON's fingerprints are checked against the
+in-process plan. The peer in the same run is spelling: how
 many call sites a plain text search for the callable's last name finds, against the resolved
 ones.
 
@@ -17,41 +20,26 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-CACHE = HERE / ".cache"
-DJANGO = "5.1.4"
 sys.path.insert(0, str(ROOT))
+
+from _corpora import DJANGO, django_corpus  # noqa: E402
 
 EXTRA = {
     "django-gettext-lazy": ("django.utils.translation.gettext_lazy", "gettext_lazy"),
     "django-force-str": ("django.utils.encoding.force_str", "force_str"),
 }
-
-
-def django_corpus() -> Path:
-    target = CACHE / f"Django-{DJANGO}"
-    if target.is_dir():
-        return target
-    CACHE.mkdir(parents=True, exist_ok=True)
-    subprocess.run(
-        [sys.executable, "-m", "pip", "download", f"django=={DJANGO}", "--no-deps",
-         "--no-binary", ":all:", "-d", str(CACHE), "-q"],
-        check=True,
-    )
-    sdist = next(CACHE.glob(f"[Dd]jango-{DJANGO}.tar.gz"))
-    with tarfile.open(sdist) as tar:
-        tar.extractall(CACHE, filter="data")
-    return target
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -61,17 +49,20 @@ def git(cwd: Path, *args: str) -> str:
     ).stdout
 
 
+def campaign_yaml(name: str, target: str) -> str:
+    return (
+        f"name: {name}\ndescription: calls of {target}\nmatchers:\n"
+        f"  - rule: call\n    call: {target}\nfix: {{prompt: review these calls}}\n"
+        f"autonomy: {{max_parallel_agents: 8}}\nplan: {{granularity: symbol}}\n"
+    )
+
+
 def campaigns() -> dict[str, object]:
     from fleet.campaigns.spec import builtin_campaigns, load_campaign, parse_campaign
 
     out: dict[str, object] = {name: load_campaign(name) for name in builtin_campaigns()}
     for name, (target, _) in EXTRA.items():
-        out[name] = parse_campaign(
-            f"name: {name}\ndescription: calls of {target}\nmatchers:\n"
-            f"  - rule: call\n    call: {target}\nfix: {{prompt: review these calls}}\n"
-            f"autonomy: {{max_parallel_agents: 8}}\nplan: {{granularity: symbol}}\n",
-            f"<bench {name}>",
-        )
+        out[name] = parse_campaign(campaign_yaml(name, target), f"<bench {name}>")
     return out
 
 
@@ -130,22 +121,38 @@ def main() -> int:
         changed = len(git(repo, "diff", "--name-only").split())
         git(repo, "commit", "-qam", "ruff format")
         third, prints3, index3 = run(repo)
-        cli_started = time.perf_counter()
-        from fleet_pipelines.cli import main as fleet
-
-        fleet(["plan", str(repo), "--campaign", "datetime-utcnow", "--limit", "0"])
-        cli_s = time.perf_counter() - cli_started
+        cli_name = "django-gettext-lazy"
+        spec_file = Path(tmp) / f"{cli_name}.yaml"
+        spec_file.write_text(campaign_yaml(cli_name, EXTRA[cli_name][0]))
+        cli_json = Path(tmp) / "plan.json"
+        fleet_exe = Path(sys.executable).parent / "fleet"
+        cli_runs: list[float] = []
+        for _ in range(3):
+            cli_started = time.perf_counter()
+            subprocess.run([str(fleet_exe), "plan", str(repo), "--campaign", str(spec_file),
+                            "--json", str(cli_json), "--limit", "0"],
+                           check=True, capture_output=True, text=True)
+            cli_runs.append(time.perf_counter() - cli_started)
+        cli_plan = json.loads(cli_json.read_text())
+        cli_same = {f["fingerprint"] for f in cli_plan["findings"]} == prints1[cli_name]
+        cli_s = statistics.median(cli_runs)
     result = {
         "corpus": f"Django {DJANGO} sdist", "python_files": files,
+        "cpus": os.cpu_count(), "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
         "index_seconds": [round(index1, 2), round(index2, 2), round(index3, 2)],
+        "index_seconds_median": round(statistics.median([index1, index2, index3]), 2),
         "ruff_format": {"files_changed": changed, "seconds": round(format_s, 2),
                         "exit": fmt.returncode},
-        "fleet_plan_cli_seconds": round(cli_s, 2),
+        "fleet_plan_cli": {"campaign": cli_name, "seconds_median": round(cli_s, 2),
+                           "seconds": [round(x, 2) for x in cli_runs],
+                           "summary": cli_plan["summary"], "same_fingerprints": cli_same},
         "campaigns": {},
     }
     print(f"Django {DJANGO}: {files} .py files; index {index1:.2f}s / {index2:.2f}s / "
           f"{index3:.2f}s (run 1 / run 2 / after ruff format: {changed} files reformatted)")
-    print(f"fleet plan --campaign datetime-utcnow (CLI, index included): {cli_s:.2f}s\n")
+    print(f"fleet plan --campaign {cli_name}.yaml --json (CLI subprocess, index included): "
+          f"median {cli_s:.2f}s of {', '.join(f'{x:.2f}' for x in cli_runs)}; "
+          f"same fingerprints: {cli_same}; load average {os.getloadavg()}\n")
     header = ("campaign", "findings", "units", "waves", "max wave", "parallel", "plan s",
               "same run 2", "same after fmt", "spelled")
     print("| " + " | ".join(header) + " |")
@@ -157,6 +164,8 @@ def main() -> int:
         if name in EXTRA:
             spelled_count = spelled(corpus, EXTRA[name][1])
             peer = f"{spelled_count}"
+        runs = [first[name]["seconds"], second[name]["seconds"], third[name]["seconds"]]
+        row = {**row, "seconds": statistics.median(runs), "seconds_runs": runs}  # type: ignore[arg-type]
         cells = [name, row["findings"], row["units"], row["waves"], row["max_wave"],
                  row["parallelism"], row["seconds"], same2, same3, peer or "-"]
         print("| " + " | ".join(str(c) for c in cells) + " |")

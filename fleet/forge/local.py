@@ -12,6 +12,7 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from fleet.errors import GitError
 from fleet.protocols import Ledger
@@ -94,20 +95,19 @@ class LocalGitForge:
 
     def file_issue(self, finding: Finding, title: str, body: str) -> IssueRef:
         """File ``finding`` once per fingerprint: a repeat returns the first issue, ``created``
-        False."""
-        filed = self.ledger.events(kind=ISSUE_FILED)
-        for event in filed:
-            if event.payload.get("fingerprint") == finding.fingerprint:
-                number = int(event.payload["number"])
-                return IssueRef(forge=self.name, number=number, url=str(event.payload["url"]),
-                                created=False)
-        number = len(filed) + 1
-        url = f"fleet://issues/{number}"
-        self.ledger.append(
+        False.
+
+        Safe across processes without a lock: issue numbers are derived from the ledger's order
+        (the n-th distinct fingerprint filed is issue n), so when two processes file the same
+        finding at once, both append, both read the same order back, and the later event is a
+        duplicate that names the same issue (its filer gets ``created=False``).
+        """
+        known = self._issue_numbers()
+        if finding.fingerprint in known:
+            return self._issue_ref(known[finding.fingerprint], created=False)
+        event = self.ledger.append(
             ISSUE_FILED,
             {
-                "number": number,
-                "url": url,
                 "fingerprint": finding.fingerprint,
                 "rule": finding.rule,
                 "symbol": finding.symbol,
@@ -119,4 +119,20 @@ class LocalGitForge:
             campaign=finding.campaign,
             actor=self.actor,
         )
-        return IssueRef(forge=self.name, number=number, url=url, created=True)
+        number, first_seq = self._issue_numbers(with_seq=True)[finding.fingerprint]
+        return self._issue_ref(number, created=first_seq == event.seq)
+
+    def _issue_numbers(self, with_seq: bool = False) -> dict[str, Any]:
+        """fingerprint -> issue number (and the seq of its first ``issue.filed`` event)."""
+        out: dict[str, Any] = {}
+        for event in sorted(self.ledger.events(kind=ISSUE_FILED), key=lambda e: e.seq):
+            fingerprint = str(event.payload.get("fingerprint"))
+            if fingerprint not in out:
+                number = len(out) + 1
+                out[fingerprint] = (number, event.seq) if with_seq else number
+        return out
+
+    def _issue_ref(self, number: int, *, created: bool) -> IssueRef:
+        return IssueRef(
+            forge=self.name, number=number, url=f"fleet://issues/{number}", created=created
+        )
