@@ -1,7 +1,9 @@
-"""Rollback as new ledger events: restore a unit's worktree to an agent step, or revert an
-integrated patch on the integration branch. Nothing in the ledger is deleted or rewritten.
+"""Rollback as new ledger events: restore a unit's worktree to an agent step (in a given
+worktree, or in the unit's recreated workspace: :func:`restore_unit`), or revert an integrated
+patch on the integration branch. Nothing in the ledger is deleted or rewritten.
 
-Steps are recorded by :func:`step_recorder` (pass it as ``ClaudeAgent(on_step=...)``): each
+Steps are recorded by :func:`step_recorder` (``fleet.unit`` passes it as ``on_step`` to every
+agent that takes one, and records the other agents' steps after the run): each
 ``agent.step`` event carries the step and the worktree's whole diff against the unit's base
 commit after it, so any step can be restored on its own.
 """
@@ -13,6 +15,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from fleet.errors import FleetError, GitError
 from fleet.protocols import Ledger
@@ -35,6 +38,7 @@ class RolledBack:
     target: str
     detail: str
     event_seq: int
+    worktree: Path | None = None
 
 
 def step_recorder(
@@ -72,37 +76,83 @@ def _git(cwd: Path, *args: str, stdin: str | None = None) -> str:
     return done.stdout
 
 
+def _last_run(ledger: Ledger, unit: str) -> list[Any]:
+    """The ``agent.step`` events of the unit's last run that carry a replayable diff (an agent
+    may also log steps of its own without one; those are not restorable and are skipped)."""
+    steps = [e for e in ledger.events(unit=unit, kind=STEP) if "diff" in e.payload]
+    if not steps:
+        raise RollbackError(f"the ledger holds no restorable agent steps of unit {unit}")
+    # the last run of the unit: its steps restart at index 0
+    starts = [i for i, e in enumerate(steps) if e.payload["index"] == 0] or [0]
+    return steps[starts[-1]:]
+
+
+def _step_diff(run: list[Any], unit: str, to_step: int) -> str:
+    if to_step == -1:
+        return ""
+    chosen = [e for e in run if e.payload["index"] == to_step]
+    if not chosen:
+        last = run[-1].payload["index"]
+        raise RollbackError(f"unit {unit} has no step {to_step} (steps 0..{last})")
+    return str(chosen[0].payload["diff"])
+
+
 def rollback_unit(
-    ledger: Ledger, worktree: Path, unit: str, to_step: int, actor: str = "fleet"
+    ledger: Ledger, worktree: Path, unit: str, to_step: int, actor: str = "fleet",
+    extra: dict[str, Any] | None = None,
 ) -> RolledBack:
     """Restore ``worktree`` to the state right after step ``to_step`` of ``unit`` (``-1`` = the
     base commit, before any step), from the last recorded run of that unit."""
-    steps = [e for e in ledger.events(unit=unit, kind=STEP)]
-    if not steps:
-        raise RollbackError(f"the ledger holds no agent steps of unit {unit}")
-    # the last run of the unit: its steps restart at index 0
-    starts = [i for i, e in enumerate(steps) if e.payload["index"] == 0] or [0]
-    run = steps[starts[-1]:]
-    base = run[0].payload["base"]
-    if to_step == -1:
-        diff = ""
-    else:
-        chosen = [e for e in run if e.payload["index"] == to_step]
-        if not chosen:
-            last = run[-1].payload["index"]
-            raise RollbackError(f"unit {unit} has no step {to_step} (steps 0..{last})")
-        diff = chosen[0].payload["diff"]
+    run = _last_run(ledger, unit)
+    base = str(run[0].payload["base"])
+    diff = _step_diff(run, unit, to_step)
     _git(worktree, "reset", "-q", "--hard", base)
     _git(worktree, "clean", "-qfd")
     if diff:
         _git(worktree, "apply", "--index", "--whitespace=nowarn", "-", stdin=diff)
     event = ledger.append(
         ROLLBACK_UNIT,
-        {"to_step": to_step, "base": base, "worktree": str(worktree), "diff": diff},
+        {"to_step": to_step, "base": base, "worktree": str(worktree), "diff": diff,
+         **(extra or {})},
         unit=unit, campaign=run[0].campaign, actor=actor,
     )
     return RolledBack(ROLLBACK_UNIT, unit, f"restored to step {to_step} on {base[:12]}",
-                      event.seq)
+                      event.seq, worktree)
+
+
+def restore_unit(
+    ledger: Ledger, repo: Path, unit: str, to_step: int, actor: str = "fleet"
+) -> RolledBack:
+    """Recreate the unit's workspace in ``repo`` (:mod:`fleet.forge.worktree`, branch
+    ``fleet/<campaign>/<unit>`` reset to the base commit of the unit's last recorded run), replay
+    the recorded diff of step ``to_step`` into it and leave it in place; ``RolledBack.worktree``
+    is its path. The branch's previous head, if it had one, is kept in the event
+    (``previous_head``) so nothing is lost. The worktree is left unlocked (it has no live
+    owner): it stays until ``fleet gc``, the next restore of the unit or its next run takes it
+    back; a workspace a live unit run holds is refused (``GitError``)."""
+    from fleet.forge.worktree import branch_name, create_workspace, remove_workspace
+
+    run = _last_run(ledger, unit)
+    campaign = run[0].campaign
+    if campaign is None:
+        raise RollbackError(f"the steps of unit {unit} name no campaign")
+    _step_diff(run, unit, to_step)  # refuse an unknown step before touching the repository
+    branch = branch_name(campaign, unit)
+    head = subprocess.run(["git", "rev-parse", "--verify", "-q", f"refs/heads/{branch}"],
+                          cwd=repo, capture_output=True, text=True)
+    previous = head.stdout.strip() if head.returncode == 0 else None
+    ws = create_workspace(repo, campaign, unit, str(run[0].payload["base"]))
+    try:
+        # no live owner once we return: unlocked, so the next restore or ``fleet gc`` takes it
+        _git(repo, "worktree", "unlock", str(ws.path))
+        return rollback_unit(ledger, ws.path, unit, to_step, actor,
+                             extra={"branch": ws.branch, "previous_head": previous})
+    except BaseException:
+        remove_workspace(ws, delete_branch=True)
+        if previous is not None:  # put the branch back where it was
+            subprocess.run(["git", "branch", "-f", branch, previous], cwd=repo,
+                           capture_output=True)
+        raise
 
 
 def rollback_patch(

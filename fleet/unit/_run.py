@@ -15,15 +15,17 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import subprocess
 import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, is_dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from fleet.agents.rollback import step_recorder
 from fleet.errors import GitError
 from fleet.protocols import Agent, LeaseStore, Ledger
 from fleet.types import Acquired, AgentOutcome, Budget, LeaseRequest, Verdict, Workspace, WorkUnit
@@ -157,8 +159,11 @@ def _work(unit: WorkUnit, env: UnitEnv, acquired: Acquired, actor: str,
     keep_branch = False
     try:
         t0 = time.perf_counter()
-        outcome = env.agent.run(unit, workspace, env.sandbox, env.budget)
+        agent, recorded = _with_step_recorder(env.agent, env.ledger, unit)
+        outcome = agent.run(unit, workspace, env.sandbox, env.budget)
         agent_s = time.perf_counter() - t0
+        if not recorded:
+            _record_steps(env.ledger, unit, outcome)
         common = replace(base, grants=acquired.grants, cost=outcome.cost, patch=outcome.patch,
                          stop_reason=str(outcome.stop_reason), agent_s=agent_s,
                          branch=workspace.branch)
@@ -187,6 +192,50 @@ def _work(unit: WorkUnit, env: UnitEnv, acquired: Acquired, actor: str,
                        detail=detail)
     finally:
         env.workspaces.remove(workspace, keep_branch=keep_branch)
+
+
+_NO_ON_STEP = object()
+
+
+def _with_step_recorder(agent: Agent, ledger: Ledger, unit: WorkUnit) -> tuple[Agent, bool]:
+    """The agent with ``on_step=step_recorder(...)`` for this unit when it takes an ``on_step``
+    callback (a per-unit copy: concurrent units never share one); ``True`` when its steps are
+    (or were already, by the caller's own callback) recorded as they happen."""
+    on_step = getattr(agent, "on_step", _NO_ON_STEP)
+    if on_step is not None:
+        return agent, on_step is not _NO_ON_STEP
+    if not is_dataclass(agent) or isinstance(agent, type):
+        return agent, False
+    recorder = step_recorder(ledger, unit.key, unit.campaign, unit.base_commit)
+    return replace(agent, on_step=recorder), True
+
+
+def _record_steps(ledger: Ledger, unit: WorkUnit, outcome: AgentOutcome) -> None:
+    """Replayable ``agent.step`` events for an agent without ``on_step`` (the codemod agent):
+    each step's diff is the final patch restricted to the files of that step and the ones before
+    it (a step names its file as ``arguments["path"]``); a step without a path gets none but the
+    last, which gets the whole patch."""
+    record = step_recorder(ledger, unit.key, unit.campaign, unit.base_commit)
+    sections = _file_sections(outcome.patch)
+    paths: set[str] = set()
+    for position, step in enumerate(outcome.steps):
+        path = step.arguments.get("path")
+        last = position == len(outcome.steps) - 1
+        if isinstance(path, str):
+            paths.add(path)
+            record(step, "".join(text for name, text in sections if name in paths))
+        elif last:
+            record(step, outcome.patch)
+
+
+def _file_sections(patch: str) -> list[tuple[str, str]]:
+    """``(path, text)`` for each ``diff --git a/<path> b/<path>`` section of a git diff."""
+    sections: list[tuple[str, str]] = []
+    for chunk in re.split(r"(?m)^(?=diff --git )", patch):
+        match = re.match(r"diff --git a/(\S+) b/(\S+)", chunk)
+        if match:
+            sections.append((match[2], chunk))
+    return sections
 
 
 def _finish(env: UnitEnv, result: UnitResult, actor: str, started: float) -> UnitResult:

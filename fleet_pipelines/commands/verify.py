@@ -3,7 +3,8 @@
 Prints each gate's verdict and evidence; exits 0 when accepted, 1 when rejected, 2 when the
 gates could not judge (no write set, no sandbox, pytest gave no report).
 
-``fleet rollback --unit K --to STEP --worktree DIR`` restores a unit's worktree to an agent step
+``fleet rollback --unit K --to STEP [--worktree DIR]`` restores a unit's worktree to an agent step
+(without ``--worktree``: the unit's workspace, recreated in ``--repo``, is left in place)
 and ``fleet rollback --patch P`` reverts an integrated patch on the integration branch; both
 are new ledger events.
 """
@@ -64,11 +65,16 @@ def register(app: typer.Typer) -> None:
     def rollback(
         unit: Annotated[str | None, typer.Option(help="The unit to restore.")] = None,
         to: Annotated[int | None, typer.Option(help="The agent step (-1 = the base).")] = None,
-        worktree: Annotated[Path | None, typer.Option(help="The unit's worktree.")] = None,
+        worktree: Annotated[
+            Path | None,
+            typer.Option(help="Restore in this worktree (default: recreate the unit's own)."),
+        ] = None,
         patch: Annotated[
             str | None, typer.Option(help="An integrated patch: unit key or commit id.")
         ] = None,
-        repo: Annotated[Path, typer.Option(help="The repository.")] = Path("."),
+        repo: Annotated[
+            Path, typer.Option(help="The repository (its unit workspaces, its branches).")
+        ] = Path("."),
         campaign: Annotated[
             str | None, typer.Option(help="Campaign: its branch is fleet/<campaign>/integration.")
         ] = None,
@@ -206,7 +212,12 @@ def do_rollback(
     store_url: str | None,
 ) -> int:
     """The body of ``fleet rollback``; returns the exit code."""
-    from fleet.agents.rollback import RollbackError, rollback_patch, rollback_unit
+    from fleet.agents.rollback import (
+        RollbackError,
+        restore_unit,
+        rollback_patch,
+        rollback_unit,
+    )
     from fleet.errors import FleetError
     from fleet.store import default_store_url, open_store
 
@@ -216,10 +227,13 @@ def do_rollback(
     store = open_store(store_url or default_store_url())
     try:
         if unit is not None:
-            if to is None or worktree is None:
-                typer.echo("--unit needs --to STEP and --worktree DIR", err=True)
+            if to is None:
+                typer.echo("--unit needs --to STEP", err=True)
                 return 2
-            done = rollback_unit(store.ledger, worktree.resolve(), unit, to, actor="cli")
+            if worktree is not None:
+                done = rollback_unit(store.ledger, worktree.resolve(), unit, to, actor="cli")
+            else:
+                done = restore_unit(store.ledger, repo.resolve(), unit, to, actor="cli")
         else:
             assert patch is not None
             if branch is None:
@@ -235,4 +249,6 @@ def do_rollback(
     finally:
         store.close()
     typer.echo(f"{done.kind} {done.target}: {done.detail} (ledger event {done.event_seq})")
+    if done.worktree is not None:
+        typer.echo(f"worktree: {done.worktree}")
     return 0
