@@ -127,7 +127,8 @@ def restore_unit(
     ``fleet/<campaign>/<unit>`` reset to the base commit of the unit's last recorded run), replay
     the recorded diff of step ``to_step`` into it and leave it in place; ``RolledBack.worktree``
     is its path. The branch's previous head, if it had one, is kept in the event
-    (``previous_head``) so nothing is lost. The worktree is left unlocked (it has no live
+    (``previous_head``) and under ``refs/fleet/rollback/<campaign>/<unit>/<sha>`` (``kept_as``)
+    so nothing is lost, not even to ``git gc``. The worktree is left unlocked (it has no live
     owner): it stays until ``fleet gc``, the next restore of the unit or its next run takes it
     back; a workspace a live unit run holds is refused (``GitError``)."""
     from fleet.forge.worktree import branch_name, create_workspace, remove_workspace
@@ -141,12 +142,17 @@ def restore_unit(
     head = subprocess.run(["git", "rev-parse", "--verify", "-q", f"refs/heads/{branch}"],
                           cwd=repo, capture_output=True, text=True)
     previous = head.stdout.strip() if head.returncode == 0 else None
+    kept_as = None
+    if previous is not None:  # the branch is about to move: keep its head reachable for good
+        kept_as = f"refs/fleet/rollback/{campaign}/{unit}/{previous}"
+        _git(repo, "update-ref", kept_as, previous)
     ws = create_workspace(repo, campaign, unit, str(run[0].payload["base"]))
     try:
         # no live owner once we return: unlocked, so the next restore or ``fleet gc`` takes it
         _git(repo, "worktree", "unlock", str(ws.path))
         return rollback_unit(ledger, ws.path, unit, to_step, actor,
-                             extra={"branch": ws.branch, "previous_head": previous})
+                             extra={"branch": ws.branch, "previous_head": previous,
+                                    "kept_as": kept_as})
     except BaseException:
         remove_workspace(ws, delete_branch=True)
         if previous is not None:  # put the branch back where it was

@@ -106,6 +106,8 @@ def test_rollback_recreates_the_unit_workspace_at_a_step(
     assert len(events) == 1
     assert events[0].payload["to_step"] == 0 and events[0].payload["worktree"] == str(tree)
     assert events[0].payload["previous_head"] == result.commit  # the verified commit is named
+    kept = events[0].payload["kept_as"]  # ... and stays reachable under a ref of its own
+    assert git(git_repo, "rev-parse", kept).strip() == result.commit
     assert events[0].actor == "cli"
 
     # again, to the second edit: the left-over workspace is taken back and recreated
