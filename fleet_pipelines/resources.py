@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from dagster import ConfigurableResource
 
+from fleet.agents.anthropic_model import DEFAULT_MODEL
 from fleet.errors import ConfigError
 from fleet.protocols import Agent, Forge, LeaseStore, Ledger
 from fleet.store import Store, open_store
@@ -166,7 +167,7 @@ class AgentResource(ConfigurableResource):
     anthropic Messages API; the key is read from ``ANTHROPIC_API_KEY`` in the orchestrator)."""
 
     kind: str = "codemod"
-    model: str = "claude-sonnet-4-5"
+    model: str = DEFAULT_MODEL
     base_url: str = ""
 
     def open(self, campaign: Campaign, graph: SymbolGraph, store: Store) -> Agent:
@@ -187,7 +188,8 @@ class AgentResource(ConfigurableResource):
 
 
 class ForgeResource(ConfigurableResource):
-    """``local`` (a branch + change record in the ledger) or ``github`` (PyGithub)."""
+    """``local`` (a branch + change record in the ledger) or ``github`` (PyGithub; the token
+    from ``$GITHUB_TOKEN``, ``git push`` to ``$FLEET_GITHUB_PUSH_URL`` if set, else github.com)."""
 
     kind: str = "local"
     base_branch: str = "main"
@@ -208,6 +210,8 @@ class ForgeResource(ConfigurableResource):
                 raise ConfigError(f"the github forge needs FLEET_GITHUB_REPO and {self.token_env}")
             return GitHubForge(GitHubForgeConfig(repo=self.github_repo, token=token,
                                                  base_url=self.github_url,
+                                                 push_url=os.environ.get(
+                                                     "FLEET_GITHUB_PUSH_URL") or None,
                                                  base_branch=self.base_branch),
                                ledger=store.ledger)
         raise ConfigError(f"FLEET_FORGE: unknown forge {self.kind!r} (local|github)")

@@ -22,6 +22,9 @@ from fleet.types import Cost
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 
 # USD per million tokens (input, output), by model-name prefix; the longest prefix wins.
+# claude-sonnet-4-5 reached its end of life on 2026-11-30 (the SDK warns on every request).
+DEFAULT_MODEL = "claude-sonnet-4-6"
+
 PRICES: dict[str, tuple[float, float]] = {
     "claude-opus-4": (15.0, 75.0),
     "claude-opus-4-5": (5.0, 25.0),
@@ -58,7 +61,7 @@ class AnthropicModel:
     or the API refuses the request (4xx other than 408/409/429).
     """
 
-    model: str = "claude-sonnet-4-5"
+    model: str = DEFAULT_MODEL
     base_url: str | None = None
     api_key_env: str = "ANTHROPIC_API_KEY"
     max_retries: int = 5

@@ -17,6 +17,8 @@ from typing import Annotated, Any
 
 import typer
 
+from fleet.agents.anthropic_model import DEFAULT_MODEL
+
 EXIT = {"accept": 0, "reject": 1, "unknown": 2}
 
 
@@ -49,7 +51,7 @@ def register(app: typer.Typer) -> None:
         reviewer: Annotated[
             str, typer.Option(help="offline | claude (needs ANTHROPIC_API_KEY).")
         ] = "offline",
-        model: Annotated[str, typer.Option(help="The reviewer's model.")] = "claude-sonnet-4-5",
+        model: Annotated[str, typer.Option(help="The reviewer's model.")] = DEFAULT_MODEL,
     ) -> None:
         """Run every verification gate on PATCH against REPO's HEAD and print the verdicts.
 
@@ -99,7 +101,7 @@ def verify_patch(
     timeout: float = 300.0,
     use_graph: bool = True,
     reviewer_name: str = "offline",
-    model: str = "claude-sonnet-4-5",
+    model: str = DEFAULT_MODEL,
 ) -> int:
     """The body of ``fleet verify``; returns the exit code."""
     from fleet.errors import ConfigError
