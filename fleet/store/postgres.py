@@ -29,12 +29,13 @@ from fleet.store._leases import (
     refused_by,
 )
 from fleet.store.errors import AppendOnlyViolation, StoreIntegrityError, StoreUnavailable
-from fleet.store.sql import schema
+from fleet.store.sql import migrator, schema
 from fleet.types import Acquired, AcquireResult, Grant, LeaseRequest, Refused
 
 __all__ = ["PostgresDatabase", "PostgresLeaseStore", "positional", "translate"]
 
 MIGRATION_LOCK = (1718, 0)
+SQL = migrator("postgres")
 ACQUIRE_PARAMS = ("holder", "unit", "symbols", "modes", "ttl")
 ACQUIRE_COLUMNS = ("ok", "id", "symbol", "mode", "holder", "token", "expires_at")
 
@@ -125,26 +126,22 @@ class PostgresDatabase(Database):
         applied_now: list[int] = []
         with self._pool.connection() as conn:
             try:
-                conn.execute("SELECT pg_advisory_lock(%s, %s)", MIGRATION_LOCK)
+                conn.execute(SQL["migration_lock"].encode(), MIGRATION_LOCK)
                 try:
                     with conn.transaction():
-                        conn.execute(
-                            "CREATE TABLE IF NOT EXISTS schema_migrations (version integer "
-                            "PRIMARY KEY, name text NOT NULL, applied_at double precision NOT NULL)"
-                        )
-                        rows = conn.execute("SELECT version FROM schema_migrations").fetchall()
+                        conn.execute(SQL["migrations_table"].encode())
+                        rows = conn.execute(SQL["migrations_applied"].encode()).fetchall()
                     applied = {row["version"] for row in rows}
                     for migration in self.pending(applied, "postgres"):
                         with conn.transaction():
                             conn.execute(migration.sql.encode("utf-8"))
                             conn.execute(
-                                "INSERT INTO schema_migrations (version, name, applied_at) "
-                                "VALUES (%s, %s, %s)",
+                                SQL["migration_record"].encode(),
                                 (migration.version, migration.name, self.now()),
                             )
                         applied_now.append(migration.version)
                 finally:
-                    conn.execute("SELECT pg_advisory_unlock(%s, %s)", MIGRATION_LOCK)
+                    conn.execute(SQL["migration_unlock"].encode(), MIGRATION_LOCK)
             except psycopg.Error as exc:
                 raise translate(exc) from exc
         return applied_now

@@ -27,7 +27,7 @@ from fleet.store._leases import (
     refused_by,
 )
 from fleet.store.errors import AppendOnlyViolation, StoreIntegrityError, StoreUnavailable
-from fleet.store.sql import schema
+from fleet.store.sql import migrator, schema
 from fleet.types import Acquired, AcquireResult, Grant, LeaseRequest
 
 __all__ = ["SqliteDatabase", "SqliteLeaseStore", "split_script"]
@@ -116,17 +116,14 @@ class SqliteDatabase(Database):
     def migrate(self) -> list[int]:
         applied_now: list[int] = []
         with self.transaction(True) as tx:
-            tx.raw(
-                "CREATE TABLE IF NOT EXISTS schema_migrations ("
-                "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"
-            )
-            applied = {row[0] for row in tx.raw("SELECT version FROM schema_migrations")}
+            statements = migrator("sqlite")
+            tx.raw(statements["migrations_table"])
+            applied = {row[0] for row in tx.raw(statements["migrations_applied"])}
             for migration in self.pending(applied, "sqlite"):
                 for statement in split_script(migration.sql):
                     tx.raw(statement)
                 tx.raw(
-                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-                    (migration.version, migration.name, self.now()),
+                    statements["migration_record"], (migration.version, migration.name, self.now())
                 )
                 applied_now.append(migration.version)
         return applied_now

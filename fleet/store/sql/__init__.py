@@ -55,6 +55,12 @@ def queries(dialect: Dialect) -> dict[str, str]:
 
 
 @functools.cache
+def migrator(dialect: Dialect) -> dict[str, str]:
+    """The migration runner's own statements (``<dialect>/migrator.sql``)."""
+    return parse_queries(_read(dialect, "migrator.sql"))
+
+
+@functools.cache
 def schema(dialect: Dialect) -> str:
     return _read(dialect, "schema.sql")
 

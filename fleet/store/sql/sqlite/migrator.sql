@@ -1,0 +1,15 @@
+-- The migration runner's own statements (named blocks, as in queries.sql), kept apart from
+-- queries.sql because they run before any migration and include DDL.
+
+-- name: migrations_table
+CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    applied_at REAL NOT NULL
+);
+
+-- name: migrations_applied
+SELECT version FROM schema_migrations;
+
+-- name: migration_record
+INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?);
