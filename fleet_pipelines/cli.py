@@ -49,13 +49,7 @@ def build_app() -> object:
         print(f"fleet-pipelines {__version__}")
 
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"fleet_pipelines.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"fleet_pipelines.commands.{name}":
-                continue  # that area has not landed yet
-            raise
-        module.register(app)
+        importlib.import_module(f"fleet_pipelines.commands.{name}").register(app)
     return app
 
 
