@@ -5,7 +5,8 @@ The public API (the seam other stages code against):
 ``index(repo, previous=None, *, languages=None, max_file_bytes=1_000_000, progress=None)
 -> SymbolGraph``
     Parse every source file with tree-sitter (Python first-class; JavaScript/TypeScript and Go
-    through per-language query files). With ``previous``, re-parse only changed files.
+    through per-language query files). With ``previous``, re-parse only changed files and
+    re-resolve only the files whose recorded lookups an interface change touched.
 
 ``Symbol`` (frozen): ``id`` (``path::Qualified.name``; module code is ``path::<module>``),
 ``path``, ``qualname``, ``name``, ``kind`` (``module`` | ``class`` | ``function`` | ``method`` |

@@ -74,14 +74,20 @@ def build_graph(symbols: Mapping[str, Symbol],
 
 
 def patch_graph(previous: nx.DiGraph, symbols: Mapping[str, Symbol],
-                changed: Mapping[str, tuple[list[Symbol], list[Reference]]]) -> nx.DiGraph:
+                changed: Mapping[str, tuple[list[Symbol], list[Reference]]],
+                removed: Iterable[str] = ()) -> nx.DiGraph:
     """``previous`` with the out-edges of the symbols of the ``changed`` files (path ->
-    (its symbols, its references)) recomputed. Valid only when the symbol set is unchanged
-    (the caller checks it); ``previous`` is not mutated."""
+    (its symbols, its references)) recomputed, the ``removed`` symbol ids dropped with their
+    edges, and the changed files' new symbols added. Every file with a reference to a removed
+    symbol must be among ``changed`` (the incremental index re-resolves those files anyway);
+    ``previous`` is not mutated."""
     old_adj: Adjacency = previous._adj  # type: ignore[attr-defined]
+    old_pred: Adjacency = previous._pred  # type: ignore[attr-defined]
+    nodes: dict[str, dict[str, Any]] = previous._node  # type: ignore[attr-defined]
     adj = dict(old_adj)
-    pred: Adjacency = dict(previous._pred)  # type: ignore[attr-defined]
+    pred: Adjacency = dict(old_pred)
     copied: set[str] = set()
+    copied_rows: set[str] = set()
 
     def own(v: str) -> dict[str, dict[str, Any]]:
         if v not in copied:
@@ -89,20 +95,40 @@ def patch_graph(previous: nx.DiGraph, symbols: Mapping[str, Symbol],
             copied.add(v)
         return pred[v]
 
+    gone = [u for u in removed if u in old_adj]
+    added = [s.id for sources, _ in changed.values() for s in sources if s.id not in old_adj]
+    if gone or added:
+        nodes = dict(nodes)
+    for u in gone:
+        for v in adj[u]:
+            if v in pred:
+                own(v).pop(u, None)
+        for w in pred[u]:
+            if w in adj and w != u:
+                if w not in copied_rows:
+                    adj[w] = dict(adj[w])
+                    copied_rows.add(w)
+                adj[w].pop(u, None)
+        del adj[u], pred[u], nodes[u]
+    for u in added:
+        adj[u], pred[u], nodes[u] = {}, {}, {}
+        copied.add(u)
+        copied_rows.add(u)
+
     for sources, refs in changed.values():
         succ: dict[str, dict[str, set[str]]] = {s.id: {} for s in sources}
         _contains(succ, sources)
         add_refs(succ, refs, symbols)
         for u, targets in succ.items():
-            for v in old_adj[u]:
-                del own(v)[u]
+            for v in adj[u]:
+                own(v).pop(u, None)
             row: dict[str, dict[str, Any]] = {}
             for v, kinds in targets.items():
                 attrs = {"kinds": tuple(sorted(kinds))}
                 row[v] = attrs
                 own(v)[u] = attrs
             adj[u] = row
-    return digraph(previous._node, adj, pred)  # type: ignore[attr-defined]
+    return digraph(nodes, adj, pred)
 
 
 def condense(graph: nx.DiGraph) -> tuple[dict[str, int], dict[str, frozenset[str]]]:

@@ -14,26 +14,28 @@ import re
 import tree_sitter as ts
 
 from fleet.graph._imports import READERS
-from fleet.graph._lang import LanguageSpec, compiled
+from fleet.graph._lang import DEF, IMPORT, LOCAL, REF, LanguageSpec, compiled
 from fleet.graph._model import MODULE, FileData, FileRecord, RawRef, Symbol
 
 _CHAIN = re.compile(rb"[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*")
 _WS = re.compile(rb"\s+")
 _TAIL = re.compile(rb"(?:[ \t]*\.[ \t]*[A-Za-z_]\w*)*")
 _CALL = re.compile(rb"[ \t]*\(")
+# `name.attr` (a captured attribute), then its `.attr` tail, then `(` when it is called: one
+# match instead of three for the most common reference.
+_ATTR = re.compile(rb"[A-Za-z_]\w*\s*\.\s*[A-Za-z_]\w*((?:[ \t]*\.[ \t]*[A-Za-z_]\w*)*)([ \t]*\()?")
 _CHAIN_NODES = frozenset(
     {"identifier", "attribute", "member_expression", "selector_expression", "type_identifier",
      "nested_type_identifier", "scoped_type_identifier"}
 )
-# When two patterns capture one node, the stronger kind wins.
-_PRIORITY = {"inherit": 0, "call": 1, "attribute": 2, "name": 3}
+_new = tuple.__new__  # builds a named tuple without the Python-level __new__ (hot loops)
 
 
 def count_lines(src: bytes) -> int:
     return src.count(b"\n") + (1 if src and not src.endswith(b"\n") else 0)
 
 
-def _hash(data: bytes) -> str:
+def _hash(data: bytes | memoryview) -> str:
     return hashlib.sha256(data).hexdigest()[:16]
 
 
@@ -48,19 +50,20 @@ def extract(path: str, src: bytes, spec: LanguageSpec, module: str | None,
     """Parse ``src`` and extract everything the resolver needs. Never raises on bad syntax:
     tree-sitter recovers, and the caller marks such a file ``partial``."""
     comp = compiled(spec.grammar)
-    tree = comp.parser.parse(src)
-    root = tree.root_node
+    root = comp.parser.parse(src).root_node
     language = spec.name
     module_id = f"{path}::{MODULE}"
     package = ""
     if module:
         package = module if path.endswith("__init__.py") else module.rpartition(".")[0]
     reader = READERS[language]
-    roles = comp.roles
+    plan = comp.plan
 
-    defs: list[tuple[int, int, str, str, ts.Node, ts.Node, ts.Node | None, str | None]] = []
+    # (whole start, whole end, kind, name, node, body, first row, receiver)
+    defs: list[tuple[int, int, str, str, ts.Node, ts.Node, int, str | None]] = []
     # (start, -end, priority, sequence, kind, node): sorted, this is position order with the
-    # outer node first and, for one node captured twice, the stronger kind first.
+    # outer node first and, for one node captured twice, the stronger kind first. Locals have
+    # priority 9, a local's type 10 (right after its local).
     items: list[tuple[int, int, int, int, str, ts.Node]] = []
     local_types: dict[str, dict[str, str]] = {}
     imports: dict[str, str] = {}
@@ -69,21 +72,19 @@ def extract(path: str, src: bytes, spec: LanguageSpec, module: str | None,
     append = items.append
 
     for seq, (pattern, caps) in enumerate(ts.QueryCursor(comp.query).matches(root)):
-        role = roles[pattern]
-        if role == "local":
-            node = caps["local"][0]
+        code, cap, kind, prio = plan[pattern]
+        if code == REF:
+            node = caps[cap][0]
+            append((node.start_byte, -node.end_byte, prio, seq, kind, node))
+        elif code == LOCAL:
+            node = caps[cap][0]
+            start, neg_end = node.start_byte, -node.end_byte
+            append((start, neg_end, 9, seq, "", node))
             typed = caps.get("local.type")
-            if typed is None:
-                append((node.start_byte, 0, 9, seq, "", node))
-            else:
-                append((node.start_byte, 0, 9, seq, "", node))
-                append((node.start_byte, 0, 10, seq, "type", typed[0]))
-        elif role[0] == "r":  # reference.<kind>
-            node = caps[role][0]
-            kind = role[10:]
-            append((node.start_byte, -node.end_byte, _PRIORITY[kind], seq, kind, node))
-        elif role[0] == "d":  # definition.<kind>
-            node = caps[role][0]
+            if typed is not None:
+                append((start, neg_end, 10, seq, "type", typed[0]))
+        elif code == DEF:
+            node = caps[cap][0]
             name = (caps["name"][0].text or b"").decode("utf-8", "replace")
             body_cap = caps.get("body")
             receiver_cap = caps.get("receiver")
@@ -91,15 +92,14 @@ def extract(path: str, src: bytes, spec: LanguageSpec, module: str | None,
             parent = node.parent
             if parent is not None and parent.type == "decorated_definition":
                 whole = parent
-            defs.append((whole.start_byte, whole.end_byte, role[11:], name, node,
-                         body_cap[0] if body_cap else node,
-                         None,
+            defs.append((whole.start_byte, whole.end_byte, kind, name, node,
+                         body_cap[0] if body_cap else node, whole.start_point[0] + 1,
                          (receiver_cap[0].text or b"").decode() if receiver_cap else None))
             for bases in caps.get("bases", ()):
                 for base in _bases(bases):
                     append((base.start_byte, -base.end_byte, 0, seq, "inherit", base))
-        elif role == "import":
-            for local, target, node in reader(caps["import"][0], path, package):
+        elif code == IMPORT:
+            for local, target, node in reader(caps[cap][0], path, package):
                 if local is None:
                     if target.endswith(".*"):
                         stars.append(target[:-2])
@@ -110,6 +110,7 @@ def extract(path: str, src: bytes, spec: LanguageSpec, module: str | None,
 
     # Symbols: sort by span, then one stack sweep gives parents and qualified names.
     defs.sort(key=lambda d: (d[0], -d[1]))
+    view = memoryview(src)
     symbols: list[Symbol] = [
         Symbol(module_id, path, MODULE, module or path, "module", language, 0, len(src), 1,
                max(1, count_lines(src)), 0, 0, _hash(src), None)
@@ -119,7 +120,7 @@ def extract(path: str, src: bytes, spec: LanguageSpec, module: str | None,
     spans: list[tuple[int, int, str]] = []  # (start, end, id) of every definition, by start
     wants_fixtures = language == "python" and _pytest_file(path)
     fixture_params: dict[str, tuple[str, ...]] = {}
-    for start, end, kind, name, node, body, _unused, receiver in defs:
+    for start, end, kind, name, node, body, first_row, receiver in defs:
         while stack and stack[-1][0] <= start:
             stack.pop()
         outer = stack[-1][1] if stack else None
@@ -136,11 +137,9 @@ def extract(path: str, src: bytes, spec: LanguageSpec, module: str | None,
         sig_start = node.start_byte
         sig_end = body.start_byte if body is not node else node.end_byte
         sig_end = sig_start + len(src[sig_start:sig_end].rstrip())
-        symbol = Symbol(sym_id, path, qualname, name, kind, language,  # type: ignore[arg-type]
-                        start, end, node.start_point[0] + 1, node.end_point[0] + 1,
-                        sig_start, sig_end, _hash(src[start:end]), parent_id)
-        if start != node.start_byte:
-            symbol = _with_start_line(symbol, src, start)
+        symbol: Symbol = _new(Symbol, (
+            sym_id, path, qualname, name, kind, language, start, end, first_row,
+            node.end_point[0] + 1, sig_start, sig_end, _hash(view[start:end]), parent_id))
         stack.append((end, symbol))
         spans.append((start, end, sym_id))
         if wants_fixtures and kind in ("function", "method"):
@@ -154,51 +153,78 @@ def extract(path: str, src: bytes, spec: LanguageSpec, module: str | None,
     # References and locals: sweep again, in position order, to find the innermost scope.
     items.sort()
     raw: list[RawRef] = []
+    raw_append = raw.append
     params: dict[str, set[str]] = {}
     scope_stack: list[tuple[int, str]] = []
     di, n_spans = 0, len(spans)
     chain_start, chain_end = -1, -1
     scope = module_id
+    bound: set[str] | None = None  # the locals of `scope`, once it has one
+    boundary = -1  # items before this offset are in `scope` (no span starts or ends earlier)
     local_name = ""
-    for start, neg_end, _prio, _seq, kind, node in items:
-        if di < n_spans and spans[di][0] <= start:
+    chain = _CHAIN.fullmatch
+    for start, neg_end, prio, _seq, kind, node in items:
+        if start >= boundary:
             while di < n_spans and spans[di][0] <= start:
                 s_start, s_end, s_id = spans[di]
                 while scope_stack and scope_stack[-1][0] <= s_start:
                     scope_stack.pop()
                 scope_stack.append((s_end, s_id))
                 di += 1
-        while scope_stack and scope_stack[-1][0] <= start:
-            scope_stack.pop()
-        scope = scope_stack[-1][1] if scope_stack else module_id
-        if not kind:
-            local_name = (node.text or b"").decode("utf-8", "replace")
-            params.setdefault(scope, set()).add(local_name)
-            continue
-        if kind == "type":  # follows its local (same start, next priority)
-            type_text = src[node.start_byte : node.end_byte]
-            if _CHAIN.fullmatch(type_text) is not None:
-                local_types.setdefault(scope, {}).setdefault(
-                    local_name, _WS.sub(b"", type_text).decode("ascii"))
+            while scope_stack and scope_stack[-1][0] <= start:
+                scope_stack.pop()
+            if scope_stack:
+                boundary, scope = scope_stack[-1]
+            else:
+                boundary, scope = len(src) + 1, module_id
+            if di < n_spans and spans[di][0] < boundary:
+                boundary = spans[di][0]
+            bound = None
+        if prio >= 9:
+            if prio == 9:
+                local_name = src[start:-neg_end].decode("utf-8", "replace")
+                if bound is None:
+                    bound = params.get(scope)
+                    if bound is None:
+                        params[scope] = bound = set()
+                bound.add(local_name)
+            else:  # the type of the local just before it
+                type_text = src[node.start_byte : node.end_byte]
+                if chain(type_text) is not None:
+                    local_types.setdefault(scope, {}).setdefault(
+                        local_name, _WS.sub(b"", type_text).decode("ascii"))
             continue
         end = -neg_end
         if start == chain_start and end <= chain_end:
             continue  # the inner part of a dotted chain, or one node captured twice
-        if kind == "attribute":
-            tail = _TAIL.match(src, end)
-            if tail is not None and tail.end() > end:
-                end = tail.end()
-            if _CALL.match(src, end) is not None:
-                kind = "call"
-        text = src[start:end]
-        if _CHAIN.fullmatch(text) is None:
-            continue  # not a plain dotted name (`f().x`, `a[0].b`): its parts are captured
+        if prio == 2:  # attribute: extend over the following `.name` parts
+            attr = _ATTR.match(src, start)
+            if attr is not None and attr.start(1) == end:
+                end = attr.end(1)
+                if attr.start(2) >= 0:
+                    kind = "call"
+                text = src[start:end]
+            else:
+                tail = _TAIL.match(src, end)
+                if tail is not None and tail.end() > end:
+                    end = tail.end()
+                if _CALL.match(src, end) is not None:
+                    kind = "call"
+                text = src[start:end]
+                if chain(text) is None:
+                    continue  # not a plain dotted name: its parts are captured
+            if b"\n" in text or b" " in text:
+                text = _WS.sub(b"", text)
+        else:
+            text = src[start:end]
+            if not text.isalnum():
+                if chain(text) is None:
+                    continue  # not a plain dotted name (`f().x`, `a[0].b`)
+                if b"\n" in text or b" " in text:
+                    text = _WS.sub(b"", text)
         chain_start, chain_end = start, end
-        if b"\n" in text or b" " in text:
-            text = _WS.sub(b"", text)
-        point = node.start_point
-        raw.append(RawRef(scope, text.decode("ascii"), kind,  # type: ignore[arg-type]
-                          point[0] + 1, point[1], start, end))
+        row, col = node.start_point
+        raw_append(_new(RawRef, (scope, text.decode("ascii"), kind, row + 1, col, start, end)))
     for target, node in import_refs:
         raw.append(_import_ref(spans, module_id, target, node))
 
@@ -242,10 +268,3 @@ def _import_ref(spans: list[tuple[int, int, str]], module_id: str, target: str,
             scope = s_id
     point = node.start_point
     return RawRef(scope, target, "import", point[0] + 1, point[1], start, node.end_byte)
-
-
-def _with_start_line(symbol: Symbol, src: bytes, start: int) -> Symbol:
-    line = src.count(b"\n", 0, start) + 1
-    return Symbol(symbol.id, symbol.path, symbol.qualname, symbol.name, symbol.kind,
-                  symbol.language, symbol.start_byte, symbol.end_byte, line, symbol.end_line,
-                  symbol.sig_start_byte, symbol.sig_end_byte, symbol.body_hash, symbol.parent)

@@ -42,10 +42,13 @@ class SymbolGraph:
     def __init__(self, root: Path, data: Mapping[str, FileData],
                  refs_by_path: Mapping[str, list[Reference]], graph: nx.DiGraph | None = None,
                  seconds: float = 0.0, *, previous: SymbolGraph | None = None,
-                 changed: Iterable[str] = ()) -> None:
+                 changed: Iterable[str] = (),
+                 deps: Mapping[str, frozenset[str]] | None = None) -> None:
         self.root = root
         self._data_store: dict[str, FileData] | None = dict(data)
         self._refs_store: dict[str, list[Reference]] | None = dict(refs_by_path)
+        # path -> the dependency keys its resolution looked up (see ``_affected``)
+        self._deps_store: dict[str, frozenset[str]] | None = dict(deps or {})
         self._lazy: Callable[[str], Any] | None = None
         self.files: dict[str, FileRecord] = {p: d.record for p, d in sorted(data.items())}
         self.symbols: dict[str, Symbol] = {s.id: s for p in self.files for s in data[p].symbols}
@@ -75,7 +78,7 @@ class SymbolGraph:
         self = cls.__new__(cls)
         self.root, self.files, self.symbols, self.imports = root, files, symbols, imports
         self.modules, self.graph, self.seconds = modules, graph, seconds
-        self._data_store = self._refs_store = None
+        self._data_store = self._refs_store = self._deps_store = None
         self._lazy = lazy
         self._reset_caches()
         return self
@@ -94,6 +97,13 @@ class SymbolGraph:
             self._refs_store = self._lazy("refs")
         return self._refs_store
 
+    @property
+    def _deps(self) -> dict[str, frozenset[str]]:
+        if self._deps_store is None:
+            assert self._lazy is not None
+            self._deps_store = self._lazy("deps")
+        return self._deps_store
+
     # -- construction ---------------------------------------------------------------------
     @property
     def references(self) -> list[Reference]:
@@ -106,8 +116,13 @@ class SymbolGraph:
         return build_graph(self.symbols, self._refs.values())
 
     def _patched_graph(self, previous: SymbolGraph, changed: Iterable[str]) -> nx.DiGraph:
+        changed = list(changed)
+        old = previous._data
+        removed = [s.id for p in changed if p in old for s in old[p].symbols
+                   if s.id not in self.symbols]
         return patch_graph(previous.graph, self.symbols,
-                           {p: (self.symbols_in(p), self._refs.get(p, [])) for p in changed})
+                           {p: (self._data[p].symbols, self._refs.get(p, [])) for p in changed},
+                           removed)
 
     # -- lookups --------------------------------------------------------------------------
     def symbol(self, symbol_id: str) -> Symbol:

@@ -3,9 +3,10 @@
 Files come from ``git ls-files`` (tracked and untracked-but-not-ignored) when the root is a git
 work tree, else from a walk that never follows symlinks (so symlink loops cannot trap it) and
 skips VCS, virtualenv and cache directories. With ``previous``, a file whose content hash (and
-module name) is unchanged is not re-parsed; when no changed file altered what other files can
-see (its symbols, imports, bases) and no file came or went, only the changed files' references
-are re-resolved.
+module name) is unchanged is not re-parsed. When no file came or went, only the changed files
+and the files whose recorded dependency keys meet the changed files' interface keys (symbols
+added, removed or renamed, imports and re-exports, base lists, fixtures: see ``_affected``) are
+re-resolved; every other file keeps its references.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from fleet.errors import FleetError
+from fleet.graph._affected import affected_files
 from fleet.graph._extract import count_lines, extract
 from fleet.graph._graph import SymbolGraph
 from fleet.graph._lang import LANGUAGE_NAMES, spec_for
@@ -183,19 +185,19 @@ def _index(repo: str | Path, previous: SymbolGraph | None = None, *,
     symbols = {s.id: s for p in sorted(data) for s in data[p].symbols}
     resolver = Resolver(data, symbols)
     refs: dict[str, list[Reference]] = {}
-    incremental = (
-        previous is not None and bool(prev_data) and set(prev_data) == set(data)
-        and all(prev_data[p].interface() == data[p].interface() for p in changed)
-    )
+    deps: dict[str, frozenset[str]] = {}
+    redo = (affected_files(changed, prev_data, data, previous._deps)
+            if previous is not None and prev_data else None)
     for rel, fd in data.items():
-        if incremental and rel not in changed:
+        if redo is not None and rel not in redo:
             refs[rel] = previous._refs.get(rel, [])  # type: ignore[union-attr]
+            deps[rel] = previous._deps[rel]  # type: ignore[union-attr]
         else:
-            refs[rel] = resolver.resolve_file(fd)
-    if incremental:
-        result = SymbolGraph(root, data, refs, previous=previous, changed=changed)
+            refs[rel], deps[rel] = resolver.resolve_with_deps(fd)
+    if redo is not None:
+        result = SymbolGraph(root, data, refs, deps=deps, previous=previous, changed=redo)
     else:
-        result = SymbolGraph(root, data, refs)
+        result = SymbolGraph(root, data, refs, deps=deps)
     result.seconds = time.perf_counter() - started
     return result
 

@@ -119,13 +119,3 @@ class FileData:
     local_types: dict[str, dict[str, str]] = field(default_factory=dict)
     # test and conftest files only: function id -> parameter names (pytest fixtures it asks for)
     fixture_params: dict[str, tuple[str, ...]] = field(default_factory=dict)
-
-    def interface(self) -> tuple[object, ...]:
-        """What other files' resolution may depend on: symbol ids and kinds, imports."""
-        return (
-            self.module,
-            tuple((s.id, s.kind) for s in self.symbols),
-            tuple(sorted(self.imports.items())),
-            tuple(self.star_imports),
-            tuple(r.name for r in self.refs if r.kind == "inherit"),
-        )

@@ -2,8 +2,10 @@
 
 What ``load`` needs at once (file records, symbols, import tables, the edge list) is stored as
 plain tuples and ints, which unpickle at C speed; the references and the per-file extraction
-data (needed for reporting and incremental re-indexing only) are nested pickles decoded on
-first use. Snapshots are trusted local files (pickle): never load one from an untrusted source.
+data and the dependency keys (needed for reporting and incremental re-indexing only) are nested
+pickles decoded on first use; dependency keys are stored once, as a table, and per file as
+indexes into it. Snapshots are trusted local files (pickle): never load one from an untrusted
+source.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from fleet.graph._graph import SymbolGraph
 from fleet.graph._index import gc_paused
 from fleet.graph._model import FileData, FileRecord, RawRef, Reference, Symbol
 
-FORMAT = "fleet.graph/4"
+FORMAT = "fleet.graph/5"
 
 
 class SnapshotError(FleetError):
@@ -43,6 +45,9 @@ def save(graph: SymbolGraph, path: Path) -> Path:
         for p, d in graph._data.items()
     }
     refs = {p: [tuple(r) for r in rs] for p, rs in graph._refs.items()}
+    key_number: dict[str, int] = {}
+    deps = {p: [key_number.setdefault(k, len(key_number)) for k in ks]
+            for p, ks in graph._deps.items()}
     state = {
         "format": FORMAT,
         "root": str(graph.root),
@@ -56,6 +61,7 @@ def save(graph: SymbolGraph, path: Path) -> Path:
         "edges": edges,
         "data": pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL),
         "refs": pickle.dumps(refs, protocol=pickle.HIGHEST_PROTOCOL),
+        "deps": pickle.dumps((list(key_number), deps), protocol=pickle.HIGHEST_PROTOCOL),
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
@@ -105,6 +111,9 @@ def _load(path: Path) -> SymbolGraph:
         if part == "refs":
             raw = pickle.loads(state["refs"])
             return {p: [Reference._make(t) for t in rs] for p, rs in raw.items()}
+        if part == "deps":
+            keys, numbers = pickle.loads(state["deps"])
+            return {p: frozenset(keys[i] for i in ns) for p, ns in numbers.items()}
         by_path: dict[str, list[Symbol]] = {}
         for sym in symbols.values():
             by_path.setdefault(sym.path, []).append(sym)

@@ -6,70 +6,26 @@ module scope, the file's import table (aliases, ``from x import y as z``, relati
 star imports, then builtins. ``self.``/``cls.`` chains are looked up in the enclosing class and
 its bases (depth-first MRO over resolved base classes). Dotted chains are walked through
 modules (package dirs, ``src/`` layouts, ``__init__`` re-exports) and class members.
+
+Dependency keys: while resolving a file, every fact looked up in the repository is recorded as a
+key (a symbol id asked for, hit or miss, which also stands for the import of that name in the
+module it names; ``bases\0<class id>`` for a class's base list; ``fixture\0<id>`` for a pytest
+fixture). ``resolve_with_deps`` returns them, and an incremental re-index re-resolves only the
+files whose keys an interface change touched (see ``_affected``).
 """
 
 from __future__ import annotations
 
 import builtins
 import posixpath
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 from fleet.graph._model import MODULE, FileData, RawRef, Reference, Symbol
+from fleet.graph._modules import module_table, python_module_names
+
+__all__ = ["Resolver", "python_module_names"]
 
 _BUILTINS = frozenset(dir(builtins))
-_SRC_DIRS = ("src", "lib", "python")
-
-
-def python_module_names(paths: Iterable[str]) -> dict[str, str]:
-    """Dotted module name of each Python file: the chain of package directories (those with an
-    ``__init__.py``) above it; files in a ``src/``-style directory or outside any package are
-    top-level modules."""
-    paths = sorted(paths)
-    init_dirs = {posixpath.dirname(p) for p in paths if posixpath.basename(p) == "__init__.py"}
-    out: dict[str, str] = {}
-    for path in paths:
-        directory, base = posixpath.split(path)
-        stem = base.rsplit(".", 1)[0]
-        parts = [] if stem == "__init__" else [stem]
-        while directory and directory in init_dirs:
-            directory, name = posixpath.split(directory)
-            parts.append(name)
-        parts.reverse()
-        out[path] = ".".join(parts) if parts else posixpath.basename(posixpath.dirname(path))
-    return out
-
-
-def _module_table(files: Mapping[str, FileData]) -> dict[str, list[str]]:
-    """Module key -> module symbol ids. Python: dotted names first, then (when unambiguous)
-    dotted suffixes of the file path, for namespace packages and scripts run from elsewhere.
-    JS/TS: the path without extension (and a directory for its index file). Go: the directory."""
-    table: dict[str, list[str]] = {}
-    aliases: dict[str, set[str]] = {}
-    for path in sorted(files):
-        fd = files[path]
-        lang = fd.record.language
-        mid = f"{path}::{MODULE}"
-        if lang == "python" and fd.module:
-            table.setdefault(fd.module, []).append(mid)
-            stem = path.rsplit(".", 1)[0]
-            parts = stem.split("/")
-            if parts[-1] == "__init__":
-                parts.pop()
-            while parts and parts[0] in _SRC_DIRS:
-                parts.pop(0)
-            for i in range(len(parts)):
-                aliases.setdefault(".".join(parts[i:]), set()).add(mid)
-        elif lang in ("javascript", "typescript"):
-            stem = path.rsplit(".", 1)[0]
-            table.setdefault(stem, []).append(mid)
-            if posixpath.basename(stem) == "index":
-                table.setdefault(posixpath.dirname(stem), []).append(mid)
-        elif lang == "go":
-            table.setdefault(posixpath.dirname(path) or ".", []).append(mid)
-    for name, ids in aliases.items():
-        if name not in table and len(ids) == 1:
-            table[name] = sorted(ids)
-    return table
 
 
 class Resolver:
@@ -78,16 +34,16 @@ class Resolver:
     def __init__(self, files: Mapping[str, FileData], symbols: Mapping[str, Symbol]) -> None:
         self.files = files
         self.symbols = symbols
-        self.modules = _module_table(files)
+        self.modules = module_table(files)
         self._bases: dict[str, list[str]] = {}
         self._external_bases: dict[str, list[str]] = {}
         self._depth = 0
-        self._base_refs: dict[str, list[RawRef]] = {}
-        for fd in files.values():
-            for ref in fd.refs:
-                if ref.kind == "inherit":
-                    self._base_refs.setdefault(ref.scope, []).append(ref)
+        # path -> class id -> its base references, per file on first need (an incremental
+        # re-index consults few files)
+        self._base_refs: dict[str, dict[str, list[RawRef]]] = {}
         self._cache: dict[tuple[str, str, str], tuple[str | None, bool]] = {}
+        self._deps: set[str] = set()  # the dependency keys of the file being resolved
+        self._bases_deps: dict[str, frozenset[str]] = {}
         self._fixtures: set[str] = {
             ref.scope
             for fd in files.values() if fd.fixture_params or fd.record.path.endswith("conftest.py")
@@ -96,6 +52,14 @@ class Resolver:
         }
 
     # -- public --------------------------------------------------------------------------
+    def resolve_with_deps(self, fd: FileData) -> tuple[list[Reference], frozenset[str]]:
+        """The file's references and the dependency keys their resolution looked up."""
+        deps: set[str] = set()
+        self._deps = deps
+        refs = self.resolve_file(fd)
+        self._deps = set()
+        return refs, frozenset(deps)
+
     def resolve_file(self, fd: FileData) -> list[Reference]:
         out: list[Reference] = []
         cache = self._cache
@@ -128,13 +92,16 @@ class Resolver:
     def _fixture(self, path: str, name: str) -> str | None:
         """The pytest fixture a test parameter names: the test file's own, then the nearest
         ``conftest.py`` up the directory tree."""
+        deps = self._deps
         candidate = f"{path}::{name}"
+        deps.add(f"fixture\0{candidate}")
         if candidate in self._fixtures:
             return candidate
         directory = posixpath.dirname(path)
         while True:
             conftest = f"{directory}/conftest.py" if directory else "conftest.py"
             candidate = f"{conftest}::{name}"
+            deps.add(f"fixture\0{candidate}")
             if candidate in self._fixtures:
                 return candidate
             if not directory:
@@ -202,6 +169,7 @@ class Resolver:
             return "", False
         if "::" not in cls:
             return (f"{cls}.{rest}", False) if not cls.startswith("builtins.") else ("", False)
+        self._deps.add(cls)
         sym = self.symbols.get(cls)
         if sym is None or sym.kind != "class":
             return "", False
@@ -210,6 +178,7 @@ class Resolver:
     def _lookup_scopes(self, head: str, scope: str, fd: FileData) -> str | None:
         """Innermost-first: returns a symbol id, ``""`` for a local binding, or None."""
         symbols = self.symbols
+        deps = self._deps
         first = True
         sid: str | None = scope
         while sid is not None:
@@ -219,6 +188,7 @@ class Resolver:
             kind = sym.kind
             if kind in ("function", "method"):
                 nested = f"{sid}.{head}"
+                deps.add(nested)
                 if nested in symbols:
                     return nested
                 if head in fd.params.get(sid, ()):
@@ -230,16 +200,19 @@ class Resolver:
             elif kind == "class":
                 if first:
                     member = f"{sid}.{head}"
+                    deps.add(member)
                     if member in symbols:
                         return member
                 first = False
             elif kind == "module":
                 candidate = f"{sym.path}::{head}"
+                deps.add(candidate)
                 if candidate in symbols:
                     return candidate
                 if sym.language == "go":
                     for mid in self.modules.get(posixpath.dirname(sym.path) or ".", ()):
                         candidate = f"{mid.split('::', 1)[0]}::{head}"
+                        deps.add(candidate)
                         if candidate in symbols:
                             return candidate
                 return None
@@ -279,11 +252,14 @@ class Resolver:
         return cur, True
 
     def _member(self, cur: str, part: str, depth: int) -> str | None:
+        deps = self._deps
+        deps.add(cur)
         sym = self.symbols.get(cur)
         if sym is None:
             return None
         if sym.kind == "module":
             candidate = f"{sym.path}::{part}"
+            deps.add(candidate)  # also stands for a re-export of `part` in that module
             if candidate in self.symbols:
                 return candidate
             fd = self.files.get(sym.path)
@@ -300,12 +276,14 @@ class Resolver:
             elif sym.language == "go":
                 for mid in self.modules.get(posixpath.dirname(sym.path) or ".", ()):
                     candidate = f"{mid.split('::', 1)[0]}::{part}"
+                    deps.add(candidate)
                     if candidate in self.symbols:
                         return candidate
             return None
         if sym.kind == "class":
             for cls in self._mro(cur):
                 candidate = f"{cls}.{part}"
+                deps.add(candidate)
                 if candidate in self.symbols:
                     return candidate
         return None
@@ -325,23 +303,45 @@ class Resolver:
 
     def _class_bases(self, cls: str) -> list[str]:
         bases = self._bases.get(cls)
-        if bases is None:
+        outer = self._deps
+        outer.add(f"bases\0{cls}")
+        if bases is not None:
+            found = self._bases_deps.get(cls)
+            if found:
+                outer |= found
+        else:
             self._bases[cls] = []  # guards against inheritance cycles while resolving
-            sym = self.symbols[cls]
-            fd = self.files[sym.path]
-            bases = []
-            external: list[str] = []
-            for ref in self._base_refs.get(cls, ()):
-                target, exact = self._resolve(ref, fd)
-                if target is None or not exact or target == cls:
-                    continue
-                if "::" in target:
-                    bases.append(target)
-                elif not target.startswith("builtins."):
-                    external.append(target)
-            self._bases[cls] = bases
-            if external:
-                self._external_bases[cls] = external
+            self._deps = own = {cls}
+            try:
+                bases = self._compute_bases(cls)
+            finally:
+                self._deps = outer
+            self._bases_deps[cls] = frozenset(own)
+            outer |= own
+        return bases
+
+    def _compute_bases(self, cls: str) -> list[str]:
+        sym = self.symbols[cls]
+        fd = self.files[sym.path]
+        bases = []
+        external: list[str] = []
+        by_class = self._base_refs.get(sym.path)
+        if by_class is None:
+            by_class = self._base_refs[sym.path] = {}
+            for raw in fd.refs:
+                if raw.kind == "inherit":
+                    by_class.setdefault(raw.scope, []).append(raw)
+        for ref in by_class.get(cls, ()):
+            target, exact = self._resolve(ref, fd)
+            if target is None or not exact or target == cls:
+                continue
+            if "::" in target:
+                bases.append(target)
+            elif not target.startswith("builtins."):
+                external.append(target)
+        self._bases[cls] = bases
+        if external:
+            self._external_bases[cls] = external
         return bases
 
     def _dotted(self, name: str, depth: int) -> tuple[str | None, bool]:
@@ -365,6 +365,7 @@ class Resolver:
                     return ids[0], True
                 for mid in ids:
                     candidate = f"{mid.split('::', 1)[0]}::{member}"
+                    self._deps.add(candidate)
                     if candidate in self.symbols:
                         return candidate, True
                 return ids[0], False

@@ -55,7 +55,6 @@
 (typed_default_parameter name: (identifier) @local)
 (list_splat_pattern (identifier) @local)
 (dictionary_splat_pattern (identifier) @local)
-(assignment left: (identifier) @local)
 (assignment left: (pattern_list (identifier) @local))
 (assignment left: (tuple_pattern (identifier) @local))
 (augmented_assignment left: (identifier) @local)
@@ -72,5 +71,6 @@
   type: (type [(identifier) (attribute)] @local.type))
 (assignment left: (identifier) @local
   type: (type [(identifier) (attribute)] @local.type))
+; one pattern for every `x = ...` (a second, untyped one would match each typed one again)
 (assignment left: (identifier) @local
-  right: (call function: [(identifier) (attribute)] @local.type))
+  right: (call function: [(identifier) (attribute)] @local.type)?)

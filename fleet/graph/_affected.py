@@ -1,0 +1,81 @@
+"""Which files an incremental re-index must re-resolve.
+
+Resolving a file records the dependency keys it looked up (``Resolver.resolve_with_deps``): the
+symbol ids it asked for, hit or miss (``pkg/m.py::name`` also stands for an import of ``name``
+re-exported by that module), ``bases\\0<class id>`` for a class's base list and
+``fixture\\0<id>`` for a pytest fixture. An edited file changes some of those facts: its
+*interface keys*. Only the edited files and the files whose recorded keys meet the changed
+interface keys need resolving again; every other file's references are provably the same.
+
+Changes that alter the module table (a file added, removed or renamed; a module name changed)
+change the answer of lookups that are not recorded, so they call for a full re-resolve
+(``None``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from fleet.graph._model import MODULE, FileData
+
+
+def _bases(fd: FileData) -> dict[str, tuple[str, ...]]:
+    out: dict[str, list[str]] = {}
+    for ref in fd.refs:
+        if ref.kind == "inherit":
+            out.setdefault(ref.scope, []).append(ref.name)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def fixture_scopes(fd: FileData) -> frozenset[str]:
+    """The functions of this file that ``Resolver`` counts as pytest fixtures."""
+    if not (fd.fixture_params or fd.record.path.endswith("conftest.py")):
+        return frozenset()
+    return frozenset(
+        ref.scope for ref in fd.refs
+        if ref.kind in ("call", "attribute", "name") and ref.name.endswith("fixture")
+    )
+
+
+def interface_keys(path: str, old: FileData, new: FileData) -> set[str] | None:
+    """The dependency keys whose answer differs between two versions of one file, or None
+    when the change can reach files through lookups that are not recorded (module name)."""
+    if old.module != new.module or old.record.language != new.record.language:
+        return None
+    keys: set[str] = set()
+    old_syms = {(s.id, s.kind, s.parent) for s in old.symbols}
+    new_syms = {(s.id, s.kind, s.parent) for s in new.symbols}
+    keys.update(t[0] for t in old_syms ^ new_syms)
+    for local in old.imports.keys() | new.imports.keys():
+        if old.imports.get(local) != new.imports.get(local):
+            keys.add(f"{path}::{local}")
+    old_bases, new_bases = _bases(old), _bases(new)
+    for cls in old_bases.keys() | new_bases.keys():
+        if old_bases.get(cls) != new_bases.get(cls):
+            keys.add(f"bases\0{cls}")
+    module_id = f"{path}::{MODULE}"
+    if (old.star_imports != new.star_imports
+            or old.params.get(module_id) != new.params.get(module_id)):
+        # base lists of this file's classes are resolved through these too
+        keys.update(f"bases\0{s.id}" for s in (*old.symbols, *new.symbols) if s.kind == "class")
+    keys.update(f"fixture\0{scope}" for scope in fixture_scopes(old) ^ fixture_scopes(new))
+    return keys
+
+
+def affected_files(changed: Iterable[str], previous: Mapping[str, FileData],
+                   current: Mapping[str, FileData],
+                   deps: Mapping[str, frozenset[str]]) -> set[str] | None:
+    """The files to re-resolve after ``changed`` files were re-extracted, given each file's
+    dependency keys from the previous index; None when every file must be."""
+    if previous.keys() != current.keys() or not deps.keys() >= current.keys():
+        return None
+    redo = set(changed)
+    keys: set[str] = set()
+    for path in redo:
+        found = interface_keys(path, previous[path], current[path])
+        if found is None:
+            return None
+        keys |= found
+    if keys:
+        redo.update(p for p, d in deps.items() if not keys.isdisjoint(d))
+    return redo
