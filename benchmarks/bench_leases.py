@@ -1,7 +1,8 @@
 """Lease, queue and scheduling benchmark of the fleet store on PostgreSQL (default settings).
 
     FLEET_BENCH_PG_DSN=postgresql://fleet:fleet@127.0.0.1:5432/fleet_test \\
-        .venv/bin/python benchmarks/bench_leases.py [--duration 3] [--json out.json]
+        .venv/bin/python benchmarks/bench_leases.py [--duration 3] [--runs 3] \\
+        [--json benchmarks/results/bench_leases.json]
 
 Creates a scratch database (dropped afterwards) on the server of the DSN and measures, in the same
 run against peers:
@@ -22,6 +23,7 @@ import argparse
 import json
 import os
 import random
+import statistics
 import subprocess
 import sys
 import threading
@@ -85,7 +87,8 @@ def naive_queue_worker(dsn: str, batch: int, duration: float, start_at: float, s
             if not rows:
                 break
             claimed += len(rows)
-    return {"claimed": claimed}
+        elapsed = duration - (end - time.monotonic())
+    return {"claimed": claimed, "elapsed": min(elapsed, duration)}
 
 
 def fleet_queue_worker(dsn: str, batch: int, duration: float, start_at: float, seed: int):
@@ -99,9 +102,10 @@ def fleet_queue_worker(dsn: str, batch: int, duration: float, start_at: float, s
             if not tasks:
                 break
             claimed += len(tasks)
+        elapsed = duration - (end - time.monotonic())
     finally:
         store.close()
-    return {"claimed": claimed}
+    return {"claimed": claimed, "elapsed": min(elapsed, duration)}
 
 
 WORKERS = {
@@ -172,15 +176,18 @@ def bench_leases(dsn: str, procs: int, pool: int, duration: float) -> dict[str, 
     nlat = [x for o in naive for x in o["latencies"]]
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("TRUNCATE naive_leases")
+    naive_grants = sum(o["grants"] for o in naive)
     return {
         "procs": procs,
         "pool": pool,
+        "load_1m": os.getloadavg()[0],
+        "ratio": len(holds) / naive_grants if naive_grants else float("nan"),
         "grants_s": len(holds) / duration,
         "p50_ms": pct(lat, 0.5),
         "p99_ms": pct(lat, 0.99),
         "refused": sum(o["refused"] for o in ours),
         "violations": len(check_holds(holds)),
-        "naive_grants_s": sum(o["grants"] for o in naive) / duration,
+        "naive_grants_s": naive_grants / duration,
         "naive_p50_ms": pct(nlat, 0.5),
         "naive_p99_ms": pct(nlat, 0.99),
     }
@@ -189,7 +196,7 @@ def bench_leases(dsn: str, procs: int, pool: int, duration: float) -> dict[str, 
 def bench_queue(dsn: str, procs: int, batch: int, duration: float) -> dict[str, Any]:
     result: dict[str, Any] = {"procs": procs, "batch": batch}
     for name, fill in (("fleet_queue", _fill_fleet_queue), ("naive_queue", _fill_naive_queue)):
-        fill(dsn, 60000 if batch > 1 else 20000)
+        fill(dsn, 200000 if batch > 1 else 20000)
         start_at = time.time() + 1.0 + 0.15 * procs
         outs = run_procs(
             [
@@ -197,7 +204,10 @@ def bench_queue(dsn: str, procs: int, batch: int, duration: float) -> dict[str, 
                 for n in range(procs)
             ]
         )
-        result[name + "_claims_s"] = sum(o["claimed"] for o in outs) / duration
+        # a queue that runs dry before the end counts until the last worker found it empty
+        elapsed = max(o["elapsed"] for o in outs)
+        result[name + "_claims_s"] = sum(o["claimed"] for o in outs) / elapsed
+        result[name + "_claimed"] = sum(o["claimed"] for o in outs)
     return result
 
 
@@ -302,6 +312,9 @@ def main() -> int:
     parser.add_argument(
         "--leases-only", action="store_true", help="skip the queue and seed-scenario sections"
     )
+    parser.add_argument(
+        "--runs", type=int, default=1, help="repeat every section; the summary takes medians"
+    )
     args = parser.parse_args()
     procs_list = [int(x) for x in args.procs.split(",")]
     pools = [int(x) for x in args.pools.split(",")]
@@ -309,7 +322,13 @@ def main() -> int:
     if not admin:
         raise SystemExit("set FLEET_BENCH_PG_DSN to a PostgreSQL DSN that may CREATE DATABASE")
     dsn = scratch_database(admin)
-    results: dict[str, Any] = {"leases": [], "queue": [], "scenario": []}
+    results: dict[str, Any] = {
+        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "command": " ".join(["benchmarks/bench_leases.py", *sys.argv[1:]]),
+        "leases": [],
+        "queue": [],
+        "scenario": [],
+    }
     try:
         open_store(dsn).close()
         with psycopg.connect(dsn, autocommit=True) as conn:
@@ -322,47 +341,115 @@ def main() -> int:
                 "claimed_by text)"
             )
             version = conn.execute("SHOW server_version").fetchone()
-        print(f"PostgreSQL {version[0] if version else '?'}, {os.cpu_count()} cores")
-        print(
-            "| pool | procs | grants/s | p50 ms | p99 ms | violations | naive grants/s "
-            "| naive p50 | naive p99 |"
-        )
-        print("|---|---|---|---|---|---|---|---|---|")
-        for pool in pools:
-            for procs in procs_list:
-                r = bench_leases(dsn, procs, pool, args.duration)
-                results["leases"].append(r)
-                print(
-                    f"| {pool} | {procs} | {r['grants_s']:.0f} | {r['p50_ms']:.2f} | "
-                    f"{r['p99_ms']:.2f} | {r['violations']} | {r['naive_grants_s']:.0f} | "
-                    f"{r['naive_p50_ms']:.2f} | {r['naive_p99_ms']:.2f} |",
-                    flush=True,
-                )
-        if args.leases_only:
-            return _finish(args.json, results)
-        print("\n| queue | procs | fleet claims/s | plain SKIP LOCKED claims/s |")
-        print("|---|---|---|---|")
-        for batch in (1, 50):
-            r = bench_queue(dsn, 16, batch, args.duration)
-            results["queue"].append(r)
-            label = "single" if batch == 1 else f"batched ({batch})"
-            print(
-                f"| {label} | 16 | {r['fleet_queue_claims_s']:.0f} | "
-                f"{r['naive_queue_claims_s']:.0f} |",
-                flush=True,
-            )
-        print("\n| seed scenario (16 agents, 80 endpoints) | makespan s | parallelism |")
-        print("|---|---|---|")
-        for strategy in ("symbol leases", "file locks", "global lock"):
-            r = simulate(dsn, strategy)
-            results["scenario"].append(r)
-            print(f"| {strategy} | {r['makespan_s']:.2f} | {r['parallelism']:.1f} |", flush=True)
+        results["server"] = f"PostgreSQL {version[0] if version else '?'}, {os.cpu_count()} cores"
+        results["load_before"] = os.getloadavg()
+        print(results["server"], f"load average {results['load_before'][0]:.2f}")
+        for run in range(args.runs):
+            _lease_section(dsn, pools, procs_list, args.duration, run, results)
+            if args.leases_only:
+                continue
+            for batch in (1, 50):
+                r = bench_queue(dsn, 16, batch, args.duration)
+                results["queue"].append({"run": run, **r})
+            for strategy in ("symbol leases", "file locks", "global lock"):
+                r = simulate(dsn, strategy)
+                results["scenario"].append({"run": run, **r})
+        results["load_after"] = os.getloadavg()
+        _summarize(results)
     finally:
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(
                 f'DROP DATABASE IF EXISTS "{conninfo_to_dict(dsn)["dbname"]}" WITH (FORCE)'
             )
     return _finish(args.json, results)
+
+
+def _lease_section(
+    dsn: str,
+    pools: list[int],
+    procs_list: list[int],
+    duration: float,
+    run: int,
+    out: dict[str, Any],
+) -> None:
+    print(f"\nrun {run + 1}")
+    print(
+        "| pool | procs | grants/s | p50 ms | p99 ms | violations | naive grants/s "
+        "| naive p50 | naive p99 | ours / naive | load |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for pool in pools:
+        for procs in procs_list:
+            r = bench_leases(dsn, procs, pool, duration)
+            out["leases"].append({"run": run, **r})
+            print(
+                f"| {pool} | {procs} | {r['grants_s']:.0f} | {r['p50_ms']:.2f} | "
+                f"{r['p99_ms']:.2f} | {r['violations']} | {r['naive_grants_s']:.0f} | "
+                f"{r['naive_p50_ms']:.2f} | {r['naive_p99_ms']:.2f} | {r['ratio']:.2f} | "
+                f"{r['load_1m']:.1f} |",
+                flush=True,
+            )
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def _summarize(results: dict[str, Any]) -> None:
+    """Medians over the runs (ratios: the median of the per-run ratios), printed and stored."""
+    summary: dict[str, Any] = {"leases": [], "queue": [], "scenario": []}
+    keys = sorted({(r["pool"], r["procs"]) for r in results["leases"]}, key=lambda k: (-k[0], k[1]))
+    print("\nmedians over the runs")
+    print(
+        "| pool | procs | grants/s | p50 ms | p99 ms | violations | naive grants/s "
+        "| naive p50 / p99 ms | ours / naive |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    for pool, procs in keys:
+        rows = [r for r in results["leases"] if (r["pool"], r["procs"]) == (pool, procs)]
+        m = {
+            k: _median([r[k] for r in rows])
+            for k in (
+                "grants_s",
+                "p50_ms",
+                "p99_ms",
+                "naive_grants_s",
+                "naive_p50_ms",
+                "naive_p99_ms",
+                "ratio",
+            )
+        }
+        m.update(pool=pool, procs=procs, violations=sum(r["violations"] for r in rows))
+        summary["leases"].append(m)
+        print(
+            f"| {pool} | {procs} | {m['grants_s']:.0f} | {m['p50_ms']:.2f} | {m['p99_ms']:.1f} | "
+            f"{m['violations']} | {m['naive_grants_s']:.0f} | {m['naive_p50_ms']:.2f} / "
+            f"{m['naive_p99_ms']:.1f} | {m['ratio']:.2f} |"
+        )
+    if results["queue"]:
+        print("\n| queue (16 processes) | fleet claims/s | plain SKIP LOCKED claims/s |")
+        print("|---|---|---|")
+    for batch in sorted({r["batch"] for r in results["queue"]}):
+        rows = [r for r in results["queue"] if r["batch"] == batch]
+        m = {
+            k: _median([r[k] for r in rows])
+            for k in ("fleet_queue_claims_s", "naive_queue_claims_s")
+        }
+        m["batch"] = batch
+        summary["queue"].append(m)
+        label = "single" if batch == 1 else f"batched ({batch})"
+        print(f"| {label} | {m['fleet_queue_claims_s']:.0f} | {m['naive_queue_claims_s']:.0f} |")
+    if results["scenario"]:
+        print("\n| seed scenario (16 agents, 80 endpoints) | makespan s | parallelism |")
+        print("|---|---|---|")
+    for strategy in ("symbol leases", "file locks", "global lock"):
+        rows = [r for r in results["scenario"] if r["strategy"] == strategy]
+        if rows:
+            m = {k: _median([r[k] for r in rows]) for k in ("makespan_s", "parallelism")}
+            m["strategy"] = strategy
+            summary["scenario"].append(m)
+            print(f"| {strategy} | {m['makespan_s']:.2f} | {m['parallelism']:.1f} |")
+    results["summary"] = summary
 
 
 def _finish(path: str | None, results: dict[str, Any]) -> int:

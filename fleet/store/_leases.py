@@ -69,7 +69,9 @@ def normalize(requests: Sequence[LeaseRequest]) -> list[LeaseRequest]:
 
 def fence_holds(token: int, issued: int | None, newest_write: int | None) -> bool:
     """The fencing rule: ``token`` was issued on the symbol (``issued`` is the newest token issued
-    there) and no write lease on the symbol, inside it or around it was granted after it."""
+    there) and no write lease on the symbol, inside it or around it was granted after it by a
+    later acquisition (``newest_write`` is the first token of the newest writing acquisition
+    there, so the grants of one call never fence each other off)."""
     if issued is None or token > issued or token <= 0:
         return False
     return (newest_write or 0) <= token

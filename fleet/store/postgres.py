@@ -11,13 +11,12 @@ queue claims with ``FOR UPDATE SKIP LOCKED``. Driver errors become :mod:`fleet.s
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import psycopg
-from psycopg.rows import dict_row, tuple_row
+from psycopg.rows import dict_row
 
 from fleet.errors import StoreError
 from fleet.store._db import Database, Pool, Tx
@@ -28,29 +27,36 @@ from fleet.store._leases import (
     normalize,
     refused_by,
 )
+from fleet.store._pghot import SEPARATOR, HotStatement
 from fleet.store.errors import AppendOnlyViolation, StoreIntegrityError, StoreUnavailable
 from fleet.store.sql import migrator, schema
 from fleet.types import Acquired, AcquireResult, Grant, LeaseRequest, Refused
 
-__all__ = ["PostgresDatabase", "PostgresLeaseStore", "positional", "translate"]
+__all__ = ["PostgresDatabase", "PostgresLeaseStore", "translate"]
 
 MIGRATION_LOCK = (1718, 0)
 SQL = migrator("postgres")
 ACQUIRE_PARAMS = ("holder", "unit", "symbols", "modes", "ttl")
-ACQUIRE_COLUMNS = ("ok", "id", "symbol", "mode", "holder", "token", "expires_at")
 
 
-def positional(sql: str, names: Sequence[str]) -> str:
-    """``sql`` with its ``%(name)s`` parameters replaced by ``%s`` in the order of ``names``
-    (each must occur exactly once, in that order): for a tuple of parameters."""
-    found = re.findall(r"%\(([a-z_]+)\)s", sql)
-    if found != list(names):
-        raise ValueError(f"expected parameters {list(names)}, the query has {found}")
-    return re.sub(r"%\(([a-z_]+)\)s", "%s", sql)
+def _grant(row: list[Any]) -> Grant:
+    """A granted row of ``lease_acquire`` in text format."""
+    return Grant(
+        row[1].decode(),
+        row[2].decode(),
+        "write" if row[3] == b"write" else "read",
+        row[4].decode(),
+        int(row[5]),
+        float(row[6]),
+    )
 
 
-def _grant(t: tuple[Any, ...]) -> Grant:
-    return Grant(str(t[1]), t[2], "write" if t[3] == "write" else "read", t[4], t[5], t[6])
+def _blocker(row: list[Any]) -> dict[str, object]:
+    return {"symbol": _text(row[2]), "holder": _text(row[4])}
+
+
+def _text(value: bytes | None) -> str | None:
+    return None if value is None else value.decode()
 
 
 def translate(exc: psycopg.Error) -> StoreError:
@@ -157,13 +163,19 @@ class PostgresDatabase(Database):
 
 class PostgresLeaseStore(LeaseStoreBase):
     """Leases on PostgreSQL: one round trip per acquisition, release or renewal. Acquire and
-    release (the per-grant hot path) run their named query as a prepared statement with
-    positional parameters and tuple rows, skipping the generic ``Tx`` layer."""
+    release (the per-grant hot path) run their named query as a statement prepared once per
+    connection, on libpq directly with text parameters (:mod:`fleet.store._pghot`).
+
+    Acquisitions and releases commit asynchronously (their own transactions only); fencing
+    tokens carry the server's crash epoch, so no token is ever issued twice and a grant lost in
+    a crash is refused by :meth:`check_fence` (docs/store.md)."""
 
     def __init__(self, db: PostgresDatabase) -> None:
         self.db = db
-        self._acquire_sql = positional(db.sql["lease_acquire"], ACQUIRE_PARAMS)
-        self._release_ids_sql = positional(db.sql["lease_release_ids"], ("holder", "ids"))
+        self._acquire = HotStatement("lease_acquire_v3", db.sql["lease_acquire"], ACQUIRE_PARAMS)
+        self._release_ids = HotStatement(
+            "lease_release_ids_v3", db.sql["lease_release_ids"], ("holder", "ids")
+        )
 
     def try_acquire(
         self, holder: str, unit: str, requests: Sequence[LeaseRequest], ttl_s: float
@@ -171,14 +183,20 @@ class PostgresLeaseStore(LeaseStoreBase):
         wanted = normalize(requests)
         if not wanted:
             return Acquired(())
-        params = (holder, unit, [r.symbol for r in wanted], [r.mode for r in wanted], float(ttl_s))
+        if any(SEPARATOR in r.symbol for r in wanted):
+            raise ValueError("a lease symbol must not contain the character U+001F")
+        params = (
+            holder.encode(),
+            unit.encode(),
+            SEPARATOR.join(r.symbol for r in wanted).encode(),
+            SEPARATOR.join(r.mode for r in wanted).encode(),
+            repr(float(ttl_s)).encode(),
+        )
         with self.db.connection() as conn:
-            cursor = conn.cursor(row_factory=tuple_row)
-            tuples = cursor.execute(self._acquire_sql, params, prepare=True).fetchall()
-        if tuples and all(t[0] for t in tuples):
-            return Acquired(tuple(_grant(t) for t in tuples))
-        rows = [dict(zip(ACQUIRE_COLUMNS, t, strict=True)) for t in tuples]
-        blockers = [row for row in rows if not row["ok"]]
+            rows = self._acquire.rows(conn, params)
+        if rows and all(row[0] == b"t" for row in rows):
+            return Acquired(tuple(_grant(row) for row in rows))
+        blockers = [_blocker(row) for row in rows if row[0] != b"t"]
         if blockers and all(row["holder"] is None for row in blockers):
             return Refused("contended: an overlapping acquisition was in progress")
         if not blockers:  # pragma: no cover - the function returns grants or blockers
@@ -194,17 +212,16 @@ class PostgresLeaseStore(LeaseStoreBase):
             with self.db.single() as tx:
                 row = tx.one("lease_release", {"holder": holder})
             return int(row["n"]) if row is not None else 0
-        ids = [int(i) for i in lease_ids]
+        ids = ",".join(str(int(i)) for i in lease_ids)
         with self.db.connection() as conn:
-            cursor = conn.cursor(row_factory=tuple_row)
-            found = cursor.execute(self._release_ids_sql, (holder, ids), prepare=True).fetchone()
-        return int(found[0]) if found is not None else 0
+            rows = self._release_ids.rows(conn, (holder.encode(), ids.encode()))
+        return int(rows[0][0]) if rows and rows[0][0] is not None else 0
 
     def check_fence(self, symbol: str, token: int) -> bool:
         with self.db.read() as tx:
-            row = tx.one("fence_state", {"symbol": symbol})
+            row = tx.one("fence_state", {"symbol": symbol, "token": int(token)})
         assert row is not None
-        return fence_holds(token, row["token"], row["write_token"])
+        return bool(row["this_life"]) and fence_holds(token, row["token"], row["write_token"])
 
     def held(self, within: str | None = None, holder: str | None = None) -> list[Grant]:
         with self.db.read() as tx:

@@ -170,15 +170,18 @@ class SqliteLeaseStore(LeaseStoreBase):
                 if blockers:
                     return refused_by(blockers, request.symbol)
             grants: list[Grant] = []
+            base: int | None = None  # the first token of this acquisition
             for request in wanted:
                 token_row = tx.one("fence_next")
                 assert token_row is not None
+                base = token_row["value"] if base is None else base
                 params = {
                     "symbol": request.symbol,
                     "mode": request.mode,
                     "holder": holder,
                     "unit": unit,
                     "token": token_row["value"],
+                    "base": base,
                     "now": now,
                     "ttl": ttl_s,
                 }

@@ -4,7 +4,11 @@ real processes (``python -m fleet.store.stress hammer|hold ...``), each with its
 ``hammer`` loops until a deadline, taking random overlapping lease sets with ``try_acquire``,
 holding each briefly and releasing it, and prints one JSON document with every hold and the
 acquisition latencies. ``hold`` takes a lease set and a task, prints them, then heartbeats until
-killed (the crash test sends it SIGKILL).
+killed (the crash test sends it SIGKILL). ``churn`` acquires and releases until the store fails
+(the server-crash test stops PostgreSQL under it), printing one JSON line per event as soon as
+the store has acknowledged it: ``{"ready": holder}`` once connected,
+``{"g": [[id, symbol, mode, token], ...]}`` after a grant,
+``{"rs": [ids]}`` before a release is sent, ``{"r": [ids]}`` after it returned.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from typing import Any
 
 from fleet.types import Acquired, LeaseRequest
 
-__all__ = ["flat_pool", "hammer", "hierarchical_pool", "main"]
+__all__ = ["churn", "flat_pool", "hammer", "hierarchical_pool", "main"]
 
 
 def hierarchical_pool(files: int, classes: int, methods: int) -> list[str]:
@@ -104,6 +108,43 @@ def hold(url: str, holder: str, symbols: list[str], ttl_s: float, task_kind: str
         store.queue.heartbeat(holder)
 
 
+def churn(
+    url: str, holder: str, pool: list[str], *, seed: int, hold_s: float = 0.0, ttl_s: float = 600.0
+) -> None:
+    from fleet.errors import StoreError
+    from fleet.store import open_store
+
+    rng = random.Random(seed)
+    out = sys.stdout
+    try:
+        store = open_store(url, migrate=False)
+        store.leases.held(holder=holder)  # connected: tell the driver
+        out.write(json.dumps({"ready": holder}) + "\n")
+        out.flush()
+        while True:
+            requests = [
+                LeaseRequest(s, "write" if rng.random() < 0.7 else "read")
+                for s in rng.sample(pool, rng.randint(1, 2))
+            ]
+            got = store.leases.try_acquire(holder, "churn", requests, ttl_s)
+            if not isinstance(got, Acquired):
+                continue
+            grants = [[g.lease_id, g.symbol, g.mode, g.token] for g in got.grants]
+            out.write(json.dumps({"g": grants}) + "\n")
+            out.flush()
+            if hold_s:
+                time.sleep(rng.uniform(0, hold_s))
+            ids = [g.lease_id for g in got.grants]
+            out.write(json.dumps({"rs": ids}) + "\n")
+            out.flush()
+            store.leases.release(holder, ids)
+            out.write(json.dumps({"r": ids}) + "\n")
+            out.flush()
+    except StoreError as exc:  # the server went away: what was acknowledged is on stdout
+        out.write(json.dumps({"error": f"{type(exc).__name__}: {exc}"}) + "\n")
+        out.flush()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fleet.store.stress")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -124,7 +165,16 @@ def main(argv: list[str] | None = None) -> int:
     k.add_argument("--symbols", required=True, help="JSON list of symbols")
     k.add_argument("--ttl", type=float, default=1.0)
     k.add_argument("--task-kind", default="unit")
+    c = sub.add_parser("churn")
+    c.add_argument("--url", required=True)
+    c.add_argument("--holder", required=True)
+    c.add_argument("--pool", required=True, help="JSON list of symbols")
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--hold", type=float, default=0.0, help="hold each grant up to this long")
     args = parser.parse_args(argv)
+    if args.command == "churn":
+        churn(args.url, args.holder, json.loads(args.pool), seed=args.seed, hold_s=args.hold)
+        return 0
     if args.command == "hammer":
         out = hammer(
             args.url,

@@ -110,6 +110,18 @@ def test_fencing_tokens_increase_and_check_fence(store: Store) -> None:
     assert not leases.check_fence("never.py::X", 1)
 
 
+def test_one_acquisition_of_nested_writes_does_not_fence_itself_off(store: Store) -> None:
+    leases = store.leases
+    both = leases.try_acquire("A", "u", [w("a.py::Foo"), w("a.py::Foo.bar"), r("a.py::Baz")], 30)
+    assert isinstance(both, Acquired)
+    assert all(leases.check_fence(g.symbol, g.token) for g in both.grants)
+    leases.release("A")
+    later = leases.try_acquire("B", "u", [w("a.py::Foo.bar")], 30)  # a later writer inside
+    assert isinstance(later, Acquired)
+    assert not any(leases.check_fence(g.symbol, g.token) for g in both.grants if g.mode == "write")
+    assert leases.check_fence("a.py::Baz", both.grants[0].token)  # read, nobody wrote there
+
+
 def test_expired_leases_are_ignored_and_reaped(store: Store) -> None:
     leases = store.leases
     assert isinstance(leases.try_acquire("A", "u", [w("a.py::Foo")], 0.3), Acquired)

@@ -3,8 +3,11 @@
 
 -- ---------------------------------------------------------------- leases
 -- name: lease_acquire
+-- symbols and modes are each one text, the items joined by the unit separator (0x1f)
 SELECT ok, id, symbol, mode, holder, token, expires_at
-FROM fleet_lease_acquire(%(holder)s, %(unit)s, %(symbols)s::text[], %(modes)s::text[],
+FROM fleet_lease_acquire(%(holder)s::text, %(unit)s::text,
+                         string_to_array(%(symbols)s::text, E'\x1f'),
+                         string_to_array(%(modes)s::text, E'\x1f'),
                          %(ttl)s::double precision);
 
 -- name: fence_state
@@ -14,7 +17,12 @@ SELECT
      WHERE symbol = %(symbol)s
         OR symbol = ANY (fleet_ancestors(%(symbol)s))
         OR (symbol >= fleet_descendant_lo(%(symbol)s)
-            AND symbol < fleet_descendant_hi(%(symbol)s))) AS write_token;
+            AND symbol < fleet_descendant_hi(%(symbol)s))) AS write_token,
+    -- a token issued before the last crash recovery counts only while its lease is live
+    (%(token)s::bigint >= fleet_lease_crash_floor()
+     OR EXISTS (SELECT 1 FROM leases
+                WHERE symbol = %(symbol)s AND token = %(token)s::bigint
+                  AND expires_at > fleet_now())) AS this_life;
 
 -- name: lease_renew
 UPDATE leases SET expires_at = fleet_now() + %(ttl)s
@@ -26,7 +34,8 @@ WHERE id IN (SELECT id FROM leases
 SELECT fleet_lease_release(%(holder)s, NULL) AS n;
 
 -- name: lease_release_ids
-SELECT fleet_lease_release(%(holder)s, %(ids)s::bigint[]) AS n;
+-- ids is one text, the lease ids joined by commas
+SELECT fleet_lease_release(%(holder)s::text, string_to_array(%(ids)s::text, ',')::bigint[]) AS n;
 
 -- name: lease_reap
 DELETE FROM leases

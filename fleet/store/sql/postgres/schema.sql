@@ -57,15 +57,70 @@ CREATE TABLE lease_fences (
     write_token bigint NOT NULL DEFAULT 0
 );
 
+-- The durable epoch (one row). Tokens are (epoch << 40) + nextval('fleet_fence_seq'). Tokens
+-- below crash_floor were issued before the last crash recovery.
+CREATE TABLE lease_epoch (
+    id boolean PRIMARY KEY DEFAULT true CHECK (id),
+    epoch bigint NOT NULL,
+    crash_floor bigint NOT NULL
+);
+-- The epoch in force since the last crash recovery. UNLOGGED: crash recovery (and a restored
+-- base backup or a promoted standby) starts it empty, a clean restart keeps it.
+CREATE UNLOGGED TABLE lease_epoch_live (
+    id boolean PRIMARY KEY DEFAULT true CHECK (id),
+    epoch bigint NOT NULL
+);
+-- Epoch 1: tokens start at 2^40, above the plain sequence values issued before migration 0003.
+INSERT INTO lease_epoch (epoch, crash_floor) VALUES (1, 0);
+INSERT INTO lease_epoch_live (epoch) VALUES (1);
+
+-- The epoch of this server life. The first call after a crash recovery (lease_epoch_live empty)
+-- advances the durable epoch and commits its transaction synchronously, so the new epoch is on
+-- disk before any other transaction can see it and before any token of it reaches a client.
+CREATE FUNCTION fleet_lease_epoch() RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_epoch bigint;
+BEGIN
+    SELECT e.epoch INTO v_epoch FROM lease_epoch_live e;
+    IF FOUND THEN
+        RETURN v_epoch;
+    END IF;
+    PERFORM set_config('synchronous_commit', 'on', true);
+    PERFORM 1 FROM lease_epoch FOR UPDATE;  -- one advance at a time
+    SELECT e.epoch INTO v_epoch FROM lease_epoch_live e;  -- advanced while we waited?
+    IF FOUND THEN
+        RETURN v_epoch;
+    END IF;
+    UPDATE lease_epoch SET epoch = epoch + 1, crash_floor = (epoch + 1) << 40
+    RETURNING epoch INTO v_epoch;
+    INSERT INTO lease_epoch_live (epoch) VALUES (v_epoch);
+    RETURN v_epoch;
+END $$;
+
+-- Tokens below this were issued before the last crash recovery: check_fence accepts such a
+-- token only while its lease is live (a grant lost in the crash is never live again). Before the
+-- first acquisition after a crash has advanced the epoch, every token issued so far is below it.
+CREATE FUNCTION fleet_lease_crash_floor() RETURNS bigint
+LANGUAGE sql STABLE AS $$
+    SELECT CASE WHEN EXISTS (SELECT 1 FROM lease_epoch_live) THEN e.crash_floor
+                ELSE (e.epoch + 1) << 40 END
+    FROM lease_epoch e
+$$;
+
 -- All-or-nothing acquisition of a normalized request set (one row per symbol, sorted).
 -- Concurrency: multi-granularity advisory locks, exclusive on each requested symbol, shared on
 -- each of its ancestors, tried without waiting: two requests that can conflict
 -- (equal symbols, or one inside the other) never run at once, so each conflict check sees the
 -- other's committed leases; when a lock is busy the call returns one row with ok = false and a
 -- NULL holder ("contended") instead of queueing behind it, so nothing waits and nothing
--- deadlocks. Expired leases are ignored; an
--- expired conflicting lease is deleted under its row lock (in id order) so that a heartbeat
--- renewing it concurrently either wins (and the lease blocks us) or loses (and is gone).
+-- deadlocks. Expired leases are ignored; an expired conflicting lease is deleted under its row
+-- lock (in id order) so that a heartbeat renewing it concurrently either wins (and the lease
+-- blocks us) or loses (and is gone). The grant commits asynchronously (this transaction only):
+-- its token carries the epoch of this server life, so a grant lost in a crash never has its
+-- token issued again and check_fence refuses it (docs/store.md). A fence's write_token is the
+-- first token of the acquisition that wrote, so the grants of one call (a.py::C with
+-- a.py::C.m) never fence each other off.
 -- Returns the grants (ok = true), or the blocking leases (ok = false) and grants nothing.
 CREATE FUNCTION fleet_lease_acquire(
     p_holder text, p_unit text, p_symbols text[], p_modes text[], p_ttl double precision
@@ -73,7 +128,9 @@ CREATE FUNCTION fleet_lease_acquire(
     ok boolean, id bigint, symbol text, mode text, holder text, token bigint,
     expires_at double precision
 )
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan
+AS $$
 #variable_conflict use_column
 DECLARE
     v_ok boolean;
@@ -81,9 +138,12 @@ DECLARE
     v_now double precision;
     v_n int := coalesce(array_length(p_symbols, 1), 0);
     v_blocked boolean := false;
-    v_expired boolean;
+    v_live int;
+    v_expired int;
+    v_epoch bigint;
+    v_seq bigint;
     v_token bigint;
-    v_row record;
+    v_base bigint;  -- the first token of this acquisition
     v_anc text[];
     v_lo text;
     v_hi text;
@@ -93,7 +153,8 @@ BEGIN
     FOR i IN 1 .. v_n LOOP
         v_ok := pg_try_advisory_xact_lock(hashtextextended(p_symbols[i], 0));
         IF v_ok THEN
-            FOREACH v_a IN ARRAY fleet_ancestors(p_symbols[i]) LOOP
+            v_anc := fleet_ancestors(p_symbols[i]);
+            FOREACH v_a IN ARRAY v_anc LOOP
                 v_ok := pg_try_advisory_xact_lock_shared(hashtextextended(v_a, 0));
                 EXIT WHEN NOT v_ok;
             END LOOP;
@@ -108,27 +169,20 @@ BEGIN
     END LOOP;
     v_now := fleet_now();
     FOR i IN 1 .. v_n LOOP
-        v_anc := fleet_ancestors(p_symbols[i]);
+        IF v_n > 1 THEN  -- one symbol: its ancestors are still in v_anc from the lock loop
+            v_anc := fleet_ancestors(p_symbols[i]);
+        END IF;
         v_lo := fleet_descendant_lo(p_symbols[i]);
         v_hi := fleet_descendant_hi(p_symbols[i]);
-        v_expired := false;
-        FOR v_row IN
-            SELECT l.id, l.symbol, l.mode, l.holder, l.token, l.expires_at
-            FROM leases l
-            WHERE l.holder <> p_holder
-              AND (p_modes[i] = 'write' OR l.mode = 'write')
-              AND (l.symbol = p_symbols[i] OR l.symbol = ANY (v_anc)
-                   OR (l.symbol >= v_lo AND l.symbol < v_hi))
-        LOOP
-            IF v_row.expires_at <= v_now THEN
-                v_expired := true;
-            ELSE
-                v_blocked := true;
-                RETURN QUERY SELECT false, v_row.id, v_row.symbol::text, v_row.mode,
-                    v_row.holder, v_row.token, v_row.expires_at;
-            END IF;
-        END LOOP;
-        IF v_expired AND NOT v_blocked THEN
+        SELECT count(*) FILTER (WHERE l.expires_at > v_now),
+               count(*) FILTER (WHERE l.expires_at <= v_now)
+        INTO v_live, v_expired
+        FROM leases l
+        WHERE l.holder <> p_holder
+          AND (p_modes[i] = 'write' OR l.mode = 'write')
+          AND (l.symbol = p_symbols[i] OR l.symbol = ANY (v_anc)
+               OR (l.symbol >= v_lo AND l.symbol < v_hi));
+        IF v_expired > 0 AND v_live = 0 AND NOT v_blocked THEN
             -- Under the row locks (id order), a concurrent renewal either already extended a
             -- lease (not deleted: it blocks us below) or finds it gone.
             DELETE FROM leases d WHERE d.id IN (
@@ -137,6 +191,9 @@ BEGIN
                   AND (l.symbol = p_symbols[i] OR l.symbol = ANY (v_anc)
                        OR (l.symbol >= v_lo AND l.symbol < v_hi))
                 ORDER BY l.id FOR UPDATE);
+            v_live := 1;  -- look again: a renewed lease blocks
+        END IF;
+        IF v_live > 0 THEN
             RETURN QUERY
                 SELECT false, l.id, l.symbol::text, l.mode, l.holder, l.token, l.expires_at
                 FROM leases l
@@ -152,17 +209,30 @@ BEGIN
     IF v_blocked THEN
         RETURN;
     END IF;
+    PERFORM set_config('synchronous_commit', 'off', true);
+    SELECT e.epoch INTO v_epoch FROM lease_epoch_live e;
+    IF NOT FOUND THEN
+        v_epoch := fleet_lease_epoch();  -- after the line above: the advance commits durably
+    END IF;
     FOR i IN 1 .. v_n LOOP
-        v_token := nextval('fleet_fence_seq');
+        v_seq := nextval('fleet_fence_seq');
+        IF v_seq >= (1::bigint << 40) THEN
+            RAISE EXCEPTION 'fleet_fence_seq passed 2^40';
+        END IF;
+        v_token := (v_epoch << 40) + v_seq;
+        v_base := coalesce(v_base, v_token);
         RETURN QUERY
+            WITH fence AS (
+                INSERT INTO lease_fences AS f (symbol, token, write_token)
+                VALUES (p_symbols[i], v_token,
+                        CASE WHEN p_modes[i] = 'write' THEN v_base ELSE 0 END)
+                ON CONFLICT ON CONSTRAINT lease_fences_pkey DO UPDATE SET
+                    token = greatest(f.token, excluded.token),
+                    write_token = greatest(f.write_token, excluded.write_token)
+            )
             INSERT INTO leases AS l (symbol, mode, holder, unit, token, granted_at, expires_at)
             VALUES (p_symbols[i], p_modes[i], p_holder, p_unit, v_token, v_now, v_now + p_ttl)
             RETURNING true, l.id, l.symbol::text, l.mode, l.holder, l.token, l.expires_at;
-        INSERT INTO lease_fences AS f (symbol, token, write_token)
-        VALUES (p_symbols[i], v_token, CASE WHEN p_modes[i] = 'write' THEN v_token ELSE 0 END)
-        ON CONFLICT ON CONSTRAINT lease_fences_pkey DO UPDATE SET
-            token = greatest(f.token, excluded.token),
-            write_token = greatest(f.write_token, excluded.write_token);
     END LOOP;
 END $$;
 
@@ -176,7 +246,9 @@ END $$;
 -- recovery the lease is back, as it really was held, until its TTL expires. Fencing tokens and
 -- fences are never touched here. See docs/store.md, "Asynchronous release".
 CREATE FUNCTION fleet_lease_release(p_holder text, p_ids bigint[]) RETURNS integer
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+SET plan_cache_mode = force_generic_plan
+AS $$
 DECLARE
     v_count integer;
 BEGIN

@@ -20,8 +20,10 @@ VALUES (:symbol, :mode, :holder, :unit, :token, :now, :now + :ttl)
 RETURNING id, symbol, mode, holder, token, expires_at;
 
 -- name: fence_upsert
+-- write_token: the first token of the acquisition that wrote (its own grants never fence off
+-- each other: a.py::C and a.py::C.m taken together)
 INSERT INTO lease_fences (symbol, token, write_token)
-VALUES (:symbol, :token, CASE WHEN :mode = 'write' THEN :token ELSE 0 END)
+VALUES (:symbol, :token, CASE WHEN :mode = 'write' THEN :base ELSE 0 END)
 ON CONFLICT (symbol) DO UPDATE SET
     token = max(lease_fences.token, excluded.token),
     write_token = max(lease_fences.write_token, excluded.write_token);
