@@ -6,9 +6,13 @@ sandbox; then starts per second with 8 concurrent sandboxes running ``true``. Th
 TCG takes seconds per command: it gets ``--microvm-runs`` runs (default 5) — the table says so.
 
     .venv/bin/python benchmarks/bench_sandbox.py [--runs 30] [--microvm-runs 5]
-        [--backends bare,local,bwrap,gvisor,microvm]
+        [--backends bare,local,bwrap,gvisor,microvm] [--replace]
 
-Writes benchmarks/results/bench_sandbox.json and prints a markdown table.
+Variants: ``microvm-blk`` (the block transport Firecracker uses, under QEMU) and
+``bwrap-nocgroup`` (root without cgroups: the per-run uid under RLIMIT_NPROC).
+
+Updates benchmarks/results/bench_sandbox.json (rows of backends not measured are kept, each with
+the load average it was measured under) and prints a markdown table.
 """
 
 from __future__ import annotations
@@ -30,8 +34,10 @@ ROOT = HERE.parent
 RESULTS = HERE / "results"
 sys.path.insert(0, str(ROOT))
 
-from sandbox import make_sandbox  # noqa: E402
+from sandbox import Sandbox, make_sandbox  # noqa: E402
+from sandbox.bwrap import BwrapConfig, BwrapSandbox  # noqa: E402
 from sandbox.local import LocalSandbox  # noqa: E402
+from sandbox.microvm import MicroVMConfig, MicroVMSandbox  # noqa: E402
 
 PY = sys.executable
 TINY_TEST = """
@@ -61,12 +67,23 @@ def runner_for(name: str) -> Runner:
             return subprocess.run(list(argv), cwd=cwd, capture_output=True).returncode == 0
 
         return bare
-    box = LocalSandbox(warn=False) if name == "local" else make_sandbox(name)
+    box = LocalSandbox(warn=False) if name == "local" else _variant(name) or make_sandbox(name)
 
     def in_box(argv: Sequence[str], cwd: Path) -> bool:
         return box.run(argv, cwd, timeout=600).ok
 
     return in_box
+
+
+def _variant(name: str) -> Sandbox | None:
+    """Backend variants measured beside their default: the microVM's block transport (the
+    Firecracker guest protocol, here under QEMU) and bwrap as root without cgroups (per-run uid
+    under RLIMIT_NPROC)."""
+    if name == "microvm-blk":
+        return MicroVMSandbox(MicroVMConfig(vmm="qemu", transport="blk"))
+    if name == "bwrap-nocgroup":
+        return BwrapSandbox(BwrapConfig(use_cgroups=False))
+    return None
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -107,27 +124,34 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--microvm-runs", type=int, default=5)
     parser.add_argument("--backends", default="bare,local,bwrap,gvisor,microvm")
+    parser.add_argument("--replace", action="store_true", help="drop rows not measured now")
     args = parser.parse_args()
     results: dict[str, dict[str, object]] = {}
     with tempfile.TemporaryDirectory(prefix="bench-sandbox-") as tmp:
         work = Path(tmp)
         (work / "test_tiny.py").write_text(TINY_TEST)
         for name in args.backends.split(","):
-            runs = args.microvm_runs if name == "microvm" else args.runs
+            slow = name.startswith("microvm")
+            runs = args.microvm_runs if slow else args.runs
             try:
                 run = runner_for(name)
                 row: dict[str, object] = {}
                 for label, argv in WORKLOADS.items():
                     row[label] = measure(run, argv, work, runs)
                     print(f"{name:8} {label:15} p50 {row[label]['p50_ms']:9.1f} ms", flush=True)  # type: ignore[index]
-                total = 8 if name == "microvm" else 48
+                total = 8 if slow else 48
                 row["starts_per_s_8_concurrent"] = concurrent_starts(run, work, total)
+                row["load_avg_1m"] = os.getloadavg()[0]
                 results[name] = row
             except (OSError, RuntimeError) as exc:
                 print(f"{name}: not measured: {exc}", file=sys.stderr)
     RESULTS.mkdir(exist_ok=True)
-    meta = {"cpus": os.cpu_count(), "load_avg_1m": os.getloadavg()[0]}
-    (RESULTS / "bench_sandbox.json").write_text(json.dumps({"meta": meta, **results}, indent=2))
+    meta: dict[str, object] = {"cpus": os.cpu_count(), "load_avg_1m": os.getloadavg()[0]}
+    out = RESULTS / "bench_sandbox.json"
+    # Rows of backends not measured this time are kept (each row carries its own load average).
+    kept = json.loads(out.read_text()) if out.exists() and not args.replace else {}
+    kept.pop("meta", None)
+    out.write_text(json.dumps({"meta": meta, **kept, **results}, indent=2))
     print_table(results, meta)
     return 0
 

@@ -1,6 +1,7 @@
 """sandbox — where every command of an agent runs. Imports nothing of fleet-pipelines.
 
-One ``Sandbox`` protocol and its backends, strongest first: ``MicroVMSandbox`` (QEMU ``-M
+One ``Sandbox`` protocol and its backends, strongest first: ``MicroVMSandbox`` (Firecracker
+when its binary is on PATH and KVM is hardware, with the worktree on block devices; else QEMU ``-M
 microvm``, KVM where a boot probe passes, else TCG), ``GVisorSandbox`` (``runsc``),
 ``BwrapSandbox`` (bubblewrap), and ``LocalSandbox`` (no isolation, explicit opt-in only).
 ``select_sandbox("auto")`` picks the strongest that works and logs why; ``probe_all()`` reports

@@ -2,9 +2,11 @@
 
 There is no systemd here, so the groups are created by hand: cgroup v1 (memory nested under the
 process's own memory group, pids, cpuacct) or v2 (a child of the process's own group when the
-controllers are delegated). A process joins them before it execs the sandbox, through a tiny
-``/bin/sh`` prelude that also sets the rlimits (``ulimit``), so no ``preexec_fn`` runs in a
-threaded parent.
+controllers are delegated; the v2 branch is tested inside the microVM guest, a real v2 kernel,
+since this host binds every controller to v1). A process joins them before it execs the
+sandbox, through a tiny ``/bin/sh`` prelude that also sets the rlimits (``ulimit``), so no
+``preexec_fn`` runs in a threaded parent. As root without cgroups, ``_run_uid`` supplies the
+process limit.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from subprocess import Popen, TimeoutExpired
 
 from sandbox._process import signal_tree
 from sandbox._protocol import Limits
+from sandbox._run_uid import RunUid
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 _PRELUDE = (
@@ -233,13 +236,16 @@ def _create_v2(limits: Limits, name: str, own: str) -> CgroupSet | None:
     return group
 
 
-def prelude(limits: Limits, group: CgroupSet | None, *, rlimits: bool = True) -> list[str]:
+def prelude(
+    limits: Limits, group: CgroupSet | None, *, rlimits: bool = True, run_uid: RunUid | None = None
+) -> list[str]:
     """``/bin/sh`` argv that joins ``group``, sets rlimits, then execs the argv appended to it.
 
     Without cgroups the rlimits carry the memory (address space) and process limits too.
     ``rlimits=False`` for backends whose host processes are the sandbox machinery itself (runsc,
     qemu) and that apply the rlimits inside. RLIMIT_NPROC is useless for host root (the kernel
-    exempts uid 0, even mapped into a user namespace), so as root only cgroups bound processes.
+    exempts uid 0, even mapped into a user namespace), so as root without cgroups the command
+    runs as a per-run uid (``run_uid``, see ``_run_uid``) that the limit does bind.
     """
     ulimits: list[str] = []
     if rlimits:
@@ -252,17 +258,25 @@ def prelude(limits: Limits, group: CgroupSet | None, *, rlimits: bool = True) ->
     if group is None and rlimits:
         if limits.memory_bytes is not None:
             ulimits.append(f"ulimit -v {max(1, limits.memory_bytes // 1024)}")
-        if limits.processes is not None and os.getuid() != 0:
+        if limits.processes is not None and (os.getuid() != 0 or run_uid is not None):
             ulimits.append(f"ulimit -p {limits.processes}")
     text = "".join(f"{u} || exit 125; " for u in ulimits)
     files = [] if group is None else group.procs_files
     return ["/bin/sh", "-c", _PRELUDE.format(ulimits=text), "sh", *files, "--"]
 
 
-def tree_killer(group: CgroupSet | None) -> Callable[[Popen[bytes]], None]:
-    """Kill the process group of the run and, with cgroups, every process in its groups."""
+def tree_killer(
+    group: CgroupSet | None, run_uid: RunUid | None = None
+) -> Callable[[Popen[bytes]], None]:
+    """Kill the process group of the run and, with cgroups, every process in its groups (with a
+    run uid, every process of that uid)."""
 
     def kill(proc: Popen[bytes]) -> None:
+        if run_uid is not None and proc.poll() is None:
+            # The uid's processes first, while our child (unshare, bwrap) lives to reap them.
+            run_uid.kill_all()
+            with contextlib.suppress(TimeoutExpired):
+                proc.wait(timeout=0.2)
         if group is not None and proc.poll() is None:
             # Children first, so the direct child (bwrap's monitor, runsc) reaps them: killed
             # first, its orphans would go to PID 1, which does not reap them on every machine.
@@ -272,5 +286,7 @@ def tree_killer(group: CgroupSet | None) -> Callable[[Popen[bytes]], None]:
         signal_tree(proc)
         if group is not None:
             group.kill_all()
+        if run_uid is not None:
+            run_uid.kill_all()
 
     return kill

@@ -31,6 +31,7 @@ from sandbox._common import (
 from sandbox._limits import create_cgroups, prelude, tree_killer
 from sandbox._process import run_process
 from sandbox._protocol import ExecResult, Limits, ProbeResult
+from sandbox._run_uid import BWRAP_CAPS, RunUid, run_uid_for
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
 # Files and directories under the read-only system that hold host secrets: masked.
@@ -103,12 +104,32 @@ class BwrapSandbox:
             return self.config.unprivileged
         return _userns_works(binary)
 
-    def command(self, argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> list[str]:
-        """The bwrap argv for one command (without the limits prelude)."""
+    def command(
+        self,
+        argv: Sequence[str],
+        cwd: Path,
+        env: Mapping[str, str],
+        run_uid: RunUid | None = None,
+    ) -> list[str]:
+        """The bwrap argv for one command (without the limits prelude).
+
+        With ``run_uid`` (root without cgroups) there is no user namespace: bwrap keeps just the
+        capabilities ``setpriv`` needs to become the run's uid, which then keeps only
+        CAP_DAC_OVERRIDE and CAP_FOWNER, so RLIMIT_NPROC binds the command.
+        """
         binary = self._binary()
-        args = [binary, "--unshare-all", "--die-with-parent", "--new-session"]
-        args += ["--hostname", "sandbox", "--clearenv"]
-        if self._unprivileged(binary):
+        if run_uid is None:
+            args = [binary, "--unshare-all"]
+        else:  # --unshare-all tries a user namespace, where the run's uid would not be mapped
+            args = [binary, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
+            args += ["--unshare-cgroup-try"]
+        args += ["--die-with-parent", "--new-session", "--hostname", "sandbox", "--clearenv"]
+        if run_uid is not None:
+            args += ["--cap-drop", "ALL"]
+            for cap in BWRAP_CAPS:
+                args += ["--cap-add", cap]
+            argv = [*run_uid.setpriv_argv(), *argv]
+        elif self._unprivileged(binary):
             args += ["--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY)]
         else:
             args += ["--cap-drop", "ALL"]
@@ -148,21 +169,26 @@ class BwrapSandbox:
     ) -> ExecResult:
         """Run ``argv`` in a fresh sandbox with ``cwd`` (the worktree) bound read-write."""
         lim, deadline = effective_limits(limits, timeout)
-        cmd = self.command(argv, cwd, sandbox_env(env))
         group = create_cgroups(lim) if self.config.use_cgroups else None
+        run_uid = run_uid_for(lim) if group is None else None  # root without cgroups
+        cmd = self.command(argv, cwd, sandbox_env(env), run_uid)
+        check = group.limit_hit if group else (run_uid.limit_hit if run_uid else None)
         try:
             raw = run_process(
-                [*prelude(lim, group), *cmd],
+                [*prelude(lim, group, run_uid=run_uid), *cmd],
                 env={"PATH": "/usr/bin:/bin"},
                 timeout=deadline,
                 output_cap=lim.output_bytes,
-                kill_tree=tree_killer(group),
-                limit_check=None if group is None else group.limit_hit,
+                kill_tree=tree_killer(group, run_uid),
+                limit_check=check,
             )
             return to_result(raw, backend=self.name, group=group)
         finally:
             if group is not None:
                 group.remove()
+            if run_uid is not None:
+                run_uid.kill_all()
+                run_uid.restore_owner(cwd)
 
     def probe(self) -> ProbeResult:
         """Works if the binary exists and ``true`` runs in a sandbox; measures that start."""
@@ -182,7 +208,7 @@ class BwrapSandbox:
         )
         cg = "cgroups" if create_and_remove_cgroup() else "rlimits only"
         if cg != "cgroups" and os.getuid() == 0:
-            cg += " (as root: no process limit, only the deadline stops a fork bomb)"
+            cg += " (as root: the command runs as a per-run uid so RLIMIT_NPROC binds it)"
         return ProbeResult(self.name, True, f"{binary}: {mode}, limits via {cg}", latency, 10)
 
 

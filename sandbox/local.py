@@ -4,7 +4,8 @@ Only by explicit opt-in (``select_sandbox("local")`` or ``--unsafe-local``); eve
 a warning. It still honours the protocol where it can without isolation: the environment is
 exactly ``env`` (plus PATH/HOME defaults), output caps, the deadline, rlimits, and the cgroups
 when the host allows them, so a background process is still killed when ``run`` returns (without
-cgroups, only those in the command's process group are).
+cgroups, only those in the command's process group are — or, as root, every process of the
+run's own uid, see ``_run_uid``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from sandbox._common import effective_limits, sandbox_env, timed_probe_run, to_r
 from sandbox._limits import create_cgroups, prelude, tree_killer
 from sandbox._process import run_process
 from sandbox._protocol import ExecResult, Limits, ProbeResult
+from sandbox._run_uid import run_uid_for
 
 log = logging.getLogger(__name__)
 
@@ -47,20 +49,26 @@ class LocalSandbox:
         lim, deadline = effective_limits(limits, timeout)
         with tempfile.TemporaryDirectory(prefix="fleet-local-home-") as home:
             group = create_cgroups(lim) if self.use_cgroups else None
+            run_uid = run_uid_for(lim) if group is None else None  # root without cgroups
+            cmd = run_uid.local_argv(argv) if run_uid is not None else list(argv)
+            check = group.limit_hit if group else (run_uid.limit_hit if run_uid else None)
             try:
                 raw = run_process(
-                    [*prelude(lim, group), *argv],
+                    [*prelude(lim, group, run_uid=run_uid), *cmd],
                     env=sandbox_env(env, home=home),
                     cwd=str(cwd),
                     timeout=deadline,
                     output_cap=lim.output_bytes,
-                    kill_tree=tree_killer(group),
-                    limit_check=None if group is None else group.limit_hit,
+                    kill_tree=tree_killer(group, run_uid),
+                    limit_check=check,
                 )
                 return to_result(raw, backend=self.name, group=group)
             finally:
                 if group is not None:
                     group.remove()
+                if run_uid is not None:
+                    run_uid.kill_all()
+                    run_uid.restore_owner(cwd)
 
     def probe(self) -> ProbeResult:
         result, latency = timed_probe_run(self, ["true"], timeout=30)

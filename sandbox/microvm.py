@@ -1,4 +1,10 @@
-"""``MicroVMSandbox``: one QEMU ``-M microvm`` virtual machine per command.
+"""``MicroVMSandbox``: one microVM per command — QEMU ``-M microvm``, or Firecracker.
+
+Firecracker is used when its binary is on PATH and ``/dev/kvm`` is hardware virtualization
+(``firecracker.kvm_is_hardware``); it has no 9p, so it always runs the block transport
+(``_microvm_blk``), which QEMU can run too (``MicroVMConfig(transport="blk")``: how the tests
+here exercise the exact guest protocol Firecracker would). The rest of this docstring describes
+QEMU's default 9p transport.
 
 The guest is Debian's kernel with a busybox initramfs (built at first use, see
 ``_guest_image``; recipe in ``sandbox/guest/``). It has no NIC at all. It sees over virtio-9p
@@ -23,7 +29,7 @@ import os
 import shlex
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox._common import (
@@ -36,8 +42,15 @@ from sandbox._common import (
 )
 from sandbox._guest_image import GuestImage, GuestImageError, guest_image
 from sandbox._limits import tree_killer
-from sandbox._process import decode, run_process
+from sandbox._microvm_blk import block_readonly_paths, run_block
+from sandbox._process import RawOutcome, decode, run_process
 from sandbox._protocol import EndReason, ExecResult, Limits, ProbeResult
+from sandbox.firecracker import (
+    firecracker_argv,
+    firecracker_binary,
+    firecracker_config,
+    kvm_is_hardware,
+)
 
 KERNEL_CMDLINE = (
     "console=ttyS0 quiet loglevel=1 panic=-1 reboot=t nomodeset "
@@ -49,12 +62,24 @@ KVM_PROBE_TIMEOUT_S = 5.0
 
 @dataclass
 class MicroVMConfig:
-    """``accel``: "kvm", "tcg", or None to probe KVM once and fall back to TCG."""
+    """How the microVM runs.
+
+    ``accel``: "kvm", "tcg", or None to probe KVM once and fall back to TCG (QEMU only).
+    ``vmm``: "qemu", "firecracker", or None for Firecracker when its binary is on PATH and KVM is
+    hardware virtualization, else QEMU. ``transport``: "9p" (host directories shared live, QEMU
+    only) or "blk" (worktree and results as tar disks, toolchain as ext4 images: what Firecracker
+    needs); None = "blk" with Firecracker, "9p" with QEMU. ``readonly_paths``: the shared
+    toolchain (None = ``/usr`` + the interpreter's dirs over 9p, ``block_readonly_paths()`` as
+    disks).
+    """
 
     binary: str = "qemu-system-x86_64"
     accel: str | None = None
-    readonly_paths: list[Path] = field(default_factory=lambda: [Path("/usr"), *toolchain_dirs()])
+    readonly_paths: list[Path] | None = None
     cpus: int = 1
+    vmm: str | None = None
+    transport: str | None = None
+    firecracker: str = "firecracker"
 
 
 @functools.cache
@@ -72,7 +97,7 @@ def _kvm_boots(binary: str, kernel: Path, initramfs: Path) -> bool:
         cached = json.loads(cache.read_text())
         if cached.get("key") == key:
             return bool(cached["kvm"])
-    box = MicroVMSandbox(MicroVMConfig(binary=binary, accel="kvm"))
+    box = MicroVMSandbox(MicroVMConfig(binary=binary, accel="kvm", vmm="qemu"))
     try:
         with tempfile.TemporaryDirectory(prefix="fleet-kvm-probe-") as work:
             ok = box.run(["/bin/true"], Path(work), timeout=KVM_PROBE_TIMEOUT_S).ok
@@ -104,17 +129,69 @@ class MicroVMSandbox:
         self.config = config or MicroVMConfig()
 
     def _binary(self) -> str:
+        if self.vmm() == "firecracker":
+            return find_binary(
+                self.config.firecracker, "firecracker (github.com/firecracker-microvm)"
+            )
         return find_binary(self.config.binary, "qemu-system-x86")
+
+    def vmm(self) -> str:
+        """The monitor: ``config.vmm``, else Firecracker if on PATH with hardware KVM, else QEMU."""
+        if self.config.vmm is not None:
+            return self.config.vmm
+        found = firecracker_binary(self.config.firecracker)
+        return "firecracker" if found and kvm_is_hardware() else "qemu"
+
+    def transport(self) -> str:
+        if self.config.transport is not None:
+            return self.config.transport
+        return "blk" if self.vmm() == "firecracker" else "9p"
+
+    def block_readonly(self) -> list[Path]:
+        paths = self.config.readonly_paths
+        return [p for p in (block_readonly_paths() if paths is None else paths) if p.exists()]
+
+    def boot_grace_s(self) -> float:
+        """How long past the command's deadline the host waits for the guest to report."""
+        return 10.0 if self.accelerator() == "kvm" else 60.0
+
+    def launch_block(
+        self, disks: list[tuple[Path, bool]], tmp: Path, mem_mb: int, timeout: float | None
+    ) -> RawOutcome:
+        """Boot the block-transport guest with ``disks`` (guest order) and wait for it to end."""
+        image = guest_image()
+        if self.vmm() == "firecracker":
+            cfg = firecracker_config(image, disks, vcpus=self.config.cpus, mem_mb=mem_mb)
+            (tmp / "firecracker.json").write_text(json.dumps(cfg, indent=1))
+            argv = firecracker_argv(self._binary(), tmp / "firecracker.json")
+        else:
+            argv = self.qemu_argv(image, self.accelerator(), None, None, mem_mb, disks=disks)
+        return run_process(
+            argv,
+            env={"PATH": "/usr/bin:/bin"},
+            timeout=timeout,
+            output_cap=256 * 1024,
+            kill_tree=tree_killer(None),
+        )
 
     def accelerator(self) -> str:
         if self.config.accel is not None:
             return self.config.accel
+        if self.vmm() == "firecracker":
+            return "kvm"
         image = guest_image()
         return "kvm" if _kvm_boots(self._binary(), image.kernel, image.initramfs) else "tcg"
 
     def qemu_argv(
-        self, image: GuestImage, accel: str, ctl: Path, work: Path, mem_mb: int
+        self,
+        image: GuestImage,
+        accel: str,
+        ctl: Path | None,
+        work: Path | None,
+        mem_mb: int,
+        disks: list[tuple[Path, bool]] | None = None,
     ) -> list[str]:
+        """QEMU microvm argv: 9p shares of ``ctl``/``work``/read-only dirs, or ``disks``."""
         args = [
             self._binary(),
             "-M", "microvm,x-option-roms=off",
@@ -126,8 +203,16 @@ class MicroVMSandbox:
             "-serial", "stdio",
             "-kernel", str(image.kernel),
             "-initrd", str(image.initramfs),
-            "-append", KERNEL_CMDLINE,
+            "-append", KERNEL_CMDLINE + (" fleet.transport=blk" if disks is not None else ""),
         ]  # fmt: skip
+        if disks is not None:
+            for i, (path, ro) in enumerate(disks):
+                qpath = str(path).replace(",", ",,")
+                readonly = "on" if ro else "off"
+                args += ["-drive", f"id=d{i},file={qpath},format=raw,if=none,readonly={readonly}"]
+                args += ["-device", f"virtio-blk-device,drive=d{i}"]
+            return args
+        assert ctl is not None and work is not None
         shares = [("ctl", ctl, False), ("work", work, False)]
         shares += [(f"ro{i}", p, True) for i, p in enumerate(self._readonly())]
         for tag, path, ro in shares:
@@ -138,7 +223,9 @@ class MicroVMSandbox:
         return args
 
     def _readonly(self) -> list[Path]:
-        return [p.resolve() for p in self.config.readonly_paths if p.exists()]
+        paths = self.config.readonly_paths
+        paths = [Path("/usr"), *toolchain_dirs()] if paths is None else paths
+        return [p.resolve() for p in paths if p.exists()]
 
     def mounts_script(self, work: Path) -> str:
         """Guest shell that mounts the worktree (rw) and the read-only shares at their paths."""
@@ -196,6 +283,8 @@ class MicroVMSandbox:
         # Guest RAM above the limit, so the guest cgroup (not the allocator) enforces it; under
         # TCG untouched RAM costs the host nothing.
         mem_mb = GUEST_OVERHEAD_MB + max(lim.memory_bytes or 0, 2 * 1024**3) // 1024**2
+        if self.transport() == "blk":
+            return run_block(self, argv, work, env, lim, deadline, mem_mb)
         with tempfile.TemporaryDirectory(prefix="fleet-microvm-") as tmp:
             ctl = Path(tmp)
             limits_sh, run_sh = self.command_scripts(
@@ -256,7 +345,8 @@ class MicroVMSandbox:
             res, latency = timed_probe_run(self, ["/bin/true"], timeout=60)
         except OSError as exc:
             return ProbeResult(self.name, False, f"boot failed: {exc}", strength=self.strength)
-        detail = f"QEMU microvm, accel={accel}" + (
+        vmm = "Firecracker" if self.vmm() == "firecracker" else "QEMU microvm"
+        detail = f"{vmm}, accel={accel}, transport={self.transport()}" + (
             "" if accel == "kvm" else " (software emulation: seconds per command)"
         )
         return ProbeResult(self.name, res.ok, detail, latency, self.strength)

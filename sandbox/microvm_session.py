@@ -58,6 +58,8 @@ class MicroVMSession:
 
     def start(self) -> MicroVMSession:
         """Boot the VM (returns once it is ready to take commands)."""
+        if self.box.vmm() != "qemu" or self.box.transport() != "9p":
+            raise ValueError("a MicroVMSession needs QEMU with the 9p transport (a live share)")
         self._tmp = tempfile.TemporaryDirectory(prefix="fleet-microvm-session-")
         self.ctl.mkdir()
         (self.ctl / "session").write_text("1\n")

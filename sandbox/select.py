@@ -1,7 +1,8 @@
 """Pick a backend: ``select_sandbox(name | "auto")`` and ``probe_all()`` for the doctor.
 
 The ladder, strongest first: ``microvm`` (only when KVM really works: under TCG it is correct but
-seconds per command, so ``auto`` never picks it), ``gvisor``, ``bwrap``. ``local`` is never picked
+seconds per command, so ``auto`` never picks it; Firecracker when its binary is on PATH and KVM is
+hardware, else QEMU), ``gvisor``, ``bwrap``. ``local`` is never picked
 by ``auto``; ask for it by name.
 """
 

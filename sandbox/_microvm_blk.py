@@ -1,0 +1,141 @@
+"""One command in a microVM over the block transport (Firecracker, or QEMU ``transport="blk"``).
+
+Disks in guest order: ``vda`` the control tar (setup.sh, limits.sh, run.sh, finish.sh), ``vdb``
+the worktree tar, ``vdc`` the (sparse) output disk, ``vdd``... one read-only ext4 image per
+toolchain directory. The guest unpacks the worktree at its host path, runs the command there
+under the guest's own timeout and cgroup limits, and tars ``.ctl/`` results plus the worktree onto
+``vdc``; the host then applies the worktree part inside the worktree only (``_disks``). If the VM
+has to be killed (the guest stopped answering), nothing comes back: the run is a timeout.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sysconfig
+import tarfile
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sandbox._common import sandbox_env, toolchain_dirs
+from sandbox._disks import (
+    apply_output,
+    make_output_disk,
+    read_ctl,
+    toolchain_image,
+    write_ctl_disk,
+    write_work_disk,
+)
+from sandbox._guest_image import GuestImageError
+from sandbox._process import decode
+from sandbox._protocol import EndReason, ExecResult, Limits
+
+if TYPE_CHECKING:
+    from sandbox.microvm import MicroVMSandbox
+
+OUTPUT_DISK_MIN = 4 * 1024**3  # sparse: costs the host only what the guest writes
+CTL_FILES = ("exit", "stdout", "stderr", "limit", "peak", "elapsed")
+
+
+def block_readonly_paths() -> list[Path]:
+    """The default toolchain for disks: system binaries and libraries plus the interpreter's dirs.
+
+    All of ``/usr`` (gigabytes) would be one huge image; these are what a command and Python
+    need. Pass ``MicroVMConfig(readonly_paths=...)`` for more (each becomes one cached image).
+    """
+    arch = sysconfig.get_config_var("MULTIARCH") or "x86_64-linux-gnu"
+    system = [Path("/usr/bin"), Path("/usr/sbin"), Path("/usr/lib", arch), Path("/usr/lib64")]
+    return [p for p in system if p.is_dir() and not p.is_symlink()] + toolchain_dirs()
+
+
+def _dev(index: int) -> str:
+    return "/dev/vd" + "abcdefghijklmnopqrstuvwxyz"[index]
+
+
+def setup_script(work: Path, readonly: Sequence[Path]) -> str:
+    q = shlex.quote(str(work))
+    lines = [
+        f"mkdir -p {q} && tar -xf /dev/vdb -C {q} || echo 'fleet-guest: worktree unpack failed'"
+    ]
+    for i, path in enumerate(readonly):
+        p = shlex.quote(str(path))
+        lines.append(f"mkdir -p {p} && mount -t ext4 -o ro {_dev(3 + i)} {p}")
+    return "\n".join(lines) + "\n"
+
+
+def finish_script(work: Path, output_cap: int | None) -> str:
+    """Guest shell that caps the streams and writes the result tar onto ``/dev/vdc``."""
+    lines = ["cd /", "for f in stdout stderr limit peak elapsed; do : >> .ctl/$f; done"]
+    if output_cap is not None:
+        for stream in ("stdout", "stderr"):
+            lines.append(
+                f"head -c {output_cap + 1} .ctl/{stream} > .ctl/{stream}.cap && "
+                f"mv .ctl/{stream}.cap .ctl/{stream}"
+            )
+    rel = shlex.quote(str(work).lstrip("/"))
+    lines.append("[ -f .ctl/exit ] && set -- .ctl/exit || set --")
+    lines.append(
+        f'tar -cf /dev/vdc "$@" .ctl/stdout .ctl/stderr .ctl/limit .ctl/peak .ctl/elapsed {rel} '
+        "|| echo 'fleet-guest: writing the result tar failed'"
+    )
+    return "\n".join(lines) + "\n"
+
+
+def run_block(
+    box: MicroVMSandbox,
+    argv: Sequence[str],
+    work: Path,
+    env: Mapping[str, str] | None,
+    lim: Limits,
+    deadline: float | None,
+    mem_mb: int,
+) -> ExecResult:
+    """Boot, run ``argv`` in the guest's copy of ``work``, apply its changes back, report."""
+    readonly = [p.resolve() for p in box.block_readonly()]
+    images = [toolchain_image(p) for p in readonly]
+    with tempfile.TemporaryDirectory(prefix="fleet-microvm-blk-") as tmp:
+        d = Path(tmp)
+        limits_sh, run_sh = box.command_scripts(
+            argv, work, sandbox_env(env), lim, "/sys/fs/cgroup/cmd", timeout=deadline
+        )
+        ctl_files = {
+            "setup.sh": setup_script(work, readonly),
+            "limits.sh": limits_sh,
+            "run.sh": run_sh,
+            "finish.sh": finish_script(work, lim.output_bytes),
+        }
+        write_ctl_disk(d / "ctl.tar", ctl_files)
+        snapshot = write_work_disk(d / "work.tar", work)
+        size = (d / "work.tar").stat().st_size
+        make_output_disk(d / "out.img", max(OUTPUT_DISK_MIN, 3 * size))
+        disks = [(d / "ctl.tar", True), (d / "work.tar", True), (d / "out.img", False)]
+        disks += [(img, True) for img in images]
+        host_timeout = None if deadline is None else deadline + box.boot_grace_s()
+        raw = box.launch_block(disks, d, mem_mb, host_timeout)
+        if raw.timed_out:
+            return ExecResult(137, "", "", raw.wall_s, None, EndReason.TIMEOUT, box.name)
+        ctl = d / "results"
+        ctl.mkdir()
+        caps = {} if lim.output_bytes is None else {
+            "stdout": lim.output_bytes, "stderr": lim.output_bytes
+        }  # fmt: skip
+        try:
+            read_ctl(d / "out.img", ctl, caps)
+            applied = apply_output(d / "out.img", work, snapshot)
+        except tarfile.TarError as exc:
+            console = decode(raw.stdout + raw.stderr)[-1500:]
+            raise GuestImageError(f"unreadable result disk ({exc}); console: {console}") from exc
+        result = box._result(False, raw.wall_s, raw.stdout + raw.stderr, ctl, lim)
+        elapsed = (ctl / "elapsed").read_text().strip() if (ctl / "elapsed").exists() else ""
+    # SIGKILL with no limit recorded: the guest's timeout(1) fired if its clock says so
+    killed = result.exit_code == 137 and result.reason is EndReason.EXITED
+    ran_out = deadline is not None and elapsed.isdigit() and int(elapsed) >= round(deadline) - 1
+    if killed and ran_out:
+        result = replace(result, reason=EndReason.TIMEOUT)
+    if applied.refused:
+        note = "\n[fleet sandbox: refused guest changes outside the worktree: "
+        note += "; ".join(applied.refused[:20]) + "]\n"
+        result = replace(result, stderr=result.stderr + note)
+    return result
