@@ -1,6 +1,10 @@
 """One step of ``candidate_patches``: a batch of units run concurrently, each unit's outcome
 recorded as soon as it finishes (so event writes overlap the other units' work and the UI shows
-progress), then one check result per gate for the step."""
+progress), then one check result per gate for the step.
+
+A unit's check evaluations (and ``verified_patches``' materializations) are logged as one Dagster
+event batch, which ``fleet_pipelines.storage`` writes in one transaction; with batching off or
+another storage they are stored one by one, with the same outcome."""
 
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -18,6 +22,12 @@ from dagster import (
 )
 from dagster._core.definitions.asset_checks.asset_check_evaluation import (
     AssetCheckEvaluationTargetMaterializationData,
+)
+from dagster._core.events import (
+    DagsterEvent,
+    DagsterEventBatchMetadata,
+    DagsterEventType,
+    generate_event_batch_id,
 )
 
 from assets._metadata import batch_metadata, unit_metadata
@@ -56,6 +66,19 @@ def run_batch(context: AssetExecutionContext, gates: Sequence[str], units: Seque
     yield from _step_checks(gates, results, single)
 
 
+def log_materializations(context: AssetExecutionContext,
+                         partitions: Sequence[tuple[str, dict[str, Any]]]) -> None:
+    """One materialization of ``context``'s asset per ``(partition, metadata)``, logged as one
+    event batch (``verified_patches``: every verified unit of the batch at once)."""
+    step = context.op_execution_context.get_step_execution_context()
+    batch = generate_event_batch_id()
+    for i, (partition, metadata) in enumerate(partitions):
+        DagsterEvent.asset_materialization(
+            step, AssetMaterialization(asset_key=context.asset_key, partition=partition,
+                                       metadata=metadata),
+            DagsterEventBatchMetadata(batch, i == len(partitions) - 1))
+
+
 def _target(context: AssetExecutionContext, partition: str
             ) -> AssetCheckEvaluationTargetMaterializationData | None:
     """The materialization a unit's verdicts judge (the one just recorded), so the UI shows
@@ -72,14 +95,26 @@ def _target(context: AssetExecutionContext, partition: str
 
 def _log_unit_checks(context: AssetExecutionContext, gates: Sequence[str],
                      result: UnitResult) -> None:
+    """One check evaluation per gate on the unit's partition, logged as one event batch (the
+    fleet's event log storage writes a batch in one transaction; others store them one by
+    one)."""
     target = _target(context, result.unit)
-    for v in result.verdicts:
-        if v.gate in gates:
-            context.log_event(AssetCheckEvaluation(
-                asset_key=context.asset_key, check_name=f"candidate_patches_{v.gate}",
-                passed=v.passed, partition=result.unit, severity=AssetCheckSeverity.ERROR,
-                target_materialization_data=target,
-                metadata={"status": v.status, "evidence": v.evidence[:2000]}))
+    evaluations = [
+        AssetCheckEvaluation(
+            asset_key=context.asset_key, check_name=f"candidate_patches_{v.gate}",
+            passed=v.passed, partition=result.unit, severity=AssetCheckSeverity.ERROR,
+            target_materialization_data=target,
+            metadata={"status": v.status, "evidence": v.evidence[:2000]})
+        for v in result.verdicts if v.gate in gates
+    ]
+    step = context.op_execution_context.get_step_execution_context()
+    batch = generate_event_batch_id()
+    for i, evaluation in enumerate(evaluations):
+        DagsterEvent.from_step(
+            DagsterEventType.ASSET_CHECK_EVALUATION, step, evaluation,
+            message=f"Asset check '{evaluation.check_name}' on partition {result.unit} "
+                    + ("passed." if evaluation.passed else "did not pass."),
+            batch_metadata=DagsterEventBatchMetadata(batch, i == len(evaluations) - 1))
 
 
 def _step_checks(gates: Sequence[str], results: Sequence[UnitResult], single: bool

@@ -19,6 +19,7 @@ import networkx as nx
 
 MAX_MODULE_ASSETS = 2000
 SUMMARY_FILE = "modules.json"
+ROOT_MODULE = "<root>"
 
 
 def module_name(path: str, depth: int | None = None) -> str:
@@ -29,11 +30,21 @@ def module_name(path: str, depth: int | None = None) -> str:
     parts = parts[:-1] if stem == "__init__" else [*parts[:-1], stem]
     if depth is not None:
         parts = parts[:depth]
-    return ".".join(parts) or "<root>"
+    return ".".join(parts) or ROOT_MODULE
 
 
 def asset_key_parts(module: str) -> list[str]:
-    return ["code", *(re.sub(r"[^A-Za-z0-9_]", "_", p) or "_" for p in module.split("."))]
+    """``billing.payments`` -> ``["code", "billing", "payments"]``. A character a Dagster key
+    can't hold is escaped as ``_x<hex>_`` (``data-loaders`` -> ``data_x2d_loaders``), so two
+    modules never share a key (``data-loaders`` and ``data_loaders`` stay apart) and a module
+    keeps its key across sweeps; the top-level ``__init__.py`` is ``code/_root``."""
+    if module == ROOT_MODULE:
+        return ["code", "_root"]
+    return ["code", *(_escape(p) for p in module.split("."))]
+
+
+def _escape(part: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_]", lambda m: f"_x{ord(m[0]):02x}_", part) or "_"
 
 
 def _rollup_depth(paths: Iterable[str], limit: int) -> int | None:

@@ -32,7 +32,7 @@ from dagster import (
 )
 
 from assets import _fleet
-from assets._batch import run_batch
+from assets._batch import log_materializations, run_batch
 from assets._metadata import integration_metadata, unit_metadata
 from assets._seams import AgentSource, ForgeSource, RepoSource, SandboxSource, StoreSource
 from fleet.errors import KillSwitchEngaged
@@ -147,11 +147,10 @@ def _campaign_assets(
                          ) -> Iterator[AssetMaterialization]:
         _check_killed(store)
         results = latest_results(store.ledger(), campaign)
-        for key in context.partition_keys:
-            r = results.get(key)
-            if r is not None and r.status == "verified":
-                yield AssetMaterialization(asset_key=context.asset_key, partition=key,
-                                           metadata=unit_metadata(r))
+        verified = [(key, unit_metadata(r)) for key in context.partition_keys
+                    if (r := results.get(key)) is not None and r.status == "verified"]
+        log_materializations(context, verified)
+        yield from ()
 
     @asset(key=[prefix, "integration"], deps=[verified_patches], group_name=group,
            description="Verified patches merged on the latest base, tested together.")

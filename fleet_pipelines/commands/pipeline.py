@@ -61,9 +61,11 @@ def _run(settings: FleetSettings, dagster_home: Path) -> SweepReport:
     from rich.console import Console
 
     from fleet_pipelines.commands._sweep import instance_for, sweep
+    from fleet_pipelines.storage import ensure_instance_config
 
     console = Console(stderr=True)
     settings.save()
+    ensure_instance_config(dagster_home.resolve())
     with instance_for(dagster_home.resolve()) as instance, console.status(
         "sweeping", spinner="dots"
     ) as status:

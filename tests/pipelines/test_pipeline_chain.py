@@ -18,6 +18,7 @@ from fleet.unit import latest_results
 from fleet_pipelines.commands._sweep import SweepReport, sweep
 from fleet_pipelines.definitions import GATES
 from fleet_pipelines.resources import FleetSettings
+from fleet_pipelines.storage import ensure_instance_config
 from sandbox import Sandbox
 from tests.conftest import git
 
@@ -26,8 +27,9 @@ pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
 @pytest.fixture
 def instance(tmp_path: Path) -> Iterator[DagsterInstance]:
-    (tmp_path / "dagster").mkdir()
-    with DagsterInstance.local_temp(str(tmp_path / "dagster")) as inst:
+    """The embedded instance as ``fleet sweep`` configures it (the pooled SQLite event log)."""
+    ensure_instance_config(tmp_path / "dagster")
+    with DagsterInstance.from_config(str(tmp_path / "dagster")) as inst:
         yield inst
 
 
