@@ -35,7 +35,7 @@ demo: $(STAMP)
 	$(BIN)/fleet demo
 
 ui: $(STAMP)
-	mkdir -p $(DAGSTER_HOME)
+	$(BIN)/python -c 'import sys; from pathlib import Path; from fleet_pipelines.storage import ensure_instance_config; ensure_instance_config(Path(sys.argv[1]))' $(DAGSTER_HOME)
 	$(BIN)/dagster dev -w workspace.yaml -h $(HOST) -p $(PORT)
 
 bench: $(STAMP)
