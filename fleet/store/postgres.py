@@ -3,8 +3,9 @@
 Leases are taken by one server-side function call (``fleet_lease_acquire`` in ``schema.sql``):
 multi-granularity advisory locks, tried without waiting, keep two overlapping acquisitions from
 ever running at once (the second is refused as contended and retried by ``acquire_all``), while
-acquisitions in unrelated or sibling symbols run in parallel. A release is one call of
-``fleet_lease_release``, which commits asynchronously (only that transaction; why a crash cannot
+acquisitions in unrelated or sibling symbols run in parallel. A release by id is one plain
+statement (``lease_release_one`` / ``lease_release_ids``), a release of everything one call of
+``fleet_lease_release``; both commit asynchronously (only that transaction; why a crash cannot
 break no-conflict or fencing is argued in ``schema.sql`` and docs/store.md). The task
 queue claims with ``FOR UPDATE SKIP LOCKED``. Driver errors become :mod:`fleet.store.errors`.
 """
@@ -172,9 +173,12 @@ class PostgresLeaseStore(LeaseStoreBase):
 
     def __init__(self, db: PostgresDatabase) -> None:
         self.db = db
-        self._acquire = HotStatement("lease_acquire_v3", db.sql["lease_acquire"], ACQUIRE_PARAMS)
+        self._acquire = HotStatement("lease_acquire_v4", db.sql["lease_acquire"], ACQUIRE_PARAMS)
         self._release_ids = HotStatement(
-            "lease_release_ids_v3", db.sql["lease_release_ids"], ("holder", "ids")
+            "lease_release_ids_v4", db.sql["lease_release_ids"], ("holder", "ids")
+        )
+        self._release_one = HotStatement(
+            "lease_release_one_v4", db.sql["lease_release_one"], ("holder", "ids")
         )
 
     def try_acquire(
@@ -212,9 +216,10 @@ class PostgresLeaseStore(LeaseStoreBase):
             with self.db.single() as tx:
                 row = tx.one("lease_release", {"holder": holder})
             return int(row["n"]) if row is not None else 0
-        ids = ",".join(str(int(i)) for i in lease_ids)
+        wanted = [str(int(i)) for i in lease_ids]
+        statement = self._release_one if len(wanted) == 1 else self._release_ids
         with self.db.connection() as conn:
-            rows = self._release_ids.rows(conn, (holder.encode(), ids.encode()))
+            rows = statement.rows(conn, (holder.encode(), ",".join(wanted).encode()))
         return int(rows[0][0]) if rows and rows[0][0] is not None else 0
 
     def check_fence(self, symbol: str, token: int) -> bool:

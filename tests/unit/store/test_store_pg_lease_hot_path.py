@@ -136,3 +136,43 @@ def test_after_a_crash_lost_grants_stay_fenced_off_and_the_epoch_advances_once(
             thread.join()
         assert len(tokens) == 6 and {t >> 40 for t in tokens} == {3}
         assert conn.execute("SELECT epoch FROM lease_epoch").fetchone() == (3,)
+
+
+@pytest.mark.postgres
+def test_fence_rows_are_inserted_once_then_updated_per_grant(pg_dsn: str) -> None:
+    """Migration 0004: a fence is inserted by the first grant on its symbol and updated by every
+    later one (token = newest grant; write_token = first token of the newest writing call)."""
+    import psycopg
+
+    from fleet.store import open_store
+
+    def fence(conn: psycopg.Connection[tuple[object, ...]], symbol: str) -> tuple[object, ...]:
+        row = conn.execute(
+            "SELECT token, write_token FROM lease_fences WHERE symbol = %s", (symbol,)
+        ).fetchone()
+        assert row is not None
+        return tuple(row)
+
+    with open_store(pg_dsn) as store, psycopg.connect(pg_dsn, autocommit=True) as conn:
+        leases = store.leases
+        tokens = []
+        for mode in ("read", "write", "read"):
+            got = leases.try_acquire("a", "u", [LeaseRequest("m.py::A", mode)], 60)
+            assert isinstance(got, Acquired)
+            tokens.append(got.grants[0].token)
+            assert leases.release("a", [got.grants[0].lease_id]) == 1
+        assert tokens == sorted(tokens) and len(set(tokens)) == 3
+        assert fence(conn, "m.py::A") == (tokens[2], tokens[1])
+        assert leases.check_fence("m.py::A", tokens[2]) and not leases.check_fence(
+            "m.py::A", tokens[0]
+        )
+        nested = leases.try_acquire(
+            "b", "u", [LeaseRequest("m.py::A", "write"), LeaseRequest("m.py::A.f", "write")], 60
+        )
+        assert isinstance(nested, Acquired)
+        outer, inner = sorted(nested.grants, key=lambda g: g.symbol)
+        assert fence(conn, "m.py::A") == (outer.token, outer.token)
+        assert fence(conn, "m.py::A.f") == (inner.token, outer.token)
+        assert leases.check_fence("m.py::A", outer.token)
+        assert leases.check_fence("m.py::A.f", inner.token)
+        assert conn.execute("SELECT count(*) FROM lease_fences").fetchone() == (2,)

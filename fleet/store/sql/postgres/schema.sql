@@ -222,13 +222,22 @@ BEGIN
         v_token := (v_epoch << 40) + v_seq;
         v_base := coalesce(v_base, v_token);
         RETURN QUERY
-            WITH fence AS (
-                INSERT INTO lease_fences AS f (symbol, token, write_token)
-                VALUES (p_symbols[i], v_token,
-                        CASE WHEN p_modes[i] = 'write' THEN v_base ELSE 0 END)
-                ON CONFLICT ON CONSTRAINT lease_fences_pkey DO UPDATE SET
-                    token = greatest(f.token, excluded.token),
-                    write_token = greatest(f.write_token, excluded.write_token)
+            -- The fence: an UPDATE (a HOT update: no index entry), or an INSERT the first time
+            -- the symbol is leased. No other call writes this symbol's fence meanwhile: this
+            -- one holds the symbol's exclusive advisory lock.
+            WITH fenced AS (
+                UPDATE lease_fences AS f SET
+                    token = greatest(f.token, v_token),
+                    write_token = CASE WHEN p_modes[i] = 'write'
+                                       THEN greatest(f.write_token, v_base)
+                                       ELSE f.write_token END
+                WHERE f.symbol = p_symbols[i]
+                RETURNING f.symbol
+            ), first_fence AS (
+                INSERT INTO lease_fences (symbol, token, write_token)
+                SELECT p_symbols[i], v_token,
+                       CASE WHEN p_modes[i] = 'write' THEN v_base ELSE 0 END
+                WHERE NOT EXISTS (SELECT FROM fenced)
             )
             INSERT INTO leases AS l (symbol, mode, holder, unit, token, granted_at, expires_at)
             VALUES (p_symbols[i], p_modes[i], p_holder, p_unit, v_token, v_now, v_now + p_ttl)
