@@ -11,8 +11,11 @@ orchestration.
 
 from __future__ import annotations
 
+import codecs
+import io
 import subprocess
 import time
+import tokenize
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +40,22 @@ if TYPE_CHECKING:
     from sandbox import Sandbox
 
 __all__ = ["CodemodAgent", "derived_params", "unit_spans"]
+
+
+def decode_source(raw: bytes) -> tuple[str, str]:
+    """A Python file's text and its encoding: the PEP 263 coding declaration or BOM, else UTF-8
+    (newlines kept as written). Raises ``SyntaxError``/``UnicodeDecodeError`` when the bytes do
+    not decode."""
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    if encoding == "utf-8-sig":
+        return raw.decode("utf-8-sig"), "utf-8-sig"
+    return raw.decode(encoding), "utf-8" if codecs.lookup(encoding).name == "utf-8" else encoding
+
+
+def _utf8_offset(raw: bytes, offset: int, encoding: str) -> int:
+    """The graph's spans are offsets into the file's bytes; the codemods take offsets into the
+    UTF-8 encoding of its text."""
+    return len(raw[:offset].decode(encoding, errors="replace").encode("utf-8"))
 
 
 def unit_spans(graph: SymbolGraph | None, unit: WorkUnit, path: str) -> list[tuple[int, int]]:
@@ -99,11 +118,22 @@ def derived_params(
 def _git_diff(ws: Workspace) -> str:
     proc = subprocess.run(
         ["git", "diff", "--no-color", "--no-ext-diff", ws.base_commit, "--"],
-        cwd=ws.path, capture_output=True, text=True, check=False,
+        cwd=ws.path, capture_output=True, check=False,
     )
     if proc.returncode != 0:
-        raise GitError(f"git diff {ws.base_commit} in {ws.path}: {proc.stderr.strip()}")
-    return proc.stdout
+        raise GitError(f"git diff {ws.base_commit} in {ws.path}: "
+                       f"{proc.stderr.decode(errors='replace').strip()}")
+    # A hunk of a file in a legacy encoding (PEP 263) may not be UTF-8: its bytes survive as
+    # surrogates here (``errors="surrogateescape"``) and ``run`` refuses such a patch.
+    return proc.stdout.decode(errors="surrogateescape")
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class CodemodAgent:
@@ -151,6 +181,11 @@ class CodemodAgent:
             patch = _git_diff(workspace)
         except GitError as exc:
             return self._finish(unit, "", steps, StopReason.ERROR, str(exc))
+        if not _is_utf8(patch):
+            # The ledger, the stores and the forges keep a patch as UTF-8 text.
+            return self._finish(unit, "", steps, StopReason.ERROR,
+                                "the rewrite gives a patch that is not UTF-8 text (a file in a "
+                                "legacy encoding); convert the file to UTF-8 to fix it")
         failed = [s for s in steps if not s.ok]
         if stop is StopReason.FINISHED and failed and not patch:
             stop, detail = StopReason.ERROR, failed[0].result
@@ -172,19 +207,29 @@ class CodemodAgent:
         file = ws.path / path
         arguments: dict[str, Any] = {"path": path, "codemod": codemod, "spans": spans}
         try:
-            source = file.read_text(encoding="utf-8")
-        except OSError as exc:
+            raw = file.read_bytes()
+            source, encoding = decode_source(raw)
+        except (OSError, SyntaxError, UnicodeDecodeError) as exc:
             step = AgentStep(index, "codemod", arguments, f"cannot read {path}: {exc}", ok=False)
         else:
+            if encoding != "utf-8":
+                spans = [(_utf8_offset(raw, a, encoding), _utf8_offset(raw, b, encoding))
+                         for a, b in spans]
             result = apply_codemod(codemod, source, params, spans, path)
             if isinstance(result, TransformSuccess):
                 changed = result.code != source
-                if changed:
-                    file.write_text(result.code, encoding="utf-8")
-                warnings = "; ".join(result.warning_messages)
-                text = "rewrote" if changed else "no change"
-                step = AgentStep(index, "codemod", arguments,
-                                 f"{text}{': ' + warnings if warnings else ''}")
+                try:
+                    if changed:
+                        file.write_bytes(result.code.encode(encoding))
+                except UnicodeEncodeError as exc:
+                    step = AgentStep(index, "codemod", arguments,
+                                     f"failed: the rewrite does not fit {encoding}: {exc}",
+                                     ok=False)
+                else:
+                    warnings = "; ".join(result.warning_messages)
+                    text = "rewrote" if changed else "no change"
+                    step = AgentStep(index, "codemod", arguments,
+                                     f"{text}{': ' + warnings if warnings else ''}")
             elif isinstance(result, TransformFailure):
                 step = AgentStep(index, "codemod", arguments, f"failed: {result.error}", ok=False)
             else:

@@ -155,6 +155,27 @@ def _where_ok(matcher: Matcher, node: ts.Node) -> bool:
     return not ("min_positional" in where and positional < int(where["min_positional"]))
 
 
+_PATTERNS = ("pattern_list", "tuple_pattern", "list_pattern", "tuple", "list",
+             "parenthesized_expression", "expression_list")
+
+
+def _is_store(node: ts.Node) -> bool:
+    """``node`` is assigned to (``a.b = ...``, ``a.b += ...``, ``a.b: T = ...``, unpacking) or
+    deleted."""
+    child, parent = node, node.parent
+    while parent is not None and parent.type in _PATTERNS:
+        child, parent = parent, parent.parent
+    if parent is None:
+        return False
+    if parent.type == "delete_statement":
+        return True
+    if parent.type in ("assignment", "augmented_assignment"):
+        left = parent.child_by_field_name("left")
+        return left is not None and (left.start_byte, left.end_byte) == (
+            child.start_byte, child.end_byte)
+    return False
+
+
 def _by_refs(graph: SymbolGraph, sources: Sources, matcher: Matcher) -> Iterator[_Hit]:
     targets = set(matcher.target)
     for ref in graph.references:
@@ -177,6 +198,8 @@ def _by_refs(graph: SymbolGraph, sources: Sources, matcher: Matcher) -> Iterator
                 call = _call_node(sources, ref) if ref.kind == "call" else None
                 if call is not None:
                     node = call if _where_ok(matcher, call) else None
+                elif node is not None and _is_store(node):
+                    node = None  # defining the attribute (a compatibility shim) is no use of it
         if node is not None:
             yield _Hit(matcher.rule, matcher.message, ref.src, ref.path, node)
 

@@ -6,7 +6,11 @@
    version; files both sides changed go through ``fleet.merge.merge3`` (line stage, then the
    structural stage); a conflict drops the patch (``merge_conflicts``).
 4. Run the tests on the combination; if they fail, bisect for the first patch whose prefix fails,
-   drop it as a ``semantic conflict`` (its unit is requeued on the new base), and repeat.
+   drop it as a ``semantic conflict`` (its unit is requeued on the new base), and repeat. When
+   the suite fails on the base too (usual for third-party checkouts: a missing test dependency,
+   a flaky test), "fails" means "breaks relative to the base" - a test passing on the base that
+   fails, errors, is skipped or is gone, or a new failing test - judged on the per-test outcomes
+   the runner reports (``SuiteRun.outcomes``); the result lists them in ``new_failures``.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ class SuiteRun:
     passed: bool
     output: str
     wall_s: float
+    outcomes: dict[str, str] | None = None  # test id -> passed/failed/error/skipped, if known
 
 
 SuiteRunner = Callable[[Path], SuiteRun]
@@ -53,6 +58,8 @@ class IntegrationResult:
     merge_conflicts: tuple[str, ...] = ()
     stale: tuple[str, ...] = ()
     tests: SuiteRun | None = None
+    base_tests: SuiteRun | None = None  # run only when the combination's tests fail
+    new_failures: tuple[str, ...] = ()  # what fails on the combination and not on the base
     test_runs: int = 0
     wall_s: float = 0.0
     commits: dict[str, str] = field(default_factory=dict)
@@ -168,15 +175,24 @@ def integrate(
     git(repo, "worktree", "add", "-q", "--detach", str(tree), base)
     runs = 0
     semantic: list[UnitResult] = []
+    base_run: SuiteRun | None = None
     try:
         applied, conflicts, commits = _build(tree, repo, base, candidates, structural)
         tests = run_tests(tree) if applied else None
         runs += 1 if applied else 0
-        while tests is not None and not tests.passed and applied:
-            culprit, bisect_runs = _bisect(tree, repo, base, applied, structural, run_tests)
+        if tests is not None and not tests.passed:
+            # A third-party suite often fails on the base already (a missing dependency, a flaky
+            # test): then only what breaks relative to the base is the patches' doing.
+            _build(tree, repo, base, [], structural)
+            base_run = run_tests(tree)
+            runs += 1
+            applied, conflicts, commits = _build(tree, repo, base, candidates, structural)
+        while tests is not None and _broken(tests, base_run) and applied:
+            culprit, bisect_runs = _bisect(tree, repo, base, applied, structural, run_tests,
+                                           base_run)
             runs += bisect_runs
             if culprit is None:
-                break  # the base itself fails: nothing to blame on a patch
+                break  # nothing to blame on a patch
             semantic.append(culprit)
             ledger.append("integration.semantic_conflict",
                           {"reason": "tests fail on the combination",
@@ -204,30 +220,54 @@ def integrate(
         semantic_conflicts=tuple(p.unit for p in semantic),
         merge_conflicts=tuple(p.unit for p in conflicts),
         stale=tuple(p.unit for p in stale),
-        tests=tests, test_runs=runs, wall_s=time.perf_counter() - started, commits=commits,
+        tests=tests, base_tests=base_run,
+        new_failures=tuple(_new_failures(tests, base_run)) if tests is not None else (),
+        test_runs=runs, wall_s=time.perf_counter() - started, commits=commits,
     )
     ledger.append("integration.finished", {
         "branch": branch, "base": base, "head": head, "merged": list(outcome.merged),
         "semantic_conflicts": list(outcome.semantic_conflicts),
         "merge_conflicts": list(outcome.merge_conflicts), "stale": list(outcome.stale),
         "tests_passed": None if tests is None else tests.passed, "test_runs": runs,
+        "base_tests_passed": None if base_run is None else base_run.passed,
+        "new_failures": list(outcome.new_failures),
     }, campaign=campaign, actor=actor)
     return outcome
 
 
+def _new_failures(run: SuiteRun, base_run: SuiteRun | None) -> list[str]:
+    """What ``run`` breaks relative to the base: a test passing there that fails, errors, is
+    skipped or is gone here, or a new test that fails. Without a base run or per-test outcomes:
+    everything, when ``run`` failed."""
+    if run.passed:
+        return []
+    if base_run is None or base_run.passed or base_run.outcomes is None or run.outcomes is None:
+        return ["the test suite fails"]
+    from fleet.verify._exec import PytestRun
+    from fleet.verify.dynamic import compare_runs
+
+    return compare_runs(PytestRun(outcomes=dict(base_run.outcomes), reported=True),
+                        PytestRun(outcomes=dict(run.outcomes), reported=True))
+
+
+def _broken(run: SuiteRun, base_run: SuiteRun | None) -> bool:
+    return bool(_new_failures(run, base_run))
+
+
 def _bisect(tree: Path, repo: Path, base: str, applied: list[UnitResult],
-            structural: StructuralMerge | None,
-            run_tests: SuiteRunner) -> tuple[UnitResult | None, int]:
-    """The first patch whose prefix fails the tests (the full list is known to fail)."""
+            structural: StructuralMerge | None, run_tests: SuiteRunner,
+            base_run: SuiteRun | None = None) -> tuple[UnitResult | None, int]:
+    """The first patch whose prefix breaks the tests (the full list is known to), judged
+    against ``base_run`` when the base fails on its own."""
     runs = 0
 
     def fails(k: int) -> bool:
         nonlocal runs
         _build(tree, repo, base, applied[:k], structural)
         runs += 1
-        return not run_tests(tree).passed
+        return _broken(run_tests(tree), base_run)
 
-    if fails(0):
+    if base_run is None and fails(0):  # with a base run, the base is the reference
         return None, runs
     lo, hi = 0, len(applied)  # prefix lo passes, prefix hi fails
     while hi - lo > 1:

@@ -7,6 +7,10 @@ Public API:
     Index ``repo`` (unless ``graph`` is given), run the campaign's matchers, plan. Read-only.
 ``plan_findings(graph, findings, campaign, base_commit) -> Plan``
     Plan already-found findings.
+``base_tree(repo, base_commit)`` (context manager) -> a directory holding exactly the base
+    commit's files: ``repo`` itself when its checkout matches, else a temporary ``git archive``
+    export. Index that, not a dirty checkout, or the findings' spans miss in the units'
+    worktrees.
 ``Plan``: ``campaign``, ``base_commit``, ``findings``, ``units`` (``WorkUnit`` with ``rank`` and
 ``wave`` set), ``waves`` (unit keys per wave), ``lock_order`` (every leased symbol with its rank,
 in acquisition order), ``expected_parallelism``, ``unit(key)``, ``leases(unit)``, ``to_dict()``;
@@ -18,6 +22,7 @@ write-leases ``path::<module>`` of its files and a file's findings are one unit.
 """
 
 from fleet.plan._plan import Plan, head_commit, plan_campaign, plan_findings, plan_from_dict
+from fleet.plan._snapshot import base_tree
 from fleet.plan._units import (
     ancestors,
     build_units,
@@ -32,6 +37,7 @@ __all__ = [
     "Plan",
     "ancestors",
     "assign_waves",
+    "base_tree",
     "build_units",
     "containers",
     "expected_parallelism",

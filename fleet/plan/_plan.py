@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from fleet.campaigns.matchers import find_findings
 from fleet.campaigns.spec import Campaign
 from fleet.errors import ConfigError, GitError
+from fleet.plan._snapshot import base_tree
 from fleet.plan._units import build_units, lease_requests
 from fleet.plan._waves import assign_waves, expected_parallelism
 from fleet.types import Finding, LeaseRequest, WorkUnit
@@ -40,10 +41,19 @@ class Plan:
         hits = [u for u in self.units if u.key == key] or [
             u for u in self.units if u.key.startswith(key)
         ]
-        if len(hits) != 1:
-            known = ", ".join(u.key for u in self.units[:10])
-            raise ConfigError(f"no unit {key!r} in campaign {self.campaign} (units: {known} ...)")
-        return hits[0]
+        if len(hits) == 1 and key:
+            return hits[0]
+        if not self.units:
+            raise ConfigError(f"no unit {key!r}: campaign {self.campaign} has no findings and no "
+                              f"units at {self.base_commit[:12]}")
+        if len(hits) > 1:
+            listed = ", ".join(u.key for u in hits[:10])
+            more = f" and {len(hits) - 10} more" if len(hits) > 10 else ""
+            raise ConfigError(f"unit prefix {key!r} is ambiguous in campaign {self.campaign}: "
+                              f"{listed}{more}")
+        known = ", ".join(u.key for u in self.units[:10])
+        more = f" and {len(self.units) - 10} more" if len(self.units) > 10 else ""
+        raise ConfigError(f"no unit {key!r} in campaign {self.campaign} (units: {known}{more})")
 
     def leases(self, unit: WorkUnit) -> list[LeaseRequest]:
         assert self.graph is not None, "a plan read back from JSON has no graph"
@@ -112,6 +122,9 @@ def plan_from_dict(data: dict[str, Any]) -> Plan:
 
 
 def head_commit(repo: Path) -> str:
+    """The commit at ``repo``'s HEAD; ``GitError`` when ``repo`` is not a git checkout."""
+    if not Path(repo).is_dir():
+        raise GitError(f"{repo}: no such directory (expected a git checkout)")
     proc = subprocess.run(
         ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=False
     )
@@ -174,17 +187,27 @@ def plan_campaign(
     graph: SymbolGraph | None = None,
     base_commit: str | None = None,
 ) -> Plan:
-    """Index (unless given a graph), match and plan. Changes nothing in ``repo``."""
+    """Index (unless given a graph), match and plan. Changes nothing in ``repo``.
+
+    Without a graph, the index is made of the base commit's files: when the checkout has
+    uncommitted changes or untracked source files (or another commit is checked out), of an
+    export of ``base_commit``, so the findings' lines and spans are those the units start from.
+    The returned graph's ``root`` is ``repo``."""
     from fleet.graph import index
 
     root = Path(repo).resolve()
     timings: dict[str, float] = {}
     started = time.perf_counter()
     base = base_commit or head_commit(root)
-    if graph is None:
-        graph = index(root)
+    if graph is not None:
+        findings = find_findings(graph, campaign)
+        timings["match"] = round(time.perf_counter() - started, 3)
+        return plan_findings(graph, findings, campaign, base, timings)
+    with base_tree(root, base) as tree:
+        graph = index(tree)
         timings["index"] = round(time.perf_counter() - started, 3)
-    started = time.perf_counter()
-    findings = find_findings(graph, campaign)
-    timings["match"] = round(time.perf_counter() - started, 3)
+        started = time.perf_counter()
+        findings = find_findings(graph, campaign)
+        timings["match"] = round(time.perf_counter() - started, 3)
+    graph.root = root
     return plan_findings(graph, findings, campaign, base, timings)

@@ -46,6 +46,8 @@ def run_pytest(
     report.unlink(missing_ok=True)
     argv = [
         sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+        # one test file that cannot be imported must not hide the others' outcomes
+        "--continue-on-collection-errors",
         f"--junitxml={REPORT}", "-o", "junit_family=xunit1", *targets,
     ]
     result = run(sandbox, tree, argv, timeout_s)

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
+import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -120,7 +121,7 @@ def export_tree(repo: Path, rev: str, dest: Path) -> None:
 def apply_patch(tree: Path, patch: str, check: bool = False) -> tuple[bool, str]:
     """``git apply`` (``--check`` only when ``check``) in a plain directory tree."""
     args = ["apply", "--whitespace=nowarn", *(["--check"] if check else []), "-"]
-    done = git(tree, *args, stdin=patch.encode())
+    done = git(tree, *args, stdin=patch.encode(errors="surrogateescape"))
     return done.returncode == 0, done.stderr.decode(errors="replace").strip()
 
 
@@ -178,6 +179,11 @@ def read(tree: Path, path: str | None) -> str | None:
         return None
     target = tree / path
     try:
-        return target.read_text()
-    except (FileNotFoundError, IsADirectoryError, UnicodeDecodeError):
+        raw = target.read_bytes()
+        encoding = "utf-8"
+        if path.endswith((".py", ".pyi")):  # PEP 263: a coding declaration or a BOM
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+        text = raw.decode(encoding)
+    except (FileNotFoundError, IsADirectoryError, UnicodeDecodeError, SyntaxError, LookupError):
         return None
+    return text.replace("\r\n", "\n").replace("\r", "\n")

@@ -97,10 +97,51 @@ def gate_impacted_tests(
     if problems:
         return Verdict("impacted_tests", "reject",
                        f"{scope}: " + "; ".join(problems) + f"\n{after.tail(15)}", details)
+    reaching = _reaching(graph, touched)
+    if reaching and not any("passed" in (_outcome(before, t), _outcome(after, t))
+                            for t in reaching):
+        # The tests that exercise the patched code pass neither before nor after the patch (not
+        # collected, a missing fixture or dependency): other tests passing says nothing about
+        # it. (One that starts passing - an xfail the fix turns into XPASS - is evidence.)
+        details["reaching"] = reaching[:50]
+        return Verdict(
+            "impacted_tests", "unknown",
+            f"{scope}: none of the {len(reaching)} test(s) that reach the patched code passes, "
+            f"before or after it ({_summary(before)} before, {_summary(after)} after): nothing "
+            f"checks the patch\n{before.tail(15)}", details,
+        )
+    if before.outcomes and "passed" not in {*before.outcomes.values(), *after.outcomes.values()}:
+        # Every impacted test errors, fails or is skipped before and after the patch (a missing
+        # test dependency, a suite for another Python): a pass/fail comparison cannot tell
+        # anything about the patch, so it must not count as evidence for it.
+        return Verdict(
+            "impacted_tests", "unknown",
+            f"{scope}: no impacted test passes, before or after the patch ({_summary(before)} "
+            f"before, {_summary(after)} after): nothing checks the patch\n{before.tail(15)}",
+            details,
+        )
     return Verdict(
         "impacted_tests", "accept",
         f"{scope}: {_summary(before)} before, {_summary(after)} after", details,
     )
+
+
+def _reaching(graph: Any, touched: Iterable[str]) -> list[str]:
+    """Test functions (symbol ids) that reach a touched symbol in the graph, if there is one."""
+    if graph is None or not hasattr(graph, "tests_reaching"):
+        return []
+    known = [s for s in touched if s in getattr(graph, "symbols", {})]
+    return list(graph.tests_reaching(known)) if known else []
+
+
+def _outcome(result: PytestRun, test_id: str) -> str | None:
+    """The best outcome pytest reported for the test function ``path::Qual.name`` (any of its
+    parametrizations); ``None`` when it did not run."""
+    path, _, qual = test_id.partition("::")
+    name = qual.rsplit(".", 1)[-1]
+    found = [o for key, o in result.outcomes.items()
+             if key.partition("::")[0] == path and key.rsplit("::", 1)[-1].split("[")[0] == name]
+    return "passed" if "passed" in found else (found[0] if found else None)
 
 
 def compare_runs(before: PytestRun, after: PytestRun) -> list[str]:

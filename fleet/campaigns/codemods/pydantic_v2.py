@@ -151,6 +151,11 @@ class MigratePydanticV2Command(ScopedCodemodCommand):
                 value = cst.SimpleString(f'"{value.attr.value}"')
             args.append(cst.Arg(value, keyword=cst.Name(key), equal=_mode("x").equal))
         AddImportsVisitor.add_needed_import(self.context, "pydantic", "ConfigDict")
+        for base in config.bases:  # ``class Config(BaseConfig)``: the base's import may go too
+            if isinstance(base.value, cst.Name):
+                for module in self.v1_modules:
+                    RemoveImportsVisitor.remove_unused_import(self.context, module,
+                                                              base.value.value)
         call = cst.Call(cst.Name("ConfigDict"), args=[
             a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
             if i < len(args) - 1 else a for i, a in enumerate(args)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import libcst as cst
 
 from fleet.campaigns.codemods._base import ScopedCodemodCommand
@@ -30,21 +32,47 @@ UNITTEST_ALIASES: dict[str, str] = {
 
 
 class ReplaceUnittestAliasesCommand(ScopedCodemodCommand):
-    """Rewrite ``self.<alias>(...)`` (any receiver) to the method's current name."""
+    """Rewrite ``self.<alias>`` (any receiver) to the method's current name: in calls and in
+    plain references too (``check = self.assertEquals``, ``assertTrue =
+    unittest.TestCase.failUnless``, which the matcher reports alike and which fail on 3.12).
+    An alias being assigned or deleted (a compatibility shim defining it) is left alone."""
 
     DESCRIPTION = "Replace unittest TestCase aliases removed in Python 3.12 by their current names."
 
-    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        func = updated_node.func
-        if not isinstance(func, cst.Attribute):
-            return updated_node
-        if func.attr.value == "assertDictContainsSubset":
-            return self._subset(original_node, updated_node, func)
-        new = UNITTEST_ALIASES.get(func.attr.value)
-        if new is None or not self.in_scope(original_node):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._stores: set[int] = set()
+
+    def _store(self, target: cst.BaseExpression) -> None:
+        for node in _targets(target):
+            self._stores.add(id(node))
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._store(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._store(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._store(node.target)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._store(node.target)
+
+    def leave_Attribute(
+        self, original_node: cst.Attribute, updated_node: cst.Attribute
+    ) -> cst.BaseExpression:
+        new = UNITTEST_ALIASES.get(updated_node.attr.value)
+        if new is None or id(original_node) in self._stores or not self.in_scope(original_node):
             return updated_node
         self.changes += 1
-        return updated_node.with_changes(func=func.with_changes(attr=cst.Name(new)))
+        return updated_node.with_changes(attr=cst.Name(new))
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        func = updated_node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "assertDictContainsSubset":
+            return self._subset(original_node, updated_node, func)
+        return updated_node
 
     def _subset(
         self, original_node: cst.Call, updated_node: cst.Call, func: cst.Attribute
@@ -62,6 +90,13 @@ class ReplaceUnittestAliasesCommand(ScopedCodemodCommand):
         return updated_node.with_changes(
             func=func.with_changes(attr=cst.Name("assertLessEqual")), args=[*items, *args[2:]]
         )
+
+
+def _targets(target: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The attribute nodes a store goes to (through tuple/list unpacking)."""
+    if isinstance(target, cst.Tuple | cst.List):
+        return [n for el in target.elements for n in _targets(el.value)]
+    return [target] if isinstance(target, cst.Attribute) else []
 
 
 def _paren(value: cst.BaseExpression) -> cst.BaseExpression:

@@ -126,6 +126,48 @@ class TestRetireApi(CodemodTest):
 class TestMigratePydanticV2(CodemodTest):
     TRANSFORM = MigratePydanticV2Command
 
+    def test_a_config_base_class_import_goes_when_unused(self) -> None:
+        # fastapi-utils 0.2.1 api_model.py: ``class Config(BaseConfig)`` left ``BaseConfig``
+        # imported (a deprecated name in v2) and unused
+        before = """
+            from pydantic import BaseConfig, BaseModel
+
+
+            class APIModel(BaseModel):
+                class Config(BaseConfig):
+                    orm_mode = True
+        """
+        after = """
+            from pydantic import ConfigDict, BaseModel
+
+
+            class APIModel(BaseModel):
+                model_config = ConfigDict(from_attributes=True)
+        """
+        self.assertCodemod(before, after)
+        still_used = """
+            from pydantic import BaseConfig, BaseModel
+
+
+            class APIModel(BaseModel):
+                class Config(BaseConfig):
+                    orm_mode = True
+
+
+            DEFAULTS = BaseConfig
+        """
+        kept = """
+            from pydantic import ConfigDict, BaseConfig, BaseModel
+
+
+            class APIModel(BaseModel):
+                model_config = ConfigDict(from_attributes=True)
+
+
+            DEFAULTS = BaseConfig
+        """
+        self.assertCodemod(still_used, kept)
+
     def test_validators_config_and_methods(self) -> None:
         before = '''
             from pydantic import BaseModel, root_validator, validator

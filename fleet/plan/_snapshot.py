@@ -1,0 +1,57 @@
+"""The tree a plan is made on: the base commit, not whatever the checkout holds.
+
+Units start from ``base_commit``; their findings' lines and byte spans must be those of that
+commit. A checkout with uncommitted edits (or untracked source files, or another commit checked
+out) would otherwise give spans that miss, or hit the wrong code, in the unit's worktree.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from fleet.errors import GitError
+
+
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, check=False)
+
+
+def checkout_matches(root: Path, base: str) -> bool:
+    """True when ``root``'s files are exactly ``base``: HEAD is ``base`` and ``git status``
+    shows no change and no untracked (not ignored) file."""
+    head = _git(root, "rev-parse", "HEAD")
+    if head.returncode != 0 or head.stdout.decode().strip() != base:
+        return False
+    status = _git(root, "status", "--porcelain", "-z", "--untracked-files=normal")
+    return status.returncode == 0 and not status.stdout
+
+
+@contextmanager
+def base_tree(root: Path, base: str) -> Iterator[Path]:
+    """A directory holding ``base``'s files: ``root`` itself when the checkout matches it, else
+    a temporary export (``git archive``; nothing in ``root`` changes), removed on exit."""
+    if checkout_matches(root, base):
+        yield root
+        return
+    tmp = Path(tempfile.mkdtemp(prefix="fleet-plan-"))
+    try:
+        archive = tmp / "base.tar"
+        with archive.open("wb") as out:
+            proc = subprocess.run(["git", "archive", "--format=tar", base], cwd=root,
+                                  stdout=out, stderr=subprocess.PIPE, check=False)
+        if proc.returncode != 0:
+            raise GitError(f"git archive {base} in {root}: "
+                           f"{proc.stderr.decode(errors='replace').strip()}")
+        tree = tmp / "tree"
+        with tarfile.open(archive) as tar:
+            tar.extractall(tree, filter="tar")
+        archive.unlink()
+        yield tree
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
