@@ -5,10 +5,28 @@ spaces, UTF-8) of the event body: kind, unit, campaign, actor, payload and creat
 event chains from :data:`GENESIS`. Appends serialize (SQLite write lock; PostgreSQL an advisory
 lock), so concurrent writers from many processes keep one chain; UPDATE and DELETE are refused by
 triggers in both databases; :meth:`SqlLedger.verify` recomputes the chain.
+
+Payloads are stored as strict, valid UTF-8 JSON that both databases (and PostgreSQL ``jsonb``)
+accept. A payload string that is not a sequence of Unicode scalar values -- it holds a lone
+surrogate, typically bytes decoded with ``errors="surrogateescape"`` such as a latin-1 file's
+diff -- cannot be UTF-8, so :func:`encode_payload` stores it losslessly as a tagged object:
+
+- ``{"$bytes_b64": B}``: the string is ``base64(B).decode("utf-8", "surrogateescape")``, so ``B``
+  are the original bytes (a latin-1 patch's real bytes);
+- ``{"$surrogatepass_b64": B}``: any other lone surrogates (``B`` is the ``surrogatepass``
+  UTF-8 encoding), used when the first form would not round-trip;
+- ``{"$items": [[key, value], ...]}``: a dict with such a string as a key;
+- ``{"$escape": {tag: value}}``: a genuine one-key dict whose key is one of these tags.
+
+The hash covers the stored (tagged) form, and :func:`decode_payload` gives readers back the
+original strings. A payload of valid strings is stored and hashed exactly as before, so existing
+ledgers verify unchanged.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import json
 from typing import Any
@@ -16,13 +34,104 @@ from typing import Any
 from fleet.store._db import Database, Row
 from fleet.types import LedgerEvent
 
-__all__ = ["GENESIS", "SqlLedger", "canonical_json", "event_hash"]
+__all__ = [
+    "GENESIS",
+    "SqlLedger",
+    "canonical_json",
+    "decode_payload",
+    "encode_payload",
+    "event_hash",
+]
 
 GENESIS = "0" * 64
+
+_BYTES = "$bytes_b64"
+_SURROGATES = "$surrogatepass_b64"
+_ITEMS = "$items"
+_ESCAPE = "$escape"
+_TAGS = frozenset({_BYTES, _SURROGATES, _ITEMS, _ESCAPE})
 
 
 def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _is_text(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _tag_string(value: str) -> dict[str, str]:
+    """The original bytes when ``value`` is bytes decoded with ``surrogateescape`` (and decodes
+    back to exactly ``value``: ``"\\udcc3\\udca9"`` would come back as ``"é"``); otherwise the
+    ``surrogatepass`` encoding, which round-trips any string."""
+    try:
+        data = value.encode("utf-8", "surrogateescape")
+        if data.decode("utf-8", "surrogateescape") == value:
+            return {_BYTES: base64.b64encode(data).decode("ascii")}
+    except UnicodeEncodeError:
+        pass  # a lone surrogate outside U+DC80..U+DCFF: not an escaped byte
+    return {_SURROGATES: base64.b64encode(value.encode("utf-8", "surrogatepass")).decode("ascii")}
+
+
+def encode_payload(value: Any) -> Any:
+    """``value`` with every string that is not valid Unicode text replaced by its tagged form
+    (see the module docstring); anything else is returned as ``json.dumps`` would see it, so a
+    payload of valid text serializes exactly as before."""
+    if isinstance(value, str):
+        return value if _is_text(value) else _tag_string(value)
+    if isinstance(value, dict):
+        if any(isinstance(k, str) and not _is_text(k) for k in value):
+            # JSON keys are strings: convert the others as json.dumps would ("1", "true", "null")
+            keyed = {k if isinstance(k, str) else json.dumps(k): v for k, v in value.items()}
+            order = sorted(keyed, key=lambda k: k.encode("utf-8", "surrogatepass"))
+            return {_ITEMS: [[encode_payload(k), encode_payload(keyed[k])] for k in order]}
+        encoded = {k: encode_payload(v) for k, v in value.items()}
+        if len(encoded) == 1 and next(iter(encoded)) in _TAGS:
+            return {_ESCAPE: encoded}
+        return encoded
+    if isinstance(value, list | tuple):
+        return [encode_payload(v) for v in value]
+    return value
+
+
+def _untag(tag: str, body: Any) -> tuple[bool, Any]:
+    """``(True, original)`` for a well-formed tagged object, ``(False, None)`` otherwise (a dict
+    that merely looks like one, e.g. written before tags existed, is left as it is)."""
+    try:
+        if tag == _BYTES and isinstance(body, str):
+            return True, base64.b64decode(body, validate=True).decode("utf-8", "surrogateescape")
+        if tag == _SURROGATES and isinstance(body, str):
+            return True, base64.b64decode(body, validate=True).decode("utf-8", "surrogatepass")
+    except (binascii.Error, UnicodeDecodeError):
+        return False, None
+    if tag == _ITEMS and isinstance(body, list) and all(
+        isinstance(p, list) and len(p) == 2 for p in body
+    ):
+        pairs = [(decode_payload(k), decode_payload(v)) for k, v in body]
+        if all(isinstance(k, str) for k, _ in pairs):
+            return True, dict(pairs)
+    if tag == _ESCAPE and isinstance(body, dict):
+        return True, {k: decode_payload(v) for k, v in body.items()}
+    return False, None
+
+
+def decode_payload(value: Any) -> Any:
+    """The inverse of :func:`encode_payload` on the JSON-loaded stored form."""
+    if isinstance(value, dict):
+        if len(value) == 1:
+            tag, body = next(iter(value.items()))
+            if tag in _TAGS:
+                ok, original = _untag(tag, body)
+                if ok:
+                    return original
+        return {k: decode_payload(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [decode_payload(v) for v in value]
+    return value
 
 
 def event_hash(
@@ -54,7 +163,7 @@ def _event(row: Row) -> LedgerEvent:
         unit=row["unit"],
         campaign=row["campaign"],
         actor=row["actor"],
-        payload=json.loads(row["payload"]),
+        payload=decode_payload(json.loads(row["payload"])),
         created_at=float(row["created_at"]),
         prev_hash=row["prev_hash"],
         hash=row["hash"],
@@ -76,7 +185,7 @@ class SqlLedger:
         campaign: str | None = None,
         actor: str = "fleet",
     ) -> LedgerEvent:
-        payload_json = canonical_json(payload)
+        payload_json = canonical_json(encode_payload(payload))
         with self.db.write() as tx:
             if "ledger_lock" in self.db.sql:
                 tx.one("ledger_lock")
@@ -100,7 +209,8 @@ class SqlLedger:
                 },
             )
         return LedgerEvent(
-            seq, kind, unit, campaign, actor, json.loads(payload_json), created_at, prev, digest
+            seq, kind, unit, campaign, actor, decode_payload(json.loads(payload_json)), created_at,
+            prev, digest,
         )
 
     def events(
