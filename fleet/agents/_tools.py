@@ -18,7 +18,7 @@ import libcst
 
 from fleet.types import Workspace, WorkUnit
 from fleet.verify._exec import sandbox_env
-from fleet.verify.spans import MODULE, covered_by, python_spans
+from fleet.verify.spans import MODULE, covered_by, decode_source, python_spans
 from sandbox import Limits, Sandbox
 
 OUTPUT_CAP = 8000
@@ -115,7 +115,10 @@ class Toolbox:
         if isinstance(found, str):
             return False, found
         target, _, qual = found
-        source = target.read_text()
+        read = _read(target)
+        if isinstance(read, str):
+            return False, read
+        source, _ = read
         if qual == MODULE:
             return True, source
         try:
@@ -137,7 +140,10 @@ class Toolbox:
         if isinstance(found, str):
             return False, found
         target, _, qual = found
-        old = target.read_text()
+        read = _read(target)
+        if isinstance(read, str):
+            return False, read
+        old, encoding = read
         if qual == MODULE:
             new = source
         else:
@@ -159,7 +165,12 @@ class Toolbox:
             libcst.parse_module(new)
         except libcst.ParserSyntaxError as exc:
             return False, f"refused: the file would not parse: {exc}"
-        target.write_text(new)
+        try:
+            data = new.encode(encoding)
+        except UnicodeEncodeError as exc:
+            return False, (f"refused: the new text does not fit the file's encoding "
+                           f"{encoding}: {exc}")
+        target.write_bytes(data)
         return True, f"replaced {symbol}"
 
     def tool_search_symbols(self, query: str) -> tuple[bool, str]:
@@ -231,3 +242,12 @@ def missing_arguments(name: str, args: Any) -> list[str]:
 
 
 __all__ = ["TOOL_SPECS", "Toolbox", "missing_arguments", "sandbox_env"]
+
+
+def _read(target: Path) -> tuple[str, str] | str:
+    """A Python file's text and encoding (PEP 263 declaration or BOM, line endings kept), or the
+    reason it cannot be read as text, for the model to see instead of a crash."""
+    try:
+        return decode_source(target.read_bytes())
+    except (UnicodeDecodeError, SyntaxError, LookupError) as exc:
+        return f"{target.name} is not readable as Python source text: {exc}"

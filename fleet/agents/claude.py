@@ -10,7 +10,6 @@ reason. The model is any ``fleet.protocols.Model``: ``AnthropicModel`` in produc
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +18,7 @@ from fleet.agents._tools import TOOL_SPECS, Toolbox, missing_arguments
 from fleet.agents.anthropic_model import AnthropicModel, usage_cost
 from fleet.agents.guard import BudgetGuard, Controls, DayBudget
 from fleet.errors import FleetError
+from fleet.forge.worktree import workspace_diff
 from fleet.protocols import Model
 from fleet.types import AgentOutcome, AgentStep, Budget, Cost, StopReason, Workspace, WorkUnit
 from sandbox import Sandbox
@@ -151,7 +151,7 @@ class ClaudeAgent:
                     step = AgentStep(len(steps), name, dict(args), text, ok)
                     steps.append(step)
                     if self.on_step is not None:
-                        self.on_step(step, _diff(workspace))
+                        self.on_step(step, workspace_diff(workspace))
                     if name == "finish":
                         finished, summary = True, str(args.get("summary", ""))
                 results.append(
@@ -186,7 +186,7 @@ class ClaudeAgent:
         stop: StopReason,
         detail: str,
     ) -> AgentOutcome:
-        return AgentOutcome(_diff(workspace), tuple(steps), cost, stop, detail)
+        return AgentOutcome(workspace_diff(workspace), tuple(steps), cost, stop, detail)
 
 
 _TOOL_NAMES = frozenset(t["name"] for t in TOOL_SPECS)
@@ -194,18 +194,3 @@ _TOOL_NAMES = frozenset(t["name"] for t in TOOL_SPECS)
 
 def _model_name(model: Model) -> str:
     return str(getattr(model, "model", model.name))
-
-
-def _diff(workspace: Workspace) -> str:
-    """The worktree's change against the unit's base commit, new files included."""
-    def git(*args: str) -> str:
-        done = subprocess.run(
-            ["git", "-C", str(workspace.path), *args], capture_output=True, text=True
-        )
-        if done.returncode != 0:
-            raise FleetError(f"git {' '.join(args)}: {done.stderr.strip()}")
-        return done.stdout
-
-    git("add", "-A")
-    return git("diff", "--cached", "--binary", workspace.base_commit)
-

@@ -11,11 +11,7 @@ orchestration.
 
 from __future__ import annotations
 
-import codecs
-import io
-import subprocess
 import time
-import tokenize
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +20,7 @@ from libcst.codemod import TransformFailure, TransformSkip, TransformSuccess
 from fleet.campaigns.codemods import apply_codemod
 from fleet.campaigns.spec import Campaign
 from fleet.errors import GitError
+from fleet.forge.worktree import workspace_diff
 from fleet.protocols import Ledger
 from fleet.types import (
     AgentOutcome,
@@ -34,22 +31,13 @@ from fleet.types import (
     Workspace,
     WorkUnit,
 )
+from fleet.verify.spans import decode_source
 
 if TYPE_CHECKING:
     from fleet.graph import SymbolGraph
     from sandbox import Sandbox
 
 __all__ = ["CodemodAgent", "derived_params", "unit_spans"]
-
-
-def decode_source(raw: bytes) -> tuple[str, str]:
-    """A Python file's text and its encoding: the PEP 263 coding declaration or BOM, else UTF-8
-    (newlines kept as written). Raises ``SyntaxError``/``UnicodeDecodeError`` when the bytes do
-    not decode."""
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
-    if encoding == "utf-8-sig":
-        return raw.decode("utf-8-sig"), "utf-8-sig"
-    return raw.decode(encoding), "utf-8" if codecs.lookup(encoding).name == "utf-8" else encoding
 
 
 def _utf8_offset(raw: bytes, offset: int, encoding: str) -> int:
@@ -115,19 +103,6 @@ def derived_params(
     return out
 
 
-def _git_diff(ws: Workspace) -> str:
-    proc = subprocess.run(
-        ["git", "diff", "--no-color", "--no-ext-diff", ws.base_commit, "--"],
-        cwd=ws.path, capture_output=True, check=False,
-    )
-    if proc.returncode != 0:
-        raise GitError(f"git diff {ws.base_commit} in {ws.path}: "
-                       f"{proc.stderr.decode(errors='replace').strip()}")
-    # A hunk of a file in a legacy encoding (PEP 263) may not be UTF-8: its bytes survive as
-    # surrogates here (``errors="surrogateescape"``) and ``run`` refuses such a patch.
-    return proc.stdout.decode(errors="surrogateescape")
-
-
 def _is_utf8(text: str) -> bool:
     try:
         text.encode("utf-8")
@@ -178,7 +153,7 @@ class CodemodAgent:
                 break
             steps.append(self._apply(unit, workspace, codemod, params, path, len(steps)))
         try:
-            patch = _git_diff(workspace)
+            patch = workspace_diff(workspace)
         except GitError as exc:
             return self._finish(unit, "", steps, StopReason.ERROR, str(exc))
         if not _is_utf8(patch):

@@ -69,11 +69,14 @@ def step_recorder(
 def _git(cwd: Path, *args: str, stdin: str | None = None) -> str:
     done = subprocess.run(
         ["git", "-c", "user.name=fleet", "-c", "user.email=fleet@fleet.invalid", *args],
-        cwd=cwd, input=stdin, capture_output=True, text=True,
+        cwd=cwd, capture_output=True,
+        # a diff of a file in a legacy encoding carries its bytes as surrogate escapes
+        input=None if stdin is None else stdin.encode("utf-8", "surrogateescape"),
     )
     if done.returncode != 0:
-        raise GitError(f"git {' '.join(args)} in {cwd}: {done.stderr.strip()}")
-    return done.stdout
+        stderr = done.stderr.decode("utf-8", "replace").strip()
+        raise GitError(f"git {' '.join(args)} in {cwd}: {stderr}")
+    return done.stdout.decode("utf-8", "surrogateescape")
 
 
 def _last_run(ledger: Ledger, unit: str) -> list[Any]:

@@ -56,6 +56,20 @@ def _git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProc
     return proc
 
 
+def workspace_diff(ws: Workspace) -> str:
+    """The worktree's change against the unit's base commit, new files included. A hunk of a
+    file in a legacy encoding (PEP 263) is not UTF-8: its bytes survive as surrogate escapes
+    (``surrogateescape``), which the ledger and the gates keep losslessly."""
+    for args in (("add", "-A"),
+                 ("diff", "--cached", "--binary", "--no-color", "--no-ext-diff",
+                  ws.base_commit, "--")):
+        proc = subprocess.run(["git", *args], cwd=ws.path, capture_output=True, check=False)
+        if proc.returncode != 0:
+            raise GitError(f"git {' '.join(args)} in {ws.path}: "
+                           f"{proc.stderr.decode(errors='replace').strip()}")
+    return proc.stdout.decode(errors="surrogateescape")
+
+
 def branch_name(campaign: str, unit: str) -> str:
     return f"fleet/{_SAFE.sub('-', campaign)}/{_SAFE.sub('-', unit)}"
 

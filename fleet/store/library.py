@@ -48,8 +48,12 @@ class SqlLibrary:
         campaign: str = "",
         unit: str = "",
     ) -> Artifact:
-        """Store ``content`` (text is stored as UTF-8) and reference it; idempotent."""
-        data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
+        """Store ``content`` (text is stored as UTF-8; surrogate escapes of a legacy encoding's
+        bytes go back to those bytes) and reference it; idempotent."""
+        if isinstance(content, str):
+            data = content.encode("utf-8", "surrogateescape")
+        else:
+            data = bytes(content)
         digest = hashlib.sha256(data).hexdigest()
         try:
             text: str | None = data.decode("utf-8")

@@ -26,9 +26,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from fleet.agents.rollback import step_recorder
-from fleet.errors import GitError
+from fleet.errors import FleetError, GitError
 from fleet.protocols import Agent, LeaseStore, Ledger
-from fleet.types import Acquired, AgentOutcome, Budget, LeaseRequest, Verdict, Workspace, WorkUnit
+from fleet.types import (
+    Acquired,
+    AgentOutcome,
+    Budget,
+    Cost,
+    LeaseRequest,
+    StopReason,
+    Verdict,
+    Workspace,
+    WorkUnit,
+)
 from fleet.unit._records import UnitResult, record_result
 
 if TYPE_CHECKING:
@@ -160,7 +170,7 @@ def _work(unit: WorkUnit, env: UnitEnv, acquired: Acquired, actor: str,
     try:
         t0 = time.perf_counter()
         agent, recorded = _with_step_recorder(env.agent, env.ledger, unit)
-        outcome = agent.run(unit, workspace, env.sandbox, env.budget)
+        outcome = _run_agent(agent, unit, workspace, env)
         agent_s = time.perf_counter() - t0
         if not recorded:
             _record_steps(env.ledger, unit, outcome)
@@ -192,6 +202,19 @@ def _work(unit: WorkUnit, env: UnitEnv, acquired: Acquired, actor: str,
                        detail=detail)
     finally:
         env.workspaces.remove(workspace, keep_branch=keep_branch)
+
+
+def _run_agent(agent: Agent, unit: WorkUnit, workspace: Workspace, env: UnitEnv) -> AgentOutcome:
+    """The agent's outcome; an exception that is not a FleetError (a bug in the agent, a file it
+    could not decode) ends only this unit, as ``agent_failed`` naming the exception, never the
+    batch. The worktree is removed by the caller, so the repository stays untouched."""
+    try:
+        return agent.run(unit, workspace, env.sandbox, env.budget)
+    except FleetError:
+        raise
+    except Exception as exc:
+        return AgentOutcome(patch="", steps=(), cost=Cost(), stop_reason=StopReason.ERROR,
+                            detail=f"agent raised {type(exc).__name__}: {exc}"[:2000])
 
 
 _NO_ON_STEP = object()

@@ -9,12 +9,12 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
-import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
 from fleet.errors import GitError
+from fleet.verify.spans import decode_source
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
@@ -180,10 +180,8 @@ def read(tree: Path, path: str | None) -> str | None:
     target = tree / path
     try:
         raw = target.read_bytes()
-        encoding = "utf-8"
-        if path.endswith((".py", ".pyi")):  # PEP 263: a coding declaration or a BOM
-            encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
-        text = raw.decode(encoding)
+        # PEP 263: a Python file's coding declaration or BOM
+        text = decode_source(raw)[0] if path.endswith((".py", ".pyi")) else raw.decode("utf-8")
     except (FileNotFoundError, IsADirectoryError, UnicodeDecodeError, SyntaxError, LookupError):
         return None
     return text.replace("\r\n", "\n").replace("\r", "\n")

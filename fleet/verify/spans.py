@@ -8,6 +8,9 @@ span runs from the first decorator line to the last line of the body (1-based, i
 from __future__ import annotations
 
 import ast
+import codecs
+import io
+import tokenize
 from dataclasses import dataclass
 
 MODULE = "<module>"
@@ -71,3 +74,13 @@ def covered_by(symbol: str, write_set: set[str] | frozenset[str]) -> bool:
         if e_qual == qual or qual.startswith(f"{e_qual}."):
             return True
     return False
+
+
+def decode_source(raw: bytes) -> tuple[str, str]:
+    """A Python file's text and its encoding: the PEP 263 coding declaration or BOM, else UTF-8
+    (newlines kept as written). Raises ``SyntaxError``/``UnicodeDecodeError`` when the bytes do
+    not decode."""
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    if encoding == "utf-8-sig":
+        return raw.decode("utf-8-sig"), "utf-8-sig"
+    return raw.decode(encoding), "utf-8" if codecs.lookup(encoding).name == "utf-8" else encoding
