@@ -1,14 +1,22 @@
 """Matchers: campaign rules run over a :class:`~fleet.graph.SymbolGraph` and its sources.
 
 - ``call``: calls of a qualified callable, resolved through imports and aliases by the graph
-  (``Reference.target``), never by spelling; a bare decorator (``@root_validator``) counts as a
-  call. ``where`` narrows by arguments: ``without_keyword``, ``max_positional``,
-  ``min_positional``; ``exclude`` (path globs) leaves files out, for every kind.
+  (``Reference.target``), never by spelling, and through sound module-level aliases
+  (``real_datetime = datetime.datetime``: see :mod:`._aliases`); a bare decorator
+  (``@root_validator``) counts as a call. ``where`` narrows by arguments:
+  ``without_keyword``, ``max_positional``, ``min_positional``; ``exclude`` (path globs) leaves
+  files out, for every kind.
 - ``import``: imports of a module (or anything under it).
 - ``attribute``: an attribute access - a qualified name (``pkg.Class.attr``, resolved), or
-  ``.attr`` for that attribute on any receiver (by spelling: receivers' types are unknown).
+  ``.attr`` for that attribute on any receiver (by spelling; ``where: {models: ...}`` narrows
+  it by the receiver's class).
 - ``query``: a tree-sitter query; the ``@match`` capture (else the first capture) is the finding
   (``where`` applies when it is a call).
+
+``where: {models: [pydantic.BaseModel, ...]}`` (``attribute`` and ``query`` matchers) keeps only
+sites where a subclass of one of those classes is involved: the class around a matched class body,
+the receiver's class when the graph resolves it, else a file that uses such a class (see
+:mod:`._models`).
 
 ``find_findings(graph, campaign)`` returns the campaign's findings, de-duplicated by node and
 sorted by path and position, each with its stable fingerprint (see :mod:`.findings`).
@@ -25,6 +33,8 @@ from typing import TYPE_CHECKING
 
 import tree_sitter as ts
 
+from fleet.campaigns._aliases import Aliases
+from fleet.campaigns._models import ModelFilter
 from fleet.campaigns.findings import fingerprint, normalized_syntax
 from fleet.campaigns.spec import Campaign, Matcher
 from fleet.errors import ConfigError
@@ -176,13 +186,25 @@ def _is_store(node: ts.Node) -> bool:
     return False
 
 
+def _models(graph: SymbolGraph, matcher: Matcher) -> ModelFilter | None:
+    models = matcher.where.get("models")
+    if not models:
+        return None
+    return ModelFilter(graph, [models] if isinstance(models, str) else list(models))
+
+
 def _by_refs(graph: SymbolGraph, sources: Sources, matcher: Matcher) -> Iterator[_Hit]:
     targets = set(matcher.target)
+    models = _models(graph, matcher)
+    aliases = Aliases(graph, lambda path: sources.tree(path)[1], _qualified)
+    leaves = {t.rsplit(".", 1)[-1] for t in targets}
     for ref in graph.references:
         if _excluded(matcher, ref.path) or not ref.path.endswith((".py", ".pyi")):
             continue
         node: ts.Node | None = None
-        if matcher.kind == "call" and _qualified(graph, ref) in targets:
+        if matcher.kind == "call" and (_qualified(graph, ref) in targets or (
+                not ref.exact and ref.name.rpartition(".")[2] in leaves
+                and aliases.qualified(ref) in targets)):
             node = _call_node(sources, ref)
             if node is not None and not _where_ok(matcher, node):
                 node = None
@@ -193,7 +215,7 @@ def _by_refs(graph: SymbolGraph, sources: Sources, matcher: Matcher) -> Iterator
         elif matcher.kind == "attribute" and ref.kind in ("attribute", "call") and "." in ref.name:
             leaf = "." + ref.name.rsplit(".", 1)[1]
             exact = _qualified(graph, ref) in targets
-            if exact or leaf in targets:
+            if (exact or leaf in targets) and (models is None or models.receiver_ok(ref)):
                 node = sources.node(ref.path, ref.start_byte, ref.end_byte)
                 call = _call_node(sources, ref) if ref.kind == "call" else None
                 if call is not None:
@@ -211,6 +233,7 @@ def _by_query(graph: SymbolGraph, sources: Sources, matcher: Matcher) -> Iterato
         query = ts.Query(language, "\n".join(matcher.target))
     except (ts.QueryError, ValueError) as exc:
         raise ConfigError(f"{matcher.rule}: invalid tree-sitter query: {exc}") from exc
+    models = _models(graph, matcher)
     for path in sorted(graph.files):
         if not path.endswith(extensions) or _excluded(matcher, path):
             continue
@@ -218,7 +241,8 @@ def _by_query(graph: SymbolGraph, sources: Sources, matcher: Matcher) -> Iterato
         for _, captures in ts.QueryCursor(query).matches(tree.root_node):
             nodes = captures.get("match") or next(iter(captures.values()), [])
             for node in nodes:
-                if not _where_ok(matcher, node):
+                if not _where_ok(matcher, node) or (
+                        models is not None and not models.node_ok(path, node)):
                     continue
                 symbol = graph.enclosing(path, node.start_byte)
                 if symbol is not None:

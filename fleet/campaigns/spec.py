@@ -42,7 +42,7 @@ MATCHER_KINDS = ("call", "import", "attribute", "query")
 # GATES (the gate names a campaign may list) is fleet.verify's: one source of truth.
 _RENAMED_GATES = {"tests": "impacted_tests", "reviewer": "review"}
 TOOLS = ("read_symbol", "replace_symbol", "search_graph", "run_command", "run_tests")
-_WHERE_KEYS = ("without_keyword", "max_positional", "min_positional", "exclude")
+_WHERE_KEYS = ("without_keyword", "max_positional", "min_positional", "exclude", "models")
 _CRON_FIELD = re.compile(r"^(\*|\d+(-\d+)?)(/\d+)?(,(\*|\d+(-\d+)?)(/\d+)?)*$")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 

@@ -21,8 +21,9 @@ else the fully-qualified dotted name of an external such as ``datetime.datetime.
 
 ``SymbolGraph``: ``root``, ``symbols`` (id -> Symbol), ``files`` (path -> ``FileRecord`` with
 ``language``, ``sha256``, ``lines``, ``status`` ``ok``|``partial``|``skipped`` and ``reason``),
-``references``, ``imports`` (path -> local name -> dotted target), ``graph`` (``nx.DiGraph``;
-edge ``u -> v`` means *u depends on v*, attribute ``kinds``), and ``symbol(id)``,
+``references``, ``imports`` (path -> local name -> dotted target: module-level imports only; an
+import inside a function or class body binds in that scope, as in Python), ``graph``
+(``nx.DiGraph``; edge ``u -> v`` means *u depends on v*, attribute ``kinds``), and ``symbol(id)``,
 ``symbols_in(path)``, ``enclosing(path, byte)``, ``dotted(id)``, ``resolve_dotted(name)``,
 ``dependencies(id)``, ``dependents(ids)`` (transitive closure), ``scc(id)``, ``lock_rank(id)``
 (topological order of the SCC condensation, dependencies first, ties by id),

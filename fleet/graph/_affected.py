@@ -54,9 +54,10 @@ def interface_keys(path: str, old: FileData, new: FileData) -> set[str] | None:
         if old_bases.get(cls) != new_bases.get(cls):
             keys.add(f"bases\0{cls}")
     module_id = f"{path}::{MODULE}"
-    if (old.star_imports != new.star_imports
+    if (old.star_imports != new.star_imports or old.scoped_imports != new.scoped_imports
             or old.params.get(module_id) != new.params.get(module_id)):
-        # base lists of this file's classes are resolved through these too
+        # base lists of this file's classes are resolved through these too (a class nested in
+        # a function sees that function's imports)
         keys.update(f"bases\0{s.id}" for s in (*old.symbols, *new.symbols) if s.kind == "class")
     keys.update(f"fixture\0{scope}" for scope in fixture_scopes(old) ^ fixture_scopes(new))
     return keys

@@ -67,6 +67,7 @@ def extract(path: str, src: bytes, spec: LanguageSpec, module: str | None,
     items: list[tuple[int, int, int, int, str, ts.Node]] = []
     local_types: dict[str, dict[str, str]] = {}
     imports: dict[str, str] = {}
+    bindings: list[tuple[int, str, str]] = []  # (byte, local name, target) of named imports
     stars: list[str] = []
     import_refs: list[tuple[str, ts.Node]] = []
     append = items.append
@@ -105,7 +106,7 @@ def extract(path: str, src: bytes, spec: LanguageSpec, module: str | None,
                         stars.append(target[:-2])
                     import_refs.append((target.removesuffix(".*"), node))
                 else:
-                    imports.setdefault(local, target)
+                    bindings.append((node.start_byte, local, target))
                     import_refs.append((target, node))
 
     # Symbols: sort by span, then one stack sweep gives parents and qualified names.
@@ -227,13 +228,23 @@ def extract(path: str, src: bytes, spec: LanguageSpec, module: str | None,
         raw_append(_new(RawRef, (scope, text.decode("ascii"), kind, row + 1, col, start, end)))
     for target, node in import_refs:
         raw.append(_import_ref(spans, module_id, target, node))
+    # An import binds its name in the innermost definition around it (Python: a function's or
+    # class body's local); module-level ones form the file's import table. First binding wins.
+    scoped_imports: dict[str, dict[str, str]] = {}
+    for byte, local, target in bindings:
+        owner = _scope_at(spans, module_id, byte)
+        if owner == module_id:
+            imports.setdefault(local, target)
+        else:
+            scoped_imports.setdefault(owner, {}).setdefault(local, target)
 
     record_out = record
     if root.has_error and record.status == "ok":
         record_out = FileRecord(record.path, record.language, record.sha256, record.lines,
                                 record.size, "partial", "syntax errors: kept what parsed")
     return FileData(record_out, module, symbols, raw, imports, stars,
-                    {k: frozenset(v) for k, v in params.items()}, local_types, fixture_params)
+                    {k: frozenset(v) for k, v in params.items()}, local_types, fixture_params,
+                    scoped_imports)
 
 
 def _pytest_file(path: str) -> bool:
@@ -257,14 +268,20 @@ def _parameter_names(node: ts.Node) -> tuple[str, ...]:
     return tuple(names)
 
 
+def _scope_at(spans: list[tuple[int, int, str]], module_id: str, byte: int) -> str:
+    """The innermost definition containing ``byte`` (spans sorted by start, outer first)."""
+    scope = module_id
+    for s_start, s_end, s_id in spans:  # imports sit mostly above the first definition
+        if s_start > byte:
+            break
+        if s_end > byte:
+            scope = s_id
+    return scope
+
+
 def _import_ref(spans: list[tuple[int, int, str]], module_id: str, target: str,
                 node: ts.Node) -> RawRef:
     start = node.start_byte
-    scope = module_id
-    for s_start, s_end, s_id in spans:  # imports inside functions are rare; spans are sorted
-        if s_start > start:
-            break
-        if s_end > start:
-            scope = s_id
+    scope = _scope_at(spans, module_id, start)
     point = node.start_point
     return RawRef(scope, target, "import", point[0] + 1, point[1], start, node.end_byte)

@@ -112,10 +112,14 @@ class FileData:
     module: str | None = None  # dotted module name (Python), or None
     symbols: list[Symbol] = field(default_factory=list)
     refs: list[RawRef] = field(default_factory=list)
-    imports: dict[str, str] = field(default_factory=dict)  # local name -> dotted target
+    # module-level imports: local name -> dotted target (the first binding of a name wins)
+    imports: dict[str, str] = field(default_factory=dict)
     star_imports: list[str] = field(default_factory=list)
     params: dict[str, frozenset[str]] = field(default_factory=dict)  # function id -> locals
     # function id -> local name -> dotted class expression (`x = Cls()`, `x: Cls`)
     local_types: dict[str, dict[str, str]] = field(default_factory=dict)
     # test and conftest files only: function id -> parameter names (pytest fixtures it asks for)
     fixture_params: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # imports inside a function or class body: its id -> local name -> dotted target; they
+    # shadow ``imports`` in that scope (and, for a function, in the scopes nested in it)
+    scoped_imports: dict[str, dict[str, str]] = field(default_factory=dict)

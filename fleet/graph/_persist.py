@@ -22,7 +22,7 @@ from fleet.graph._graph import SymbolGraph
 from fleet.graph._index import gc_paused
 from fleet.graph._model import FileData, FileRecord, RawRef, Reference, Symbol
 
-FORMAT = "fleet.graph/5"
+FORMAT = "fleet.graph/6"
 
 
 class SnapshotError(FleetError):
@@ -41,7 +41,7 @@ def save(graph: SymbolGraph, path: Path) -> Path:
             edges.extend((number[u], number[v], kinds.setdefault(kind, len(kinds))))
     data = {
         p: ([tuple(r) for r in d.refs], d.star_imports, d.params, d.local_types,
-            d.fixture_params)
+            d.fixture_params, d.scoped_imports)
         for p, d in graph._data.items()
     }
     refs = {p: [tuple(r) for r in rs] for p, rs in graph._refs.items()}
@@ -118,10 +118,11 @@ def _load(path: Path) -> SymbolGraph:
         for sym in symbols.values():
             by_path.setdefault(sym.path, []).append(sym)
         out: dict[str, FileData] = {}
-        for p, (refs, stars, params, types, fixtures) in pickle.loads(state["data"]).items():
+        for p, (refs, stars, params, types, fixtures, scoped) in pickle.loads(
+                state["data"]).items():
             out[p] = FileData(files[p], modules.get(p), by_path.get(p, []),
                               [RawRef._make(t) for t in refs], dict(imports.get(p, {})),
-                              stars, params, types, fixtures)
+                              stars, params, types, fixtures, scoped)
         return out
 
     return SymbolGraph._restore(Path(state["root"]), files, symbols, imports, modules, graph,

@@ -1,8 +1,9 @@
 """Name resolution: raw references -> symbol ids (in the repository) or dotted externals.
 
 Python scoping is followed where it matters for dependencies: enclosing function scopes
-(nested functions and local bindings), class scope only for code directly in the class body,
-module scope, the file's import table (aliases, ``from x import y as z``, relative imports),
+(nested functions, local bindings and imports made in the function), class scope only for code
+directly in the class body (its members and imports), module scope, the file's module-level
+import table (aliases, ``from x import y as z``, relative imports),
 star imports, then builtins. ``self.``/``cls.`` chains are looked up in the enclosing class and
 its bases (depth-first MRO over resolved base classes). Dotted chains are walked through
 modules (package dirs, ``src/`` layouts, ``__init__`` re-exports) and class members.
@@ -131,13 +132,17 @@ class Resolver:
             if cls is not None:
                 return self._walk(cls, rest.split(".")) if rest else (cls, True)
         found = self._lookup_scopes(head, scope, fd)
-        if found is not None and found.startswith("\0"):
+        dotted: str | None = None
+        if found is None:
+            dotted = fd.imports.get(head)
+        elif found.startswith("\1"):  # imported inside an enclosing function or class body
+            dotted = found[1:]
+        elif found.startswith("\0"):
             return self._typed_local(found, rest, fd)
-        if found == "":
+        elif found == "":
             return "", False  # a local variable: its type is unknown
-        if found is not None:
+        else:
             return self._walk(found, rest.split(".")) if rest else (found, True)
-        dotted = fd.imports.get(head)
         if dotted is not None:
             full = f"{dotted}.{rest}" if rest else dotted
             if lang == "python":
@@ -176,9 +181,11 @@ class Resolver:
         return self._walk(cls, rest.split("."))
 
     def _lookup_scopes(self, head: str, scope: str, fd: FileData) -> str | None:
-        """Innermost-first: returns a symbol id, ``""`` for a local binding, or None."""
+        """Innermost-first: returns a symbol id, ``""`` for a local binding, ``"\\1"`` + the
+        dotted target for a name imported in a function or class body, or None."""
         symbols = self.symbols
         deps = self._deps
+        scoped = fd.scoped_imports
         first = True
         sid: str | None = scope
         while sid is not None:
@@ -191,6 +198,10 @@ class Resolver:
                 deps.add(nested)
                 if nested in symbols:
                     return nested
+                if scoped:
+                    imported = scoped.get(sid, {}).get(head)
+                    if imported is not None:
+                        return "\1" + imported
                 if head in fd.params.get(sid, ()):
                     typed = fd.local_types.get(sid)
                     if typed is not None and head in typed:
@@ -203,6 +214,10 @@ class Resolver:
                     deps.add(member)
                     if member in symbols:
                         return member
+                    if scoped:  # a class body's import is seen in that body only
+                        imported = scoped.get(sid, {}).get(head)
+                        if imported is not None:
+                            return "\1" + imported
                 first = False
             elif kind == "module":
                 candidate = f"{sym.path}::{head}"

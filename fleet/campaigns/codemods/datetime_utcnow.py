@@ -7,10 +7,11 @@ compared with (or subtracted from) a naive datetime: that is for the gates to ca
 from __future__ import annotations
 
 import libcst as cst
+import libcst.matchers as m
 from libcst.codemod.visitors import AddImportsVisitor
-from libcst.metadata import ScopeProvider
+from libcst.metadata import GlobalScope, ScopeProvider
 
-from fleet.campaigns.codemods._base import ScopedCodemodCommand
+from fleet.campaigns.codemods._base import ScopedCodemodCommand, dotted_name
 
 __all__ = ["ReplaceUtcnowCommand"]
 
@@ -31,6 +32,18 @@ class ReplaceUtcnowCommand(ScopedCodemodCommand):
     def visit_Module(self, node: cst.Module) -> bool:
         scope = self.get_metadata(ScopeProvider, node, None)
         self.utc_taken = False
+        # `real_datetime = datetime.datetime` at module level: alias target node -> its value
+        self.aliases: dict[cst.Name, cst.BaseExpression] = {}
+        for stmt in node.body:
+            if m.matches(stmt, m.SimpleStatementLine([m.Assign(
+                    [m.AssignTarget(m.Name())], m.Name() | m.Attribute())])):
+                assert isinstance(stmt, cst.SimpleStatementLine)
+                assign = stmt.body[0]
+                assert isinstance(assign, cst.Assign)
+                target = assign.targets[0].target
+                assert isinstance(target, cst.Name)
+                if dotted_name(assign.value) is not None:
+                    self.aliases[target] = assign.value
         if scope is not None and "UTC" in scope:
             for assignment in scope["UTC"]:
                 names = {q.name for q in scope.get_qualified_names_for(assignment.name)}
@@ -42,7 +55,8 @@ class ReplaceUtcnowCommand(ScopedCodemodCommand):
         func = updated_node.func
         if not isinstance(func, cst.Attribute) or self.utc_taken:
             return updated_node
-        target = self.refers_to(original_node.func, (_UTCNOW, _FROMTS))
+        target = self.refers_to(original_node.func, (_UTCNOW, _FROMTS)) or self._via_alias(
+            original_node.func)
         if target is None or not self.in_scope(original_node):
             return updated_node
         if target == _UTCNOW:
@@ -59,3 +73,21 @@ class ReplaceUtcnowCommand(ScopedCodemodCommand):
         return updated_node.with_changes(
             func=func.with_changes(attr=cst.Name(new_attr)), args=args
         )
+
+    def _via_alias(self, func: cst.BaseExpression) -> str | None:
+        """``alias.utcnow`` where ``alias`` is bound once, at module level, to a dotted name
+        that is ``datetime.datetime`` (freezegun's ``real_datetime = datetime.datetime``)."""
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+            return None
+        scope = self.get_metadata(ScopeProvider, func.value, None)
+        if scope is None or func.value.value not in scope:
+            return None
+        assignments = list(scope[func.value.value])
+        if len(assignments) != 1 or not isinstance(assignments[0].scope, GlobalScope):
+            return None
+        node = getattr(assignments[0], "node", None)
+        value = self.aliases.get(node) if isinstance(node, cst.Name) else None
+        if value is None or "datetime.datetime" not in self.qualified_names(value):
+            return None
+        name = f"datetime.datetime.{func.attr.value}"
+        return name if name in (_UTCNOW, _FROMTS) else None
