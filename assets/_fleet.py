@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import shutil
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -40,13 +41,39 @@ def head_commit(repo: Path, ref: str = "HEAD") -> str:
                           check=True).stdout.strip()
 
 
-def index(repo: Path, home: Path) -> dict[str, Any]:
-    """Index ``repo`` (incrementally from the saved graph), save graph + module summary. A saved
-    graph that cannot be loaded (older snapshot format, corrupt file) is logged as a warning and
-    replaced by a full index."""
+def base_source(repo: Path, home: Path, commit: str) -> Path:
+    """The directory whose files are exactly ``commit``'s, for the index and the matchers:
+    ``repo`` itself when its checkout is that commit with no local change, else an export kept
+    under ``<home>/graph/base-tree`` (re-exported when the commit changes). Units start from the
+    base commit, so findings and spans must come from it, never from uncommitted edits; the
+    export is kept (not a temporary) because ``find`` and ``plan`` read the graph's sources
+    later, and a stable root keeps the next index incremental. ``repo`` is never modified."""
+    from fleet.plan import base_tree
+
+    dest = graph_dir(home) / "base-tree"
+    stamp = graph_dir(home) / "base-tree.commit"
+    if dest.is_dir() and stamp.is_file() and stamp.read_text() == commit:
+        return dest
+    with base_tree(repo, commit) as tree:
+        if tree == repo:
+            return repo
+        shutil.rmtree(dest, ignore_errors=True)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(tree, dest)  # out of the temporary directory base_tree removes
+    stamp.write_text(commit)
+    return dest
+
+
+def index(repo: Path, home: Path, base: str = "HEAD") -> dict[str, Any]:
+    """Index the files of ``base`` (a branch or commit of ``repo``: its checkout only when that
+    holds exactly them, else an export, see :func:`base_source`) incrementally from the saved
+    graph; save graph + module summary. A saved graph that cannot be loaded (older snapshot
+    format, corrupt file) is logged as a warning and replaced by a full index."""
     from fleet.graph import SnapshotError, SymbolGraph
     from fleet.graph import index as index_repo
 
+    repo = repo.resolve()
+    commit = head_commit(repo, f"{base}^{{commit}}")
     path = graph_dir(home) / GRAPH_FILE
     previous = None
     if path.exists():
@@ -54,7 +81,8 @@ def index(repo: Path, home: Path) -> dict[str, Any]:
             previous = SymbolGraph.load(path)
         except SnapshotError as exc:  # an older format or a damaged file: index from scratch
             log.warning("ignoring the saved symbol graph %s (%s); doing a full index", path, exc)
-    graph = index_repo(repo, previous)
+    source = base_source(repo, home, commit)
+    graph = index_repo(source, previous)
     path.parent.mkdir(parents=True, exist_ok=True)
     graph.save(path)
     summary = module_summary(graph)
@@ -63,7 +91,7 @@ def index(repo: Path, home: Path) -> dict[str, Any]:
     return {**stats, "modules": len(summary["modules"]),
             "rolled_up_depth": summary["rolled_up_depth"] or 0,
             "resolved_share": round(float(graph.resolved_share()), 4),
-            "commit": head_commit(repo)}
+            "commit": commit, "indexed": "checkout" if source == repo else "export of the base"}
 
 
 @dataclass(frozen=True)
@@ -193,13 +221,16 @@ def integrate(campaign: str, repo: Path, home: Path, base_branch: str, store: St
 class Handover:
     ref: ChangeRef
     self_merge: SelfMerge | None = None
+    self_merge_message: str = ""
 
 
 def publish(campaign: str, repo: Path, base_branch: str, store: StoreSource, forge: ForgeSource
             ) -> Handover | None:
     """Hand the last integration branch over through the forge (``None`` if nothing merged);
-    fast-forward the base branch too when the campaign's autonomy is ``self_merge`` and the
-    combination passed its tests (every merged unit passed every gate to get there)."""
+    with a campaign whose autonomy is ``self_merge``, also fast-forward the base branch when the
+    combination passed its tests (every merged unit passed every gate to get there), see
+    :func:`self_merge`; the outcome, merged or not, is a ``change.self_merge`` ledger event
+    whose ``message`` says what moved or why nothing did."""
     from fleet.campaigns.spec import load_campaign
 
     ledger = store.ledger()
@@ -223,9 +254,63 @@ def publish(campaign: str, repo: Path, base_branch: str, store: StoreSource, for
                                             "\n".join(lines), labels=("fleet", campaign))
     ledger.append("pull_request.published", {"ref": dataclasses.asdict(ref),
                   "units": list(last["merged"])}, campaign=campaign, actor="forge")
-    merge = None
-    if load_campaign(campaign).autonomy.mode == "self_merge" and last.get("tests_passed"):
-        merge = fast_forward(repo, base_branch, branch)
-        ledger.append("change.self_merge", dataclasses.asdict(merge), campaign=campaign,
-                      actor="forge")
-    return Handover(ref, merge)
+    if load_campaign(campaign).autonomy.mode != "self_merge":
+        return Handover(ref)
+    merge, checkout = self_merge(repo, base_branch, branch, last)
+    message = self_merge_message(merge, base_branch, branch, checkout)
+    ledger.append("change.self_merge", {
+        **dataclasses.asdict(merge), "base_branch": base_branch, "branch": branch,
+        "checkout": str(checkout or ""), "message": message,
+    }, campaign=campaign, actor="forge")
+    return Handover(ref, merge, message)
+
+
+def checked_out_in(repo: Path, branch: str) -> Path | None:
+    """The worktree of ``repo`` (the main checkout or a linked one) that has ``branch`` checked
+    out, or ``None``."""
+    out = subprocess.run(["git", "worktree", "list", "--porcelain"], cwd=repo,
+                         capture_output=True, text=True, check=True).stdout
+    current: Path | None = None
+    for line in out.splitlines():
+        if line.startswith("worktree "):
+            current = Path(line.split(" ", 1)[1])
+        elif line == f"branch refs/heads/{branch}":
+            return current
+    return None
+
+
+def self_merge(repo: Path, base_branch: str, branch: str, last: dict[str, Any]
+               ) -> tuple[SelfMerge, Path | None]:
+    """Fast-forward ``base_branch`` to the integration ``branch`` when the combination's tests
+    passed. Where the base branch is checked out, that checkout must have no uncommitted change
+    (else nothing moves) and its files are updated with the branch (``git merge --ff-only``);
+    where it is checked out nowhere, only the ref moves. Returns the outcome and the checkout."""
+    from fleet.errors import GitError
+
+    checkout = checked_out_in(repo, base_branch)
+    if not last.get("tests_passed"):
+        why = ("the combination's tests were not run" if last.get("tests_passed") is None
+               else "the combination's tests fail")
+        new = last.get("new_failures") or []
+        if last.get("tests_passed") is False and last.get("base_tests_passed") is False:
+            why += (f" ({len(new)} new failure(s); the base fails on its own)" if new
+                    else " (no new failure: the base fails on its own)")
+        return SelfMerge(False, why), checkout
+    try:
+        return fast_forward(repo, base_branch, branch), checkout
+    except GitError as exc:  # e.g. an untracked file in the checkout the merge would overwrite
+        return SelfMerge(False, f"git refused the fast-forward: {str(exc).strip()[:300]}"), checkout
+
+
+def self_merge_message(merge: SelfMerge, base_branch: str, branch: str,
+                       checkout: Path | None) -> str:
+    """One line for the user: what moved (the branch, the checkout's files) or why nothing did."""
+    if merge.merged and checkout is not None:
+        return (f"fast-forwarded {base_branch} to {merge.head[:10]}; its checkout {checkout} "
+                f"was updated too (git merge --ff-only)")
+    if merge.merged:
+        return (f"fast-forwarded {base_branch} to {merge.head[:10]} (ref only: {base_branch} "
+                f"is not checked out, no files changed)")
+    if merge.reason == "already merged":
+        return f"{base_branch} already at {branch}"
+    return f"not merged: {merge.reason}; the change stays on {branch}"

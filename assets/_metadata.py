@@ -60,6 +60,11 @@ def integration_metadata(result: IntegrationResult) -> dict[str, Any]:
         "merge_conflicts": MetadataValue.json(list(result.merge_conflicts)),
         "stale": MetadataValue.json(list(result.stale)),
         "tests_passed": None if result.tests is None else result.tests.passed,
+        # A failing combination is judged against the base: only what fails there and not on
+        # the base is the patches' doing (the base run happens only when the combination fails).
+        "base_tests_passed": None if result.base_tests is None else result.base_tests.passed,
+        "new_failures": len(result.new_failures),
+        "new_failure_tests": MetadataValue.json(list(result.new_failures[:200])),
         "test_runs": result.test_runs,
         "wall_s": round(result.wall_s, 3),
     }

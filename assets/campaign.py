@@ -174,7 +174,7 @@ def _campaign_assets(
             "published": True, "forge": ref.forge, "branch": ref.branch,
             "number": ref.number or 0, "url": ref.url, "state": ref.state,
             "self_merged": bool(merge and merge.merged),
-            "self_merge": merge.reason if merge else "review required"})
+            "self_merge": done.self_merge_message if merge else "review required"})
 
     return CampaignAssets(
         campaign=campaign,

@@ -29,13 +29,14 @@ SYMBOL_GRAPH = AssetKey("symbol_graph")
 
 
 @asset(key=SYMBOL_GRAPH, group_name="code", description=(
-    "The target repository indexed with tree-sitter into a symbol dependency graph "
-    "(incremental: only files changed since the previous materialization are re-parsed)."))
+    "The base branch's head commit of the target repository (never uncommitted edits) indexed "
+    "with tree-sitter into a symbol dependency graph (incremental: only files changed since "
+    "the previous materialization are re-parsed)."))
 def symbol_graph(store: ResourceParam[StoreSource], repo: ResourceParam[RepoSource]
                  ) -> MaterializeResult:
     if store.killed():
         raise KillSwitchEngaged("kill switch engaged")
-    stats = _fleet.index(Path(repo.path), Path(repo.home))
+    stats = _fleet.index(Path(repo.path), Path(repo.home), repo.base_branch)
     return MaterializeResult(metadata=stats)
 
 

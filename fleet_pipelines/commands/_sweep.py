@@ -22,7 +22,8 @@ from assets import SYMBOL_GRAPH, CampaignAssets, pending_units
 from assets._fleet import graph_dir
 from assets._modules import asset_key_parts, load_summary
 from fleet.errors import FleetError, KillSwitchEngaged
-from fleet.unit import latest_results
+from fleet.protocols import Ledger
+from fleet.unit import UnitResult, latest_results
 from fleet_pipelines.definitions import build_campaigns, build_definitions
 from fleet_pipelines.jobs import fix_job_name, index_job_name, integrate_job_name, plan_job_name
 from fleet_pipelines.resources import FleetSettings, StoreResource
@@ -163,22 +164,53 @@ def _fill(report: CampaignReport, store: StoreResource, campaign: str,
     for key in keys:
         r = results.get(key)
         if key in semantic:
-            report.units[key] = {"status": "semantic conflict", "gate": "", "paths": ""}
+            report.units[key] = {"status": "semantic conflict", "gate": "",
+                                 "why": "tests fail on the combination (requeued)", "paths": ""}
         elif r is not None:
             merged = bool(last and key in last.get("merged", []))
-            status = "verified, integrated" if merged else r.status.replace("_", " ")
-            report.units[key] = {"status": status, "gate": r.rejected_by or "",
+            status, why = outcome(r, ledger)
+            report.units[key] = {"status": "verified, integrated" if merged else status,
+                                 "gate": r.rejected_by or "", "why": why,
                                  "paths": ", ".join(r.paths)}
         else:
-            report.units[key] = {"status": "pending", "gate": "", "paths": ""}
+            report.units[key] = {"status": "pending", "gate": "", "why": "", "paths": ""}
     report.integration = last
     published = ledger.events(kind="pull_request.published", campaign=campaign)
     if published:
         report.change_url = str(published[-1].payload["ref"]["url"])
     merges = ledger.events(kind="change.self_merge", campaign=campaign)
     if merges:
-        report.self_merge = str(merges[-1].payload["reason"])
+        payload = merges[-1].payload
+        report.self_merge = str(payload.get("message") or payload["reason"])
+
+
+def _line(text: str, limit: int = 160) -> str:
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return first if len(first) <= limit else first[:limit - 3] + "..."
+
+
+def outcome(result: UnitResult, ledger: Ledger | None = None) -> tuple[str, str]:
+    """A unit's row: its outcome and one line of why. A gate that could not judge
+    (``unknown``, e.g. no test evidence) is ``unsure``, not ``rejected``: the unit is held back
+    by the default-reject rule, not found wrong. An agent failure names its first failed step
+    (read from ``ledger`` when given: e.g. the file libcst cannot parse)."""
+    if result.status == "rejected":
+        failed = next((v for v in result.verdicts if not v.passed), None)
+        if failed is None:
+            return "rejected", _line(result.detail)
+        label = "unsure" if failed.status == "unknown" else "rejected"
+        return label, f"{failed.gate} — {_line(failed.evidence)}"
+    if result.status == "agent_failed":
+        why = _line(result.detail)
+        steps = ledger.events(unit=result.unit, kind="agent.step") if ledger is not None else []
+        bad = next((e.payload for e in steps if e.payload.get("ok") is False), None)
+        if bad is not None:
+            path = (bad.get("arguments") or {}).get("path")
+            step = _line(str(bad.get("result", "")))
+            why = f"{path}: {step}" if path else step
+        return "agent failed", why
+    return result.status.replace("_", " "), _line(result.detail)
 
 
 __all__ = ["CampaignAssets", "CampaignReport", "RunFailed", "SweepReport", "instance_for",
-           "sweep"]
+           "outcome", "sweep"]

@@ -105,9 +105,13 @@ def show(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Show a symbol's lock rank, SCC, dependencies and dependents."""
-    from fleet.graph import SymbolGraph, index
+    from fleet.graph import IndexingError, SnapshotError, SymbolGraph, index
 
-    graph = SymbolGraph.load(snapshot) if snapshot is not None else index(repo)
+    try:
+        graph = SymbolGraph.load(snapshot) if snapshot is not None else index(repo)
+    except (IndexingError, SnapshotError) as exc:
+        print(str(exc), file=sys.stderr)
+        raise typer.Exit(2) from None
     found = _find(graph, symbol)
     if len(found) != 1:
         what = "no symbol matches" if not found else "ambiguous: " + ", ".join(found[:10])

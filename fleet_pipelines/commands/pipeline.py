@@ -11,7 +11,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -86,14 +86,14 @@ def print_report(report: SweepReport, settings: FleetSettings) -> None:
     for c in report.campaigns:
         table = Table(title=f"campaign {c.campaign}: {c.findings} open finding(s), {c.fixed} "
                             f"fixed, {len(c.units)} unit(s), {c.new_units} new")
-        for col in ("unit", "status", "gate that fired", "paths"):
-            table.add_column(col)
+        for col in ("unit", "status", "why", "paths"):
+            table.add_column(col, overflow="fold")
         for key, u in c.units.items():
-            table.add_row(key[:12], u["status"], u["gate"], u["paths"])
+            table.add_row(key[:12], u["status"], u.get("why", u["gate"]), u["paths"])
         console.print(table)
         if c.integration:
             i = c.integration
-            tests = {True: "pass", False: "FAIL", None: "not run"}[i.get("tests_passed")]
+            tests = integration_tests(i)
             console.print(f"  integration branch [bold]{i['branch']}[/bold] at {i['head'][:10]}:"
                           f" {len(i['merged'])} merged, {len(i['semantic_conflicts'])} semantic "
                           f"conflict(s), tests {tests}")
@@ -108,6 +108,24 @@ def print_report(report: SweepReport, settings: FleetSettings) -> None:
         f"{report.runs} Dagster run(s) in {report.wall_s:.1f}s. In the UI (`make ui`, "
         f"http://127.0.0.1:3000): Assets -> symbol_graph lineage, each campaign's "
         f"candidate_patches partitions and their checks; the instance is {report.dagster_home}.")
+
+
+def integration_tests(payload: dict[str, Any]) -> str:
+    """How the integration's tests went, from its ``integration.finished`` ledger payload:
+    ``pass``, ``not run``, or the failures the patches introduced, told apart from those the
+    base already had (a third-party suite often fails before any change)."""
+    passed = payload.get("tests_passed")
+    if passed is None:
+        return "not run"
+    if passed:
+        return "pass"
+    new = list(payload.get("new_failures") or [])
+    shown = "; ".join(new[:3]) + ("; ..." if len(new) > 3 else "")
+    if payload.get("base_tests_passed") is False:
+        if not new:
+            return "fail, but no new failure (the base's own tests fail the same way)"
+        return f"FAIL: {len(new)} new failure(s) (the base's own tests fail too): {shown}"
+    return "FAIL" + (f": {shown}" if new and new != ["the test suite fails"] else "")
 
 
 def register(app: typer.Typer) -> None:

@@ -58,7 +58,7 @@ def register(app: typer.Typer) -> None:
         The write set is the --write symbols, else that of --unit K in the ledger, else that of
         the unit whose recorded patch is PATCH."""
         if not write:
-            write = ledger_write_set(store, unit, patch.read_text())
+            write = ledger_write_set(store, unit, read_patch(patch))
         code = verify_patch(repo, patch, write, base, sandbox, bugfix, all_gates, as_json,
                             timeout, graph, reviewer, model)
         raise typer.Exit(code)
@@ -130,7 +130,7 @@ def verify_patch(
                           reviewer=reviewer)
     try:
         verdicts = run_gates(
-            repo.resolve(), patch.read_text(), write or None, base=base, sandbox=sandbox,
+            repo.resolve(), read_patch(patch), write or None, base=base, sandbox=sandbox,
             graph=base_graph(repo.resolve(), base) if use_graph else None, options=options,
         )
     finally:
@@ -152,6 +152,13 @@ def verify_patch(
             typer.echo(f"{v.status.upper():8} {v.gate}: {v.evidence}")
         typer.echo(f"=> {outcome}")
     return EXIT[outcome]
+
+
+def read_patch(patch: Path) -> str:
+    """The text of a patch file whatever its encoding: bytes that are not UTF-8 (a latin-1
+    source file in the diff) survive as surrogate escapes, which the gates encode back to the
+    same bytes when they apply the patch."""
+    return patch.read_bytes().decode(errors="surrogateescape")
 
 
 def ledger_write_set(store_url: str | None, unit: str | None, patch: str) -> list[str] | None:
