@@ -43,6 +43,12 @@ def sandbox_env(env: Mapping[str, str] | None, home: str = SANDBOX_HOME) -> dict
     return base
 
 
+def via_shell(argv: Sequence[str]) -> list[str]:
+    """``argv`` exec'd by ``/bin/sh`` inside the sandbox, so that a missing command exits 127
+    and a non-executable one 126 (the shell convention) instead of the launcher's own code."""
+    return ["/bin/sh", "-c", 'exec "$@"', "sh", *argv]
+
+
 def exit_code_of(returncode: int) -> int:
     """Shell convention: a process killed by signal N exits with 128+N."""
     return 128 - returncode if returncode < 0 else returncode

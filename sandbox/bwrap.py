@@ -27,6 +27,7 @@ from sandbox._common import (
     timed_probe_run,
     to_result,
     toolchain_dirs,
+    via_shell,
 )
 from sandbox._limits import create_cgroups, prelude, tree_killer
 from sandbox._process import run_process
@@ -171,7 +172,7 @@ class BwrapSandbox:
         lim, deadline = effective_limits(limits, timeout)
         group = create_cgroups(lim) if self.config.use_cgroups else None
         run_uid = run_uid_for(lim) if group is None else None  # root without cgroups
-        cmd = self.command(argv, cwd, sandbox_env(env), run_uid)
+        cmd = self.command(via_shell(argv), cwd, sandbox_env(env), run_uid)
         check = group.limit_hit if group else (run_uid.limit_hit if run_uid else None)
         try:
             raw = run_process(

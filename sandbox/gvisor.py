@@ -33,6 +33,7 @@ from sandbox._common import (
     timed_probe_run,
     to_result,
     toolchain_dirs,
+    via_shell,
 )
 from sandbox._limits import CgroupSet, create_cgroups, prelude
 from sandbox._process import run_process, signal_tree
@@ -73,6 +74,14 @@ def _tmpfs(dst: str, mode: str = "1777") -> dict[str, Any]:
         "source": "tmpfs",
         "options": ["nosuid", "nodev", f"mode={mode}"],
     }
+
+
+STATX_WARNING_TAG = "no-statx-no-automount"
+STATX_WARNING = (
+    "this runsc rejects statx(AT_NO_AUTOMOUNT): coreutils ls/stat fail inside "
+    "(Python, git and pytest work); a newer runsc fixes it"
+)
+_STATX_CHECK = f"stat / >/dev/null 2>&1 || echo {STATX_WARNING_TAG}; true"
 
 
 class GVisorSandbox:
@@ -177,7 +186,7 @@ class GVisorSandbox:
         container = f"fleet-{uuid.uuid4().hex[:16]}"
         with tempfile.TemporaryDirectory(prefix="fleet-oci-") as tmp:
             bundle = Path(tmp)
-            config = self.oci_config(bundle, argv, cwd, sandbox_env(env), lim)
+            config = self.oci_config(bundle, via_shell(argv), cwd, sandbox_env(env), lim)
             (bundle / "config.json").write_text(json.dumps(config))
             runsc = self._runsc(binary)
             # Processes inside gVisor are sentry tasks, but under the ptrace platform each one
@@ -242,10 +251,16 @@ class GVisorSandbox:
         except FileNotFoundError as exc:
             return ProbeResult(self.name, False, str(exc), strength=self.strength)
         try:
-            result, latency = timed_probe_run(self, ["/bin/true"], timeout=60)
+            # One container run, as cheap as `true`: it also notes whether this runsc supports
+            # statx(AT_NO_AUTOMOUNT); old ones (Debian's 20221219) answer EINVAL, so coreutils
+            # `ls`/`stat` fail inside while Python and the rest work.
+            result, latency = timed_probe_run(self, ["/bin/sh", "-c", _STATX_CHECK], timeout=60)
         except OSError as exc:
             return ProbeResult(self.name, False, f"{binary}: {exc}", strength=self.strength)
         if not result.ok:
             detail = f"`true` failed in runsc: {(result.stderr or result.stdout).strip()[-300:]}"
             return ProbeResult(self.name, False, detail, latency, self.strength)
-        return ProbeResult(self.name, True, f"{binary} --network=none", latency, self.strength)
+        detail = f"{binary} --network=none"
+        if STATX_WARNING_TAG in result.stdout:
+            detail += f"; {STATX_WARNING}"
+        return ProbeResult(self.name, True, detail, latency, self.strength)

@@ -11,7 +11,6 @@ run id, or None) is recorded with the job. The default launcher does nothing: qu
 
 # No "from __future__ import annotations": FastAPI resolves the route annotations at runtime,
 # and the scoped dependencies are local aliases.
-import json
 import uuid
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
@@ -21,6 +20,7 @@ from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from fleet.api._guard import MAX_BODY_BYTES, RequestGuard
 from fleet.api.models import (
     CountResponse,
     JobDispatchBody,
@@ -34,6 +34,7 @@ from fleet.api.models import (
     LeaseList,
     LeaseReleaseBody,
     LeaseRenewBody,
+    error_responses,
 )
 from fleet.errors import StoreError
 from fleet.store import Store, TokenInfo
@@ -51,6 +52,8 @@ def _repo_path(repo_root: Path, file_path: str, field: str = "file_path") -> str
     pure = PurePosixPath(file_path)
     if pure.is_absolute() or ".." in pure.parts or "\\" in file_path or "\x00" in file_path:
         raise HTTPException(400, f"{field} must be a path inside the repository: {file_path!r}")
+    if not pure.parts or pure.parts == (".",):
+        raise HTTPException(400, f"{field} must name a file in the repository: {file_path!r}")
     root = repo_root.resolve()
     resolved = (root / pure).resolve()
     if resolved != root and root not in resolved.parents:
@@ -63,14 +66,17 @@ def create_app(
     repo_root: str | Path,
     *,
     launcher: Launcher | None = None,
+    max_body: int = MAX_BODY_BYTES,
 ) -> FastAPI:
-    """The API over ``store`` for the repository at ``repo_root``."""
+    """The API over ``store`` for the repository at ``repo_root``; request bodies over
+    ``max_body`` bytes are refused with 413."""
     root = Path(repo_root)
     app = FastAPI(
         title="fleet coordinator",
         version="1",
         description="Symbol leases and job dispatch for a fleet of coding agents.",
     )
+    app.add_middleware(RequestGuard, max_body=max_body)
     app.state.store = store
     app.state.launcher = launcher
 
@@ -100,12 +106,16 @@ def create_app(
     def holder_of(info: TokenInfo, name: str | None) -> str:
         return f"{info.token_id}:{name or info.name}"
 
-    @app.post("/v1/leases/acquire", response_model=LeaseAcquireResponse)
+    @app.post(
+        "/v1/leases/acquire",
+        response_model=LeaseAcquireResponse,
+        responses=error_responses(400, 413, 415),
+    )
     def acquire(body: LeaseAcquireBody, info: Leases) -> LeaseAcquireResponse:
         path = _repo_path(root, body.file_path)
         symbol = path
-        if body.symbol:
-            qualified = body.symbol.removeprefix(f"{path}::")
+        qualified = (body.symbol or "").removeprefix(f"{path}::")
+        if qualified:
             symbol = f"{path}::{qualified}"
         holder = holder_of(info, body.holder)
         result = store.leases.try_acquire(
@@ -126,18 +136,20 @@ def create_app(
             acquired=False, holder=blocker, symbol=symbol, reason=result.reason
         )
 
-    @app.post("/v1/leases/release", response_model=CountResponse)
+    @app.post(
+        "/v1/leases/release", response_model=CountResponse, responses=error_responses(413, 415)
+    )
     def release(body: LeaseReleaseBody, info: Leases) -> CountResponse:
+        # An id that is unknown, expired, already released or another holder's releases
+        # nothing: count 0, so that a retried release is harmless.
         ids = None if body.lease_id is None else [body.lease_id]
-        if ids is not None and not body.lease_id.isdigit():  # type: ignore[union-attr]
-            raise HTTPException(404, f"no lease {body.lease_id!r}")
         return CountResponse(count=store.leases.release(holder_of(info, body.holder), ids))
 
-    @app.post("/v1/leases/renew", response_model=CountResponse)
+    @app.post("/v1/leases/renew", response_model=CountResponse, responses=error_responses(413, 415))
     def renew(body: LeaseRenewBody, info: Leases) -> CountResponse:
         return CountResponse(count=store.leases.renew(holder_of(info, body.holder), body.ttl_s))
 
-    @app.get("/v1/leases", response_model=LeaseList)
+    @app.get("/v1/leases", response_model=LeaseList, responses=error_responses(400))
     def list_leases(info: Leases, file_path: Annotated[str | None, Query()] = None) -> LeaseList:
         within = None if file_path is None else _repo_path(root, file_path)
         return LeaseList(
@@ -154,7 +166,11 @@ def create_app(
             ]
         )
 
-    @app.post("/v1/jobs/dispatch", response_model=JobDispatchResponse)
+    @app.post(
+        "/v1/jobs/dispatch",
+        response_model=JobDispatchResponse,
+        responses=error_responses(400, 409, 413, 415),
+    )
     def dispatch(body: JobDispatchBody, info: Jobs) -> JobDispatchResponse:
         files = [_repo_path(root, f, "target_files") for f in body.target_files]
         if store.controls.engaged():
@@ -170,7 +186,7 @@ def create_app(
         )
         return JobDispatchResponse(job_id=job_id)
 
-    @app.get("/v1/jobs/{job_id}", response_model=JobStatus)
+    @app.get("/v1/jobs/{job_id}", response_model=JobStatus, responses=error_responses(404))
     def job_status(job_id: str, info: Jobs) -> JobStatus:
         record = store.queue.get(job_id)
         if record is None or record.kind != JOB_KIND:
@@ -192,18 +208,30 @@ def create_app(
             error=record.error,
         )
 
-    @app.get("/v1/admin/kill-switch", response_model=KillSwitchState)
+    @app.get("/v1/admin/kill-switch", response_model=KillSwitchState, responses=error_responses())
     def kill_state(info: Admin) -> KillSwitchState:
         state = store.controls.kill_state()
         return KillSwitchState(engaged=state.engaged, reason=state.reason)
 
-    @app.post("/v1/admin/kill-switch", response_model=KillSwitchState)
+    @app.post(
+        "/v1/admin/kill-switch",
+        response_model=KillSwitchState,
+        responses=error_responses(413, 415),
+    )
     def set_kill(body: KillSwitchBody, info: Admin) -> KillSwitchState:
         if body.engaged:
             store.controls.engage(body.reason or f"engaged by {info.name}")
         else:
             store.controls.release()
-        store.ledger.append("kill_switch", json.loads(body.model_dump_json()), actor=info.name)
+        # The same event kinds as `fleet stop` / `fleet stop --off`.
+        if body.engaged:
+            kind, payload = (
+                "kill_switch.engaged",
+                {"reason": body.reason or f"engaged by {info.name}"},
+            )
+        else:
+            kind, payload = "kill_switch.released", {}
+        store.ledger.append(kind, payload, actor=info.name)
         return kill_state(info)
 
     return app

@@ -2,22 +2,41 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+MAX_PATH = 4096
+MAX_NAME = 1024
+MAX_TASK = 65536
+MAX_FILES = 10000
+# Names and ids: no control characters (PostgreSQL text cannot hold NUL, and a newline in a
+# holder name would forge lines in the ledger's text output).
+_NO_CONTROL = r"^[^\x00-\x1f\x7f]*$"
+_NO_NUL = r"^[^\x00]*$"
 
 
 class LeaseAcquireBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    file_path: str = Field(min_length=1, description="Repository-relative path, no '..'")
+    file_path: str = Field(
+        min_length=1, max_length=MAX_PATH, description="Repository-relative path, no '..'"
+    )
     symbol: str | None = Field(
-        default=None, description="Qualified name inside the file (Foo.bar); absent = whole file"
+        default=None,
+        max_length=MAX_NAME,
+        pattern=_NO_CONTROL,
+        description="Qualified name inside the file (Foo.bar); absent or empty = whole file",
     )
     mode: Literal["read", "write"] = "write"
     ttl_s: float = Field(default=60.0, gt=0, le=86400)
-    holder: str | None = Field(default=None, description="Agent name under this token")
-    unit: str | None = None
+    holder: str | None = Field(
+        default=None,
+        max_length=MAX_NAME,
+        pattern=_NO_CONTROL,
+        description="Agent name under this token",
+    )
+    unit: str | None = Field(default=None, max_length=MAX_NAME, pattern=_NO_CONTROL)
 
 
 class LeaseAcquireResponse(BaseModel):
@@ -33,15 +52,19 @@ class LeaseAcquireResponse(BaseModel):
 class LeaseReleaseBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    lease_id: str | None = Field(default=None, description="Absent = every lease of the holder")
-    holder: str | None = None
+    lease_id: str | None = Field(
+        default=None,
+        pattern=r"^[0-9]{1,18}$",
+        description="A lease id as returned by acquire; absent = every lease of the holder",
+    )
+    holder: str | None = Field(default=None, max_length=MAX_NAME, pattern=_NO_CONTROL)
 
 
 class LeaseRenewBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     ttl_s: float = Field(default=60.0, gt=0, le=86400)
-    holder: str | None = None
+    holder: str | None = Field(default=None, max_length=MAX_NAME, pattern=_NO_CONTROL)
 
 
 class CountResponse(BaseModel):
@@ -64,10 +87,14 @@ class LeaseList(BaseModel):
 class JobDispatchBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    task: str = Field(min_length=1, description="What the agent should do")
-    target_files: list[str] = Field(min_length=1)
-    sandbox: str = "auto"
-    model: str = "codemod"
+    task: str = Field(
+        min_length=1, max_length=MAX_TASK, pattern=_NO_NUL, description="What the agent should do"
+    )
+    target_files: list[Annotated[str, Field(min_length=1, max_length=MAX_PATH)]] = Field(
+        min_length=1, max_length=MAX_FILES
+    )
+    sandbox: str = Field(default="auto", max_length=MAX_NAME, pattern=_NO_CONTROL)
+    model: str = Field(default="codemod", max_length=MAX_NAME, pattern=_NO_CONTROL)
 
 
 class JobDispatchResponse(BaseModel):
@@ -91,9 +118,30 @@ class KillSwitchBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     engaged: bool
-    reason: str = ""
+    reason: str = Field(default="", max_length=MAX_TASK, pattern=_NO_NUL)
 
 
 class KillSwitchState(BaseModel):
     engaged: bool
     reason: str = ""
+
+
+class ErrorDetail(BaseModel):
+    """Every error except 422 (whose ``detail`` is pydantic's list naming each bad field)."""
+
+    detail: str
+
+
+def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` for the error codes a route can answer, besides 401/403/503."""
+    text = {
+        400: "file_path or target_files absolute, with '..', or outside the repository",
+        401: "no or invalid bearer token",
+        403: "the token lacks the route's scope",
+        404: "no such job",
+        409: "the kill switch is engaged",
+        413: "request body too large",
+        415: "request body is not application/json",
+        503: "the store is unavailable",
+    }
+    return {c: {"model": ErrorDetail, "description": text[c]} for c in (401, 403, *codes, 503)}

@@ -18,6 +18,18 @@ from __future__ import annotations
 import sys
 
 USAGE = "usage: fleet merge-driver BASE(%O) OURS(%A) THEIRS(%B) [PATH(%P)]"
+HELP = f"""{USAGE}
+
+The git merge driver: a structural three-way merge written back to OURS (%A).
+Exit 0 clean, 1 conflicted (OURS holds diff3 markers), 2 error (OURS untouched).
+PATH (%P) is the path in the tree; it picks the language (default: OURS).
+
+Set it up in a repository:
+  git config merge.fleet.name "fleet structural merge"
+  git config merge.fleet.driver "fleet merge-driver %O %A %B %P"
+  echo '*.py merge=fleet' >> .gitattributes
+
+To merge three files by hand, use `fleet merge BASE OURS THEIRS`."""
 
 
 def _read(path: str) -> str:
@@ -28,6 +40,9 @@ def _read(path: str) -> str:
 def main(argv: list[str]) -> int:
     """Merge the files named by ``argv`` (``%O %A %B [%P]``), write the result to ``%A``;
     return 0 (clean), 1 (conflicted) or 2 (error, with a message on stderr)."""
+    if argv and argv[0] in ("-h", "--help"):
+        print(HELP)
+        return 0
     if len(argv) not in (3, 4):
         print(USAGE, file=sys.stderr)
         return 2

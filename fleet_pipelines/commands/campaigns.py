@@ -126,6 +126,8 @@ def gc_command(
     from fleet.errors import FleetError
     from fleet.forge.worktree import gc
 
+    if not repo.is_dir():
+        raise _fail(f"{repo}: no such directory (expected a git checkout)")
     try:
         report = gc(repo, dry_run=dry_run)
     except FleetError as exc:

@@ -43,10 +43,17 @@ def register(app: typer.Typer) -> None:
             print(f"fleet merge: {exc}", file=sys.stderr)
             raise typer.Exit(2) from None
         text = result.text if isinstance(result, Clean) else result.text_with_markers
-        if output is None:
-            sys.stdout.write(text)
-        else:
-            output.write_bytes(text.encode("utf-8", "surrogateescape"))
+        data = text.encode("utf-8", "surrogateescape")  # the input's bytes, whatever the locale
+        try:
+            if output is None:
+                sys.stdout.flush()
+                sys.stdout.buffer.write(data)
+                sys.stdout.buffer.flush()
+            else:
+                output.write_bytes(data)
+        except OSError as exc:
+            print(f"fleet merge: cannot write {output or 'stdout'}: {exc}", file=sys.stderr)
+            raise typer.Exit(2) from None
         if isinstance(result, Clean):
             print(f"clean ({result.stage} stage)", file=sys.stderr)
             return
@@ -56,3 +63,16 @@ def register(app: typer.Typer) -> None:
             file=sys.stderr,
         )
         raise typer.Exit(1)
+
+    @app.command(
+        "merge-driver",
+        add_help_option=False,
+        context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+    )
+    def merge_driver(ctx: typer.Context) -> None:
+        """The git merge driver: %O %A %B %P, result written to %A (see --help)."""
+        # `fleet merge-driver ...` is dispatched in cli.py before typer loads; this entry only
+        # lists the command in `fleet --help` and serves callers of the typer app itself.
+        from fleet.merge.driver import main
+
+        raise typer.Exit(main(list(ctx.args)))

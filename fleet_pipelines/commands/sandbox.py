@@ -34,23 +34,42 @@ def doctor() -> None:
     print(f"auto: {selection.sandbox.name} — {selection.reason}")
 
 
+_RUN_HELP = (
+    "Run CMD in a sandbox over WORKDIR and exit with its exit code.\n\n"
+    "Give CMD after --, e.g. fleet sandbox run -b bwrap -- /bin/bash -c 'id'. "
+    "A command killed by signal N exits 128+N: a timeout or output over the per-stream limit "
+    "exits 137 with a 'fleet sandbox: BACKEND: REASON' line on stderr. A command that is not "
+    "found exits 127.\n\n"
+    "Exits 2 before running anything when the backend does not work here, when local is asked "
+    "for without --unsafe-local, when WORKDIR is not a directory or --timeout is not above 0."
+)
+
+
 @sandbox_app.command(
-    "run", context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
+    "run",
+    help=_RUN_HELP,
+    short_help="Run CMD in a sandbox over WORKDIR and exit with its exit code.",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
 )
 def run(
-    command: Annotated[list[str], typer.Argument(help="The command, after `--`.")],
+    command: Annotated[
+        list[str], typer.Argument(metavar="CMD", help="The command and its arguments, after --.")
+    ],
     backend: Annotated[
         str, typer.Option("--backend", "-b", help="auto, microvm, gvisor, bwrap or local.")
     ] = "auto",
     workdir: Annotated[
         Path, typer.Option("--workdir", "-w", help="Worktree shared read-write (default: cwd).")
     ] = Path("."),
-    timeout: Annotated[float | None, typer.Option("--timeout", "-t", help="Seconds.")] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option("--timeout", "-t", help="Wall-time limit in seconds (then exit 137)."),
+    ] = None,
     unsafe_local: Annotated[
         bool, typer.Option("--unsafe-local", help="Allow the `local` backend: NO isolation.")
     ] = False,
 ) -> None:
-    """Run CMD in a sandbox over WORKDIR and exit with its exit code."""
+    """Run CMD in a sandbox over WORKDIR and exit with its exit code (see ``_RUN_HELP``)."""
     from sandbox import SandboxUnavailable, select_sandbox
 
     if backend == "local" and not unsafe_local:
@@ -58,6 +77,14 @@ def run(
         raise typer.Exit(2)
     if unsafe_local and backend == "auto":
         backend = "local"
+    if timeout is not None and not timeout > 0:
+        print(
+            f"fleet sandbox run: --timeout must be above 0 seconds, not {timeout}", file=sys.stderr
+        )
+        raise typer.Exit(2)
+    if not workdir.is_dir():
+        print(f"fleet sandbox run: workdir {str(workdir)!r} is not a directory", file=sys.stderr)
+        raise typer.Exit(2)
     try:
         box = select_sandbox(backend)
     except (SandboxUnavailable, ValueError) as exc:

@@ -25,12 +25,21 @@ memory_app = typer.Typer(name="memory", help="Project memory notes.", no_args_is
 ledger_app = typer.Typer(name="ledger", help="The append-only ledger.", no_args_is_help=True)
 
 
-def _open(url: str | None) -> Store:
+def _open(url: str | None, *, existing: bool = False) -> Store:
+    """The store at ``url`` (default: ``default_store_url()``). ``existing`` (the commands that
+    only read or remove): a SQLite file that does not exist is an error (exit 2), not a fresh
+    empty store created wherever the command happened to run."""
     from fleet.errors import FleetError
     from fleet.store import default_store_url, open_store
 
+    url = url or default_store_url()
+    if existing and url.startswith("sqlite:///") and not Path(url[len("sqlite:///") :]).is_file():
+        typer.echo(
+            f"error: no fleet store at {url} (pass --store URL or set FLEET_STORE_URL)", err=True
+        )
+        raise typer.Exit(2)
     try:
-        return open_store(url or default_store_url())
+        return open_store(url)
     except FleetError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
@@ -40,27 +49,38 @@ def _when(ts: float) -> str:
     return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
+_SERVE_HELP = (
+    "Serve the coordinator HTTP API (leases, jobs) with uvicorn.\n\n"
+    "Every route needs a bearer token from `fleet token create` on the same store; the schema "
+    "is at /openapi.json. POST /v1/jobs/dispatch launches a Dagster run of the campaign's plan "
+    "job on the instance at $DAGSTER_HOME (default $FLEET_HOME/dagster); with --no-launch jobs "
+    "are only queued. Request bodies must be application/json and at most 1 MiB."
+)
+
+
 def serve(
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="TCP port.")] = 8787,
+    port: Annotated[int, typer.Option(help="TCP port (1-65535).", min=1, max=65535)] = 8787,
     store: StoreOption = None,
     repo: Annotated[
         Path | None,
-        typer.Option(help="Repository the lease paths are relative to (default: $FLEET_REPO "
-                          "when launching, else the current directory)."),
+        typer.Option(
+            help="Repository the lease paths are relative to (default: $FLEET_REPO "
+            "when launching, else the current directory)."
+        ),
     ] = None,
     no_launch: Annotated[
         bool,
         typer.Option("--no-launch", help="Only queue dispatched jobs; launch no Dagster runs."),
     ] = False,
 ) -> None:
-    """Serve the coordinator API (leases, jobs) with uvicorn. ``POST /v1/jobs/dispatch`` of a
-    campaign launches a run of its plan job on the Dagster instance at ``$DAGSTER_HOME``
-    (default ``$FLEET_HOME/dagster``) for the deployment of ``FleetSettings.from_env()``;
-    with ``--no-launch`` jobs are only queued."""
+    """Serve the coordinator HTTP API (leases, jobs) with uvicorn (help: ``_SERVE_HELP``)."""
     from fleet.api import serve as run
     from fleet.store import default_store_url
 
+    if repo is not None and not repo.is_dir():
+        typer.echo(f"error: --repo {repo}: no such directory", err=True)
+        raise typer.Exit(2)
     if no_launch:
         url = store or default_store_url()
         root = (repo or Path()).resolve()
@@ -104,7 +124,8 @@ def _launching(store: str | None, repo: Path | None) -> tuple[str, Path, Launche
 @token_app.command("create")
 def token_create(
     scope: Annotated[
-        list[str], typer.Option("--scope", help="leases, jobs or admin (repeatable).")
+        list[str],
+        typer.Option("--scope", help="leases, jobs or admin (repeatable, or comma-separated)."),
     ],
     name: Annotated[str, typer.Option(help="Who the token is for.")] = "agent",
     store: StoreOption = None,
@@ -112,7 +133,8 @@ def token_create(
     """Create a bearer token; it is printed once and stored only hashed."""
     with _open(store) as opened:
         try:
-            secret, info = opened.tokens.create(name, scope)
+            scopes = [part.strip() for item in scope for part in item.split(",") if part.strip()]
+            secret, info = opened.tokens.create(name, scopes)
         except ValueError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from exc
@@ -123,16 +145,19 @@ def token_create(
 @token_app.command("list")
 def token_list(store: StoreOption = None) -> None:
     """List tokens (ids, names, scopes; never secrets)."""
-    with _open(store) as opened:
+    with _open(store, existing=True) as opened:
         for info in opened.tokens.list():
             state = "revoked" if info.revoked else "active"
             typer.echo(f"{info.token_id}  {info.name:<16} {','.join(info.scopes):<20} {state}")
 
 
 @token_app.command("revoke")
-def token_revoke(token_id: str, store: StoreOption = None) -> None:
+def token_revoke(
+    token_id: Annotated[str, typer.Argument(help="The id shown by `fleet token list`.")],
+    store: StoreOption = None,
+) -> None:
     """Revoke a token by id."""
-    with _open(store) as opened:
+    with _open(store, existing=True) as opened:
         if not opened.tokens.revoke(token_id):
             typer.echo(f"error: no active token {token_id}", err=True)
             raise typer.Exit(1)
@@ -140,25 +165,29 @@ def token_revoke(token_id: str, store: StoreOption = None) -> None:
 
 @memory_app.command("add")
 def memory_add(
-    text: str,
+    text: Annotated[str, typer.Argument(help="The note, fed verbatim into agent prompts.")],
     tag: Annotated[str, typer.Option(help="decision, constraint, deadline, note ...")] = "note",
-    author: Annotated[str, typer.Option()] = "",
+    author: Annotated[str, typer.Option(help="Who wrote the note.")] = "",
     store: StoreOption = None,
 ) -> None:
     """Add a project memory note (fed into agent prompts)."""
     with _open(store) as opened:
-        note = opened.memory.add(text, tag=tag, author=author)
+        try:
+            note = opened.memory.add(text, tag=tag, author=author)
+        except ValueError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from exc
     typer.echo(note.note_id)
 
 
 @memory_app.command("list")
 def memory_list(
-    tag: Annotated[str | None, typer.Option()] = None,
-    as_json: Annotated[bool, typer.Option("--json")] = False,
+    tag: Annotated[str | None, typer.Option(help="Only notes with this tag.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="A JSON array.")] = False,
     store: StoreOption = None,
 ) -> None:
     """List project memory notes."""
-    with _open(store) as opened:
+    with _open(store, existing=True) as opened:
         notes = opened.memory.list(tag)
     if as_json:
         typer.echo(json.dumps([n.__dict__ for n in notes], indent=2))
@@ -168,9 +197,12 @@ def memory_list(
 
 
 @memory_app.command("remove")
-def memory_remove(note_id: int, store: StoreOption = None) -> None:
+def memory_remove(
+    note_id: Annotated[int, typer.Argument(help="The id shown by `fleet memory list`.")],
+    store: StoreOption = None,
+) -> None:
     """Remove a note by id."""
-    with _open(store) as opened:
+    with _open(store, existing=True) as opened:
         if not opened.memory.remove(note_id):
             typer.echo(f"error: no note {note_id}", err=True)
             raise typer.Exit(1)
@@ -185,7 +217,7 @@ def ledger_show(
     store: StoreOption = None,
 ) -> None:
     """Show ledger events, oldest first."""
-    with _open(store) as opened:
+    with _open(store, existing=True) as opened:
         events = opened.ledger.events(unit=unit, campaign=campaign, kind=kind)
     for e in events:
         if as_json:
@@ -201,7 +233,7 @@ def ledger_show(
 @ledger_app.command("verify")
 def ledger_verify(store: StoreOption = None) -> None:
     """Recompute the hash chain; exit 1 and list every break when it does not verify."""
-    with _open(store) as opened:
+    with _open(store, existing=True) as opened:
         problems = opened.ledger.verify()
         count = len(opened.ledger.events())
     if problems:
@@ -215,7 +247,7 @@ def ledger_verify(store: StoreOption = None) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    app.command("serve")(serve)
+    app.command("serve", help=_SERVE_HELP)(serve)
     app.add_typer(token_app)
     app.add_typer(memory_app)
     app.add_typer(ledger_app)
