@@ -1,5 +1,6 @@
-"""Shared fixtures: real git repositories, real PostgreSQL databases, and the CI rule that a skip
-is a failure (CI provides every service, so a skipped test there is a missing install step)."""
+"""Shared fixtures: real git repositories, real PostgreSQL databases, a real SQLite store, the
+bubblewrap sandbox, and the CI rule that a skip is a failure (CI provides every service, so a
+skipped test there is a missing install step)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from fleet.store import Store, open_store
+from sandbox import Sandbox
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE_REPO = ROOT / "examples" / "acme-monorepo"
@@ -90,3 +94,26 @@ def pg_dsn(pg_admin_dsn: str) -> Iterator[str]:
     finally:
         with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def store_url(tmp_path: Path) -> str:
+    """A real SQLite fleet store file in the test's tmp dir (the embedded default)."""
+    return f"sqlite:///{tmp_path / 'fleet.db'}"
+
+
+@pytest.fixture
+def store(store_url: str) -> Iterator[Store]:
+    """The store at ``store_url``, opened for the test and closed after it."""
+    with open_store(store_url) as opened:
+        yield opened
+
+
+@pytest.fixture
+def bwrap() -> Sandbox:
+    """The bubblewrap sandbox (fast and real); skipped only where bwrap is not installed."""
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed")
+    from sandbox import make_sandbox
+
+    return make_sandbox("bwrap")

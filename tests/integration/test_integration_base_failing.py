@@ -5,14 +5,12 @@ and pre-existing failures are not blamed on anyone."""
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from fleet.integrate import integrate, pytest_runner
-from fleet.store import Store, open_store
+from fleet.store import Store
 from fleet.types import Acquired, LeaseRequest
 from fleet.unit import UnitResult, record_result
 from sandbox import Sandbox
@@ -34,19 +32,6 @@ FILES = {
 }
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    with open_store(f"sqlite:///{tmp_path / 'fleet.db'}") as s:
-        yield s
-
-
-@pytest.fixture
-def bwrap() -> Sandbox:
-    if shutil.which("bwrap") is None:
-        pytest.skip("bubblewrap is not installed")
-    from sandbox import make_sandbox
-
-    return make_sandbox("bwrap")
 
 
 @pytest.fixture

@@ -5,8 +5,6 @@ the rollback replays them. An agent that raises ends only its own unit."""
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,7 +12,7 @@ import pytest
 from fleet.agents.claude import ClaudeAgent
 from fleet.agents.rollback import STEP, rollback_unit
 from fleet.agents.scripted import ScriptedModel, tool_call, tool_response
-from fleet.store import Store, open_store
+from fleet.store import Store
 from fleet.types import Acquired, AgentOutcome, Budget, LeaseRequest, Workspace, WorkUnit
 from fleet.unit import GitWorkspaces, UnitEnv, VerifyGates, repo_untouched, run_unit
 from tests.conftest import git
@@ -26,20 +24,6 @@ SRC = ('# -*- coding: latin-1 -*-\nLABEL = "caf\xe9"\n\n\ndef a():\n    return 1
 TEST = "from m import a, b\n\n\ndef test_m():\n    assert a() > 0 and b().startswith('caf')\n"
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    opened = open_store(f"sqlite:///{tmp_path / 'fleet.db'}")
-    yield opened
-    opened.close()
-
-
-@pytest.fixture
-def bwrap() -> object:
-    if shutil.which("bwrap") is None:
-        pytest.skip("bubblewrap is not installed")
-    from sandbox import make_sandbox
-
-    return make_sandbox("bwrap")
 
 
 def _repo(git_repo: Path) -> str:

@@ -5,8 +5,6 @@ recreates the unit's workspace from the ledger alone and replays the recorded st
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,7 +12,7 @@ import pytest
 from fleet.agents.claude import ClaudeAgent
 from fleet.agents.rollback import ROLLBACK_UNIT, STEP
 from fleet.agents.scripted import ScriptedModel, tool_call, tool_response
-from fleet.store import Store, open_store
+from fleet.store import Store
 from fleet.types import WorkUnit
 from fleet.unit import GitWorkspaces, UnitEnv, VerifyGates, repo_untouched, run_unit
 from fleet_pipelines.cli import main
@@ -28,25 +26,7 @@ FIRST = SRC.replace("return 1", "return 10")
 SECOND = FIRST.replace("return 2", "return 20")
 
 
-@pytest.fixture
-def store_url(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'fleet.db'}"
 
-
-@pytest.fixture
-def store(store_url: str) -> Iterator[Store]:
-    opened = open_store(store_url)
-    yield opened
-    opened.close()
-
-
-@pytest.fixture
-def bwrap() -> object:
-    if shutil.which("bwrap") is None:
-        pytest.skip("bubblewrap is not installed")
-    from sandbox import make_sandbox
-
-    return make_sandbox("bwrap")
 
 
 def _worktree(out: str) -> Path:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -196,14 +195,6 @@ def test_a_model_fault_is_an_error_outcome(unit: WorkUnit, workspace: Workspace,
     with pytest.raises(ScriptExhausted):
         ScriptedModel([]).complete("s", [], [], 10)
 
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    from fleet.store import open_store
-
-    opened = open_store(f"sqlite:///{tmp_path / 'fleet.db'}")
-    yield opened
-    opened.close()
 
 
 def test_day_budget_is_reserved_atomically_in_the_store(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,7 @@ from fleet.agents.claude import ClaudeAgent
 from fleet.agents.rollback import ROLLBACK_PATCH, ROLLBACK_UNIT, STEP, step_recorder
 from fleet.agents.scripted import ScriptedModel, tool_call
 from fleet.agents.scripted import tool_response as turn
-from fleet.store import Store, open_store
+from fleet.store import Store
 from fleet.types import Budget, StopReason, Workspace, WorkUnit
 from fleet_pipelines.cli import main
 
@@ -26,16 +25,6 @@ def _git(cwd: Path, *args: str) -> str:
     ).stdout
 
 
-@pytest.fixture
-def store_url(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'fleet.db'}"
-
-
-@pytest.fixture
-def store(store_url: str) -> Iterator[Store]:
-    opened = open_store(store_url)
-    yield opened
-    opened.close()
 
 
 @pytest.fixture

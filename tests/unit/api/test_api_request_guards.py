@@ -12,13 +12,7 @@ import pytest
 import requests
 
 from fleet.api import create_app, serve_in_thread
-from fleet.store import Store, open_store
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    with open_store(f"sqlite:///{tmp_path / 'fleet.db'}") as opened:
-        yield opened
+from fleet.store import Store
 
 
 @pytest.fixture
