@@ -41,6 +41,23 @@ def head_commit(repo: Path, ref: str = "HEAD") -> str:
                           check=True).stdout.strip()
 
 
+def branch_commit(repo: Path, branch: str) -> str:
+    """The commit at the head of ``branch`` in ``repo``. A branch (or repository) git does not
+    know is a :class:`ConfigError` naming both, not a ``CalledProcessError`` from deep inside a
+    step: the base branch comes from ``FLEET_BASE_BRANCH`` or the repository's checkout."""
+    if not repo.is_dir():
+        raise ConfigError(f"the repository {repo} does not exist (base branch {branch!r})")
+    done = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{branch}^{{commit}}"],
+                          cwd=repo, capture_output=True, text=True, check=False)
+    if done.returncode != 0 or not done.stdout.strip():
+        detail = done.stderr.strip().splitlines()[0] if done.stderr.strip() else ""
+        raise ConfigError(
+            f"base branch {branch!r} does not exist in the repository {repo}"
+            + (f" ({detail})" if detail else "")
+            + "; set FLEET_BASE_BRANCH to one of its branches (e.g. the checked-out one)")
+    return done.stdout.strip()
+
+
 def base_source(repo: Path, home: Path, commit: str) -> Path:
     """The directory whose files are exactly ``commit``'s, for the index and the matchers:
     ``repo`` itself when its checkout is that commit with no local change, else an export kept
@@ -73,7 +90,7 @@ def index(repo: Path, home: Path, base: str = "HEAD") -> dict[str, Any]:
     from fleet.graph import index as index_repo
 
     repo = repo.resolve()
-    commit = head_commit(repo, f"{base}^{{commit}}")
+    commit = branch_commit(repo, base)
     path = graph_dir(home) / GRAPH_FILE
     previous = None
     if path.exists():
@@ -181,7 +198,7 @@ def plan(campaign: str, repo: Path, home: Path, base_branch: str, store: StoreSo
                 if r.status in ("new", "known")}
     findings = [f for f in find_findings(graph, spec) if f.fingerprint in open_fps
                 and (only_paths is None or f.path in only_paths)]
-    result = plan_findings(graph, findings, spec, head_commit(repo, base_branch))
+    result = plan_findings(graph, findings, spec, branch_commit(repo, base_branch))
     new = record_planned(store.ledger(), result.units)
     return PlanReport(units=result.units, waves=len(result.waves), extra={
         "new_units": new, "expected_parallelism": round(result.expected_parallelism, 2),

@@ -7,15 +7,18 @@ units (a partition range); the other jobs are unpartitioned. ``DagsterJobLaunche
 
 from __future__ import annotations
 
+import logging
 import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from dagster import (
     AssetsDefinition,
     AssetSelection,
     DagsterInstance,
+    DagsterRunStatus,
     Definitions,
     define_asset_job,
 )
@@ -68,18 +71,92 @@ def build_jobs(campaigns: Sequence[CampaignAssets], code: Sequence[AssetsDefinit
 JOB_ID_TAG = "fleet/job_id"
 
 
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class JobOutcome:
+    """How the run of a dispatched job ended: ``status`` is ``succeeded | failed | canceled``;
+    ``error`` is the first line of the failure (a failed step's error, else the run's)."""
+
+    job_id: str
+    run_id: str
+    status: str
+    error: str | None = None
+
+
+_RUN_STATUS = {DagsterRunStatus.SUCCESS: "succeeded", DagsterRunStatus.CANCELED: "canceled"}
+
+
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), text.strip())
+
+
+def run_outcome(instance: DagsterInstance, job_id: str, run_id: str) -> JobOutcome:
+    """The outcome of the finished run ``run_id`` on ``instance``: its status, and for a failed
+    run ``<step>: <first line of its root error>`` of the first failed step (the run
+    failure's message when no step failed, e.g. a resource that would not start)."""
+    run = instance.get_run_by_id(run_id)
+    if run is None:
+        return JobOutcome(job_id, run_id, "failed", f"run {run_id} was never created")
+    status = _RUN_STATUS.get(run.status, "failed")
+    if status != "failed":
+        return JobOutcome(job_id, run_id, status)
+    messages: list[str] = []
+    for record in instance.all_logs(run_id):
+        event = record.dagster_event
+        if event is None:
+            continue
+        if event.is_step_failure and event.step_failure_data.error is not None:
+            error = event.step_failure_data.error
+            while error.cause is not None:  # the user code's own error, not dagster's wrapper
+                error = error.cause
+            messages.insert(0, f"{event.step_key}: {_first_line(error.message)}")
+        elif event.is_run_failure:
+            messages.append(record.message or "")
+    reason = next((_first_line(m) for m in messages if m.strip()), f"run ended {run.status.value}")
+    return JobOutcome(job_id, run_id, "failed", reason)
+
+
+JOB_FINISHED = "job.finished"
+
+
+def ledger_recorder(defs: Definitions) -> Callable[[JobOutcome], None] | None:
+    """Records each :class:`JobOutcome` as a ``job.finished`` ledger event (``unit`` = the job
+    id, beside its ``job.dispatched``) in the store of ``defs``' ``store`` resource; ``None``
+    when ``defs`` has no fleet store."""
+    from fleet_pipelines.resources import StoreResource
+
+    resource = (defs.resources or {}).get("store")
+    if not isinstance(resource, StoreResource):
+        return None
+
+    def record(outcome: JobOutcome) -> None:
+        resource.ledger().append(JOB_FINISHED, {
+            "job_id": outcome.job_id, "run_id": outcome.run_id, "status": outcome.status,
+            "error": outcome.error}, unit=outcome.job_id, actor="dagster")
+
+    return record
+
+
 class DagsterJobLauncher:
     """The ``launcher`` of the coordinator API (``fleet.api.create_app(..., launcher=...)``):
     ``POST /v1/jobs/dispatch`` with ``task`` naming a campaign of these definitions becomes a real
     run of ``plan_<c>_job`` on ``instance``, limited to the dispatched ``target_files`` (the
     planner sensor then runs the units). The run executes in a background thread; the launcher
-    returns its run id at once. A task that names no campaign is left queued (``None``)."""
+    returns its run id at once. A task that names no campaign is left queued (``None``).
+
+    When the run ends (succeeded, failed, canceled, or could not even start), ``on_finish`` is
+    called with its :class:`JobOutcome` in the run's thread (default: :func:`ledger_recorder`
+    of the definitions' store); an exception it raises is logged, never lost silently."""
 
     def __init__(self, defs: Definitions, campaigns: Sequence[CampaignAssets],
-                 instance: DagsterInstance) -> None:
+                 instance: DagsterInstance,
+                 on_finish: Callable[[JobOutcome], None] | None = None) -> None:
         self.defs = defs
         self.instance = instance
         self.campaigns = {c.campaign: c for c in campaigns}
+        self.on_finish = on_finish if on_finish is not None else ledger_recorder(defs)
         self.threads: list[threading.Thread] = []
 
     def __call__(self, job_id: str, body: Any) -> str | None:
@@ -92,15 +169,30 @@ class DagsterJobLauncher:
                 "fleet/campaign": campaign.campaign}
 
         def execute() -> None:
-            job.execute_in_process(instance=self.instance, run_id=run_id, tags=tags,
-                                   raise_on_error=False)
+            try:
+                job.execute_in_process(instance=self.instance, run_id=run_id, tags=tags,
+                                       raise_on_error=False)
+                outcome = run_outcome(self.instance, job_id, run_id)
+            except Exception as exc:  # the launch itself failed: the job failed, say why
+                log.exception("launching the run of job %s failed", job_id)
+                outcome = JobOutcome(job_id, run_id, "failed",
+                                     _first_line(f"{type(exc).__name__}: {exc}"))
+            self._finished(outcome)
 
         thread = threading.Thread(target=execute, name=f"dispatch-{job_id}", daemon=True)
         thread.start()
         self.threads.append(thread)
         return run_id
 
+    def _finished(self, outcome: JobOutcome) -> None:
+        if self.on_finish is None:
+            return
+        try:
+            self.on_finish(outcome)
+        except Exception:
+            log.exception("recording the outcome of job %s failed", outcome.job_id)
+
     def join(self, timeout: float | None = None) -> None:
-        """Wait for every run launched so far."""
+        """Wait for every run launched so far (and its ``on_finish``)."""
         for thread in self.threads:
             thread.join(timeout)

@@ -10,7 +10,9 @@ by its environment variable (see ``docs/pipeline.md``).
 from __future__ import annotations
 
 import json
+import logging
 import os
+import subprocess
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -29,6 +31,33 @@ if TYPE_CHECKING:
     from fleet.graph import SymbolGraph
 
 SETTINGS_FILE = "settings.json"
+FALLBACK_BASE_BRANCH = "main"
+log = logging.getLogger(__name__)
+
+
+def checked_out_branch(repo: Path) -> str | None:
+    """The branch ``repo``'s HEAD is on (its symbolic ref, e.g. ``master``), ``""`` when HEAD
+    is detached, ``None`` when ``repo`` is no git repository."""
+    if not repo.is_dir():
+        return None
+    done = subprocess.run(["git", "symbolic-ref", "--quiet", "--short", "HEAD"], cwd=repo,
+                          capture_output=True, text=True, check=False)
+    if done.returncode == 0:
+        return done.stdout.strip()
+    return "" if done.returncode == 1 else None  # git exits 1 for a detached HEAD, 128 else
+
+
+def default_base_branch(repo: Path) -> str:
+    """The base branch when ``FLEET_BASE_BRANCH`` is not set: the repository's checked-out
+    branch; ``main`` when HEAD is detached (with a warning saying so) or ``repo`` is no git
+    repository (the steps that need the branch then fail naming the repository)."""
+    branch = checked_out_branch(repo)
+    if branch == "":
+        log.warning("FLEET_BASE_BRANCH is not set and HEAD of %s is detached: using %r", repo,
+                    FALLBACK_BASE_BRANCH)
+    return branch or FALLBACK_BASE_BRANCH
+
+
 def builtin_campaign_names() -> tuple[str, ...]:
     """Every built-in campaign (``fleet/campaigns/builtin/*.yaml``): the default sweep."""
     from fleet.campaigns.spec import builtin_campaigns
@@ -82,10 +111,11 @@ class FleetSettings:
             batch = int(env.get("FLEET_BATCH_SIZE", "8"))
         except ValueError as exc:
             raise ConfigError(f"FLEET_AGENTS / FLEET_BATCH_SIZE: {exc}") from exc
+        repo = Path(env.get("FLEET_REPO", ".")).resolve()
         return cls(
             home=str(Path(home).resolve()),
-            repo=str(Path(env.get("FLEET_REPO", ".")).resolve()),
-            base_branch=env.get("FLEET_BASE_BRANCH", "main"),
+            repo=str(repo),
+            base_branch=env.get("FLEET_BASE_BRANCH") or default_base_branch(repo),
             deployment=deployment,
             store_url=store_url,
             sandbox=env.get("FLEET_SANDBOX", "auto"),

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from fleet_pipelines.commands.store import StoreOption, open_cli_store
+
 if TYPE_CHECKING:
     from fleet_pipelines.commands._sweep import SweepReport
     from fleet_pipelines.resources import FleetSettings
@@ -169,19 +171,34 @@ def register(app: typer.Typer) -> None:
         reason: Annotated[str, typer.Option(help="why (recorded)")] = "fleet stop",
         off: Annotated[bool, typer.Option("--off", help="release the kill switch")] = False,
         home: Annotated[Path, typer.Option(help="the fleet's state directory")] = Path(".fleet"),
+        store: StoreOption = None,
+        create: Annotated[bool, typer.Option(
+            "--create", help="engage even if the store does not exist yet (creates it)")] = False,
     ) -> None:
-        """The kill switch: every agent loop, step and sensor stops at its next check."""
-        from fleet.store import open_store
+        """The kill switch: every agent loop, step and sensor stops at its next check.
+
+        The store is --store, else $FLEET_STORE_URL, else <home>/fleet.db; a store that does not
+        exist there is an error (exit 2) unless --create: a switch engaged in a fresh store that
+        no fleet reads stops nothing."""
+        from fleet.errors import ConfigError
         from fleet_pipelines.resources import FleetSettings
 
-        settings = FleetSettings.from_env({**os.environ, "FLEET_HOME": str(home.resolve())})
-        with open_store(settings.store_url) as store:
+        url = store
+        if not url:
+            try:
+                url = FleetSettings.from_env({**os.environ,
+                                              "FLEET_HOME": str(home.resolve())}).store_url
+            except ConfigError as exc:
+                typer.echo(f"error: {exc}", err=True)
+                raise typer.Exit(2) from exc
+        with open_cli_store(url, existing=not create) as opened:
             if off:
-                store.controls.release()
-                store.ledger.append("kill_switch.released", {}, actor="fleet stop")
-                typer.echo("kill switch released")
+                opened.controls.release()
+                opened.ledger.append("kill_switch.released", {}, actor="fleet stop")
+                typer.echo(f"kill switch released ({url})")
             else:
-                store.controls.engage(reason)
-                store.ledger.append("kill_switch.engaged", {"reason": reason},
-                                    actor="fleet stop")
-                typer.echo(f"kill switch engaged ({reason}); `fleet stop --off` releases it")
+                opened.controls.engage(reason)
+                opened.ledger.append("kill_switch.engaged", {"reason": reason},
+                                     actor="fleet stop")
+                typer.echo(f"kill switch engaged ({reason}) in {url}; "
+                           "`fleet stop --off` releases it")

@@ -45,6 +45,9 @@ def _open(url: str | None, *, existing: bool = False) -> Store:
         raise typer.Exit(2) from exc
 
 
+open_cli_store = _open  # shared with `fleet stop`: the same --store / existing-store rules
+
+
 def _when(ts: float) -> str:
     return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
 

@@ -21,6 +21,8 @@ def test_fleet_stop_engages_and_releases_the_kill_switch(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     home = tmp_path / "fleet"
+    home.mkdir()
+    open_store(f"sqlite:///{home.resolve() / 'fleet.db'}").close()  # the fleet's existing store
     assert main(["stop", "--home", str(home), "--reason", "incident 42"]) == 0
     assert "kill switch engaged (incident 42)" in capsys.readouterr().out
     with open_store(f"sqlite:///{home.resolve() / 'fleet.db'}") as store:
