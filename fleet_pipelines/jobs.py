@@ -27,6 +27,7 @@ from dagster._core.definitions.unresolved_asset_job_definition import (
 )
 
 from assets import SYMBOL_GRAPH, TARGET_FILES_TAG, CampaignAssets
+from fleet.api.app import JOB_FINISHED
 
 
 def index_job_name() -> str:
@@ -116,9 +117,6 @@ def run_outcome(instance: DagsterInstance, job_id: str, run_id: str) -> JobOutco
             messages.append(record.message or "")
     reason = next((_first_line(m) for m in messages if m.strip()), f"run ended {run.status.value}")
     return JobOutcome(job_id, run_id, "failed", reason)
-
-
-JOB_FINISHED = "job.finished"
 
 
 def ledger_recorder(defs: Definitions) -> Callable[[JobOutcome], None] | None:

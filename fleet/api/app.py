@@ -43,6 +43,10 @@ from fleet.types import Acquired, LeaseRequest
 __all__ = ["JOB_KIND", "Launcher", "create_app"]
 
 JOB_KIND = "job"
+JOB_DISPATCHED = "job.dispatched"
+# Appended by the launcher when the job's run ends: {"status": "succeeded" | "failed" |
+# "canceled", "error": first line or None}; a job's status follows its run.
+JOB_FINISHED = "job.finished"
 Launcher = Callable[[str, JobDispatchBody], str | None]
 _bearer = HTTPBearer(auto_error=False)
 
@@ -179,7 +183,7 @@ def create_app(
         job_id = store.queue.enqueue(JOB_KIND, uuid.uuid4().hex, payload)
         run_id = launcher(job_id, body) if launcher is not None else None
         store.ledger.append(
-            "job.dispatched",
+            JOB_DISPATCHED,
             {"job_id": job_id, "run_id": run_id, **payload},
             unit=job_id,
             actor=info.name,
@@ -192,12 +196,14 @@ def create_app(
         if record is None or record.kind != JOB_KIND:
             raise HTTPException(404, f"no job {job_id!r}")
         run_ids = [
-            e.payload.get("run_id") for e in store.ledger.events(kind="job.dispatched", unit=job_id)
+            e.payload.get("run_id") for e in store.ledger.events(kind=JOB_DISPATCHED, unit=job_id)
         ]
+        finished = store.ledger.events(kind=JOB_FINISHED, unit=job_id)
+        outcome = finished[-1].payload if finished else {}
         p = record.payload
         return JobStatus(
             job_id=record.task_id,
-            status=record.status,
+            status=str(outcome.get("status") or record.status),
             attempts=record.attempts,
             task=str(p.get("task", "")),
             target_files=list(p.get("target_files", [])),
@@ -205,7 +211,7 @@ def create_app(
             model=str(p.get("model", "")),
             run_id=run_ids[0] if run_ids else None,
             result=record.result,
-            error=record.error,
+            error=outcome.get("error") or record.error,
         )
 
     @app.get("/v1/admin/kill-switch", response_model=KillSwitchState, responses=error_responses())

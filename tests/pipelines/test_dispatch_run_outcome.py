@@ -15,9 +15,10 @@ from fastapi.testclient import TestClient
 
 from assets import SYMBOL_GRAPH
 from fleet.api import create_app
+from fleet.api.app import JOB_FINISHED
 from fleet.store import Store, open_store
 from fleet_pipelines.definitions import build_campaigns, build_definitions
-from fleet_pipelines.jobs import JOB_FINISHED, DagsterJobLauncher
+from fleet_pipelines.jobs import DagsterJobLauncher
 from fleet_pipelines.resources import FleetSettings, default_base_branch
 from tests.conftest import git
 
@@ -43,10 +44,13 @@ def _dispatch(settings: FleetSettings, repo: Path, instance: DagsterInstance,
     assert response.status_code == 200, response.text
     job_id = response.json()["job_id"]
     launcher.join(timeout=120)
-    run_id = client.get(f"/v1/jobs/{job_id}", headers=headers).json()["run_id"]
+    status = client.get(f"/v1/jobs/{job_id}", headers=headers).json()
     finished = store.ledger.events(kind=JOB_FINISHED, unit=job_id)
     assert len(finished) == 1
-    assert finished[0].payload["run_id"] == run_id
+    assert finished[0].payload["run_id"] == status["run_id"]
+    # the API's job status follows its run, with the run's reason when it failed
+    assert status["status"] == finished[0].payload["status"]
+    assert status["error"] == finished[0].payload["error"]
     return job_id, finished[0].payload
 
 
