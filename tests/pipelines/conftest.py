@@ -1,15 +1,12 @@
-"""Fixtures of the pipeline tests: a small real repository with tests, a real SQLite store and
-a real bubblewrap sandbox."""
+"""Fixtures of the pipeline tests: a small real repository with tests (the SQLite store and the
+bubblewrap sandbox come from the root conftest)."""
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from fleet.store import Store, open_store
 from tests.conftest import git
 
 CALC_FILES = {
@@ -24,11 +21,6 @@ CALC_FILES = {
 }
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    with open_store(f"sqlite:///{tmp_path / 'fleet.db'}") as s:
-        yield s
-
 
 @pytest.fixture
 def calc_repo(git_repo: Path) -> Path:
@@ -39,13 +31,3 @@ def calc_repo(git_repo: Path) -> Path:
     git(git_repo, "add", "-A")
     git(git_repo, "commit", "-q", "-m", "calc")
     return git_repo
-
-
-@pytest.fixture
-def bwrap() -> object:
-    """The bubblewrap sandbox (fast and real); skipped only where bwrap is not installed."""
-    if shutil.which("bwrap") is None:
-        pytest.skip("bubblewrap is not installed")
-    from sandbox import make_sandbox
-
-    return make_sandbox("bwrap")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -10,15 +9,9 @@ import pytest
 from fleet.errors import GitError
 from fleet.forge.local import LocalGitForge
 from fleet.protocols import Forge
-from fleet.store import Store, open_store
+from fleet.store import Store
 from fleet.types import ChangeRef, Finding
 from tests.conftest import git
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    with open_store(f"sqlite:///{tmp_path / 'fleet.db'}") as s:
-        yield s
 
 
 def _branch_with_commit(repo: Path, branch: str, text: str) -> None:
