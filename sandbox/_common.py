@@ -86,8 +86,15 @@ def to_result(
 
 
 def effective_limits(limits: Limits | None, timeout: float | None) -> tuple[Limits, float | None]:
-    """Resolve the limits and the wall-clock deadline (the smaller of timeout and wall_s)."""
+    """Resolve the limits and the wall-clock deadline (the smaller of timeout and wall_s).
+
+    Every backend calls this before it starts anything, so a ``timeout`` or ``limits.wall_s``
+    that is zero, negative or NaN is refused here with ``ValueError`` naming the argument (a
+    deadline that has already passed would otherwise report ``timeout`` with exit code 0)."""
     lim = limits or Limits()
+    for name, value in (("timeout", timeout), ("limits.wall_s", lim.wall_s)):
+        if value is not None and not value > 0:
+            raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
     walls = [t for t in (timeout, lim.wall_s) if t is not None]
     return lim, (min(walls) if walls else None)
 

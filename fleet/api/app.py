@@ -1,12 +1,13 @@
 """The coordinator ASGI app: leases and jobs over HTTP for agents that are not Python processes
 of ours.
 
-Contract: every route needs ``Authorization: Bearer <token>`` (401 without a valid one, 403 when
-the token lacks the route's scope: ``leases``, ``jobs`` or ``admin``); a malformed body is 422 and
-names the field; a ``file_path`` that is absolute, contains ``..`` or resolves outside the
+Contract: every ``/v1`` route needs ``Authorization: Bearer <token>`` (401 without a valid one,
+403 when the token lacks the route's scope: ``leases``, ``jobs`` or ``admin``); a malformed body is
+422 and names the field; a ``file_path`` that is absolute, contains ``..`` or resolves outside the
 repository is 400; a store fault is 503. ``POST /v1/jobs/dispatch`` records the job in the task
 queue (kind ``job``) and then calls the pluggable ``launcher(job_id, body)``; its return value (a
 run id, or None) is recorded with the job. The default launcher does nothing: queue only.
+``/docs``, ``/redoc`` and ``/openapi.json`` need no token; their assets are served locally.
 """
 
 # No "from __future__ import annotations": FastAPI resolves the route annotations at runtime,
@@ -20,6 +21,7 @@ from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from fleet.api._docs import add_docs
 from fleet.api._guard import MAX_BODY_BYTES, RequestGuard
 from fleet.api.models import (
     CountResponse,
@@ -79,7 +81,10 @@ def create_app(
         title="fleet coordinator",
         version="1",
         description="Symbol leases and job dispatch for a fleet of coding agents.",
+        docs_url=None,
+        redoc_url=None,
     )
+    add_docs(app)  # /docs and /redoc with local assets, no token
     app.add_middleware(RequestGuard, max_body=max_body)
     app.state.store = store
     app.state.launcher = launcher

@@ -85,3 +85,23 @@ def parse_conflicts(text: str) -> tuple[ConflictRegion, ...]:
         )
         index += 1
     return tuple(regions)
+
+
+def relabel(text: str, ours: str, base: str, theirs: str) -> str:
+    """``text`` with the labels of its conflict markers (``<<<<<<< ours``, ``||||||| base``,
+    ``>>>>>>> theirs``, as every stage writes them) replaced by the given ones; lines outside a
+    conflict region are left as they are."""
+    lines = text.splitlines(keepends=True)
+    inside = False
+    for index, line in enumerate(lines):
+        body = line.rstrip("\r\n")
+        ending = line[len(body) :]
+        if not inside and body == f"{MARKER_OURS} ours":
+            lines[index] = f"{MARKER_OURS} {ours}{ending}"
+            inside = True
+        elif inside and body == f"{MARKER_BASE} base":
+            lines[index] = f"{MARKER_BASE} {base}{ending}"
+        elif inside and body == f"{MARKER_THEIRS} theirs":
+            lines[index] = f"{MARKER_THEIRS} {theirs}{ending}"
+            inside = False
+    return "".join(lines)

@@ -67,7 +67,9 @@ def test_true_conflict_through_the_driver_leaves_markers(git_repo: Path) -> None
     merge = _git(git_repo, "merge", "--no-edit", "theirs", check=False)
     assert merge.returncode == 1
     text = (git_repo / "mod.py").read_text()
-    assert "<<<<<<< ours\n    return 10\n||||||| base\n    return 1\n=======\n" in text
+    # git's labels: HEAD and the merged branch's name (here called "theirs").
+    assert "<<<<<<< HEAD\n    return 10\n||||||| base\n    return 1\n=======\n" in text
+    assert "    return 20\n>>>>>>> theirs\n" in text
     assert "UU mod.py" in _git(git_repo, "status", "--porcelain").stdout
 
 
