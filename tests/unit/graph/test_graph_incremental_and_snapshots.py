@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import textwrap
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from fleet.graph import SymbolGraph, index, load
+from tests.unit.graph.graph_helpers import content, put
 
 
 def git(cwd: Path, *args: str) -> None:
@@ -20,20 +19,6 @@ def git(cwd: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
 
 
-def content(g: SymbolGraph) -> dict[str, Any]:
-    return {
-        "files": g.files,
-        "symbols": g.symbols,
-        "refs": sorted(g.references, key=lambda r: (r.path, r.start_byte, r.kind, r.name)),
-        "edges": sorted(g.graph.edges(data="kinds")),
-        "nodes": sorted(g.graph.nodes),
-        "ranks": {s: g.lock_rank(s) for s in g.symbols},
-    }
-
-
-def put(root: Path, rel: str, text: str) -> None:
-    (root / rel).parent.mkdir(parents=True, exist_ok=True)
-    (root / rel).write_text(textwrap.dedent(text))
 
 
 def test_incremental_equals_full_after_edits_renames_deletions(git_repo: Path) -> None:

@@ -5,27 +5,10 @@ re-exports, star imports, base classes, pytest fixtures, ``__all__``."""
 from __future__ import annotations
 
 import re
-import textwrap
 from pathlib import Path
-from typing import Any
 
 from fleet.graph import SymbolGraph, index, load
-
-
-def content(g: SymbolGraph) -> dict[str, Any]:
-    return {
-        "files": g.files,
-        "symbols": g.symbols,
-        "refs": sorted(g.references, key=lambda r: (r.path, r.start_byte, r.kind, r.name)),
-        "edges": sorted(g.graph.edges(data="kinds")),
-        "nodes": sorted(g.graph.nodes),
-        "ranks": {s: g.lock_rank(s) for s in g.symbols},
-    }
-
-
-def put(root: Path, rel: str, text: str) -> None:
-    (root / rel).parent.mkdir(parents=True, exist_ok=True)
-    (root / rel).write_text(textwrap.dedent(text))
+from tests.unit.graph.graph_helpers import content, put
 
 
 def reresolved(new: SymbolGraph, old: SymbolGraph) -> set[str]:

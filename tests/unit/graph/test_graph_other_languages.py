@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 from fleet.graph import index
-
-
-def put(root: Path, rel: str, text: str) -> None:
-    (root / rel).parent.mkdir(parents=True, exist_ok=True)
-    (root / rel).write_text(textwrap.dedent(text))
+from tests.unit.graph.graph_helpers import put
 
 
 def test_javascript_typescript_go(tmp_path: Path) -> None:

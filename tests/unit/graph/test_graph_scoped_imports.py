@@ -9,15 +9,10 @@ from __future__ import annotations
 
 import os
 import subprocess
-import textwrap
 from pathlib import Path
 
 from fleet.graph import SymbolGraph, index, load
-
-
-def put(root: Path, rel: str, text: str) -> None:
-    (root / rel).parent.mkdir(parents=True, exist_ok=True)
-    (root / rel).write_text(textwrap.dedent(text))
+from tests.unit.graph.graph_helpers import put
 
 
 def by_src(graph: SymbolGraph, path: str) -> dict[tuple[str, str], str | None]:
