@@ -27,7 +27,7 @@ from dagster._core.definitions.unresolved_asset_job_definition import (
 )
 
 from assets import SYMBOL_GRAPH, TARGET_FILES_TAG, CampaignAssets
-from fleet.api.app import JOB_FINISHED
+from fleet.types import JOB_FINISHED
 
 
 def index_job_name() -> str:

@@ -40,15 +40,11 @@ from fleet.api.models import (
 )
 from fleet.errors import StoreError
 from fleet.store import Store, TokenInfo
-from fleet.types import Acquired, LeaseRequest
+from fleet.types import JOB_DISPATCHED, JOB_FINISHED, Acquired, LeaseRequest
 
 __all__ = ["JOB_KIND", "Launcher", "create_app"]
 
 JOB_KIND = "job"
-JOB_DISPATCHED = "job.dispatched"
-# Appended by the launcher when the job's run ends: {"status": "succeeded" | "failed" |
-# "canceled", "error": first line or None}; a job's status follows its run.
-JOB_FINISHED = "job.finished"
 Launcher = Callable[[str, JobDispatchBody], str | None]
 _bearer = HTTPBearer(auto_error=False)
 

@@ -15,8 +15,8 @@ from fastapi.testclient import TestClient
 
 from assets import SYMBOL_GRAPH
 from fleet.api import create_app
-from fleet.api.app import JOB_FINISHED
 from fleet.store import Store, open_store
+from fleet.types import JOB_FINISHED
 from fleet_pipelines.definitions import build_campaigns, build_definitions
 from fleet_pipelines.jobs import DagsterJobLauncher
 from fleet_pipelines.resources import FleetSettings, default_base_branch
