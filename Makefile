@@ -9,7 +9,7 @@ export DAGSTER_HOME ?= $(CURDIR)/.fleet/dagster
 
 .PHONY: install test lint typecheck layers pytest demo ui bench clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py fleet/graph/_c/pyextract.c
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[test]'

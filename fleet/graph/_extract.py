@@ -13,6 +13,8 @@ import re
 
 import tree_sitter as ts
 
+from fleet.graph._extract_native import available as native_available
+from fleet.graph._extract_native import extract_python
 from fleet.graph._imports import READERS
 from fleet.graph._lang import DEF, IMPORT, LOCAL, REF, LanguageSpec, compiled
 from fleet.graph._model import MODULE, FileData, FileRecord, RawRef, Symbol
@@ -48,7 +50,17 @@ def _bases(node: ts.Node) -> list[ts.Node]:
 def extract(path: str, src: bytes, spec: LanguageSpec, module: str | None,
             record: FileRecord) -> FileData:
     """Parse ``src`` and extract everything the resolver needs. Never raises on bad syntax:
-    tree-sitter recovers, and the caller marks such a file ``partial``."""
+    tree-sitter recovers, and the caller marks such a file ``partial``. Python files take the
+    C walk when the extension is built (same result, see ``_extract_native``)."""
+    if spec.name == "python" and native_available():
+        return extract_python(path, src, module, record)
+    return extract_query(path, src, spec, module, record)
+
+
+def extract_query(path: str, src: bytes, spec: LanguageSpec, module: str | None,
+                  record: FileRecord) -> FileData:
+    """``extract`` through the language's query file: every language, and the specification
+    the C walk for Python is tested against."""
     comp = compiled(spec.grammar)
     root = comp.parser.parse(src).root_node
     language = spec.name

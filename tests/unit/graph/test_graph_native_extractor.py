@@ -1,0 +1,177 @@
+"""The C walk for Python (``fleet.graph._native``) against the query path it replaces: the
+same ``FileData`` field by field, on the acme example, the whole stdlib and hostile input."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from fleet.graph import index, source_files
+from fleet.graph._extract import extract_query
+from fleet.graph._extract_native import _module, available, extract_python
+from fleet.graph._index import _read
+from fleet.graph._lang import spec_for
+from fleet.graph._model import FileData, FileRecord
+from fleet.graph._resolve import python_module_names
+from tests.unit.graph.graph_helpers import content
+
+ROOT = Path(__file__).resolve().parents[3]
+FIELDS = ("record", "module", "symbols", "refs", "imports", "star_imports", "params",
+          "local_types", "fixture_params", "scoped_imports")
+
+
+def _differences(a: FileData, b: FileData) -> list[str]:
+    return [f for f in FIELDS if getattr(a, f) != getattr(b, f)]
+
+
+def _compare_tree(root: Path, exclude: list[str]) -> tuple[int, dict[str, list[str]]]:
+    paths = source_files(root, frozenset({"python"}), exclude)
+    modules = python_module_names(paths)
+    spec = spec_for("x.py")
+    assert spec is not None
+    compared, bad = 0, {}
+    for rel in paths:
+        record, src = _read(root, rel, "python", 10_000_000)
+        if src is None:
+            continue
+        compared += 1
+        diff = _differences(extract_query(rel, src, spec, modules[rel], record),
+                            extract_python(rel, src, modules[rel], record))
+        if diff:
+            bad[rel] = diff
+    return compared, bad
+
+
+def test_the_extension_is_built() -> None:
+    assert available(), (
+        "fleet.graph._native is not built: `pip install -e .` (or `python setup.py build_ext "
+        "--inplace`) with a C compiler builds it")
+
+
+def test_same_result_as_the_query_path_on_acme() -> None:
+    compared, bad = _compare_tree(ROOT / "examples" / "acme-monorepo", [])
+    assert compared >= 50
+    assert bad == {}
+
+
+def test_same_result_as_the_query_path_on_the_whole_stdlib() -> None:
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    compared, bad = _compare_tree(stdlib, ["site-packages"])
+    assert compared > 1_500
+    assert bad == {}
+
+
+HOSTILE = {
+    "syntax_error.py": b"def ok(a):\n    return a.b(c)\n\ndef broken(:\n    x = = 1\nclass K(B\n",
+    "latin1.py": "# -*- coding: latin-1 -*-\ns = 'caf\xe9'\ndef f(x):\n    return x.y\n".encode(
+        "latin-1"),
+    "unicode_names.py": "class Caf\u00e9(Base):\n    def m\u00e9(self, \u00e9t\u00e9: T):\n"
+                        "        return \u00e9t\u00e9.x + caf\u00e9.y(z)\n".encode(),
+    "py2.py": b"print 'hello'\nexec code in ns\ndef f(x):\n    print >>sys.stderr, x.y\n",
+    "crlf_tabs.py": b"import os\r\nclass A(object):\r\n\tdef f(self):\r\n\t\treturn os\t.path"
+                    b" .\n join(a,\tb)\r\n",
+    "chains.py": b"x = (a .\n  b\n  . c)()\ny = f().g.h\nz = a[0].b.c\nw = a.b (1)\n"
+                 b"v: mod.T = mod . make ()\nu: int = other()\n",
+    "empty.py": b"",
+    "only_comment.py": b"# nothing\n",
+    "nul_inside.py": b"x = 1\n# \x00 nul\ny = x.z\n",
+    "decorated.py": b"@dec\n@a.b(c)\nclass C(m.Base, metaclass=M):\n    v = 1\n    w: int = 2\n"
+                    b"    @property\n    def p(self, a, b=d, *args, e: F = g, **kw):\n"
+                    b"        from .sub import thing as t\n        import os.path\n"
+                    b"        return t(a, [b, c], {k: v}, (x, y))\n",
+    "imports.py": b"import a.b.c, d as e\nfrom . import x\nfrom .. import y as z\n"
+                  b"from ...p.q import (r, s as t)\nfrom m import *\n"
+                  b"from __future__ import annotations\n"
+                  b"def f():\n    from k import *\n    import w.v as u\n",
+    "locals.py": b"def f(a, /, b, *, c):\n    for i, j in g:\n        pass\n"
+                 b"    for k in h:\n        pass\n    (p, q) = r\n    [s, t] = u\n"
+                 b"    with open(x) as (fh, gh):\n        pass\n    n += 1\n"
+                 b"    if (m := re.match(x)):\n        pass\n    lam = lambda y, z=1: y\n"
+                 b"    try:\n        pass\n    except (E1, E2) as err:\n        raise err\n"
+                 b"    except E3 as e3:\n        return [o for o, w in items if w]\n",
+    "redefined.py": b"if x:\n    def f():\n        return a\nelse:\n"
+                    b"    def f():\n        return b\n"
+                    b"class C:\n    def m(self):\n        def inner():\n            return c\n",
+}
+
+
+def _deep_sources() -> dict[str, bytes]:
+    depth = 300
+    nested_defs = "".join(f"{'    ' * i}def f{i}(a{i}):\n" for i in range(depth))
+    nested_defs += "    " * depth + "return a0.x\n"
+    return {
+        "deep_defs.py": nested_defs.encode(),
+        "deep_parens.py": b"x = " + b"(" * 2000 + b"y.z" + b")" * 2000 + b"\n",
+        "deep_lists.py": b"x = " + b"[" * 1000 + b"a" + b"]" * 1000 + b"\n",
+        "long_line.py": b"x = [" + b", ".join(b"n%d.v" % i for i in range(20_000)) + b"]\n",
+    }
+
+
+@pytest.mark.parametrize("name", sorted([*HOSTILE, *_deep_sources()]))
+def test_same_result_on_hostile_input(name: str) -> None:
+    src = {**HOSTILE, **_deep_sources()}[name]
+    spec = spec_for(name)
+    assert spec is not None
+    lines = src.count(b"\n") + (1 if src and not src.endswith(b"\n") else 0)
+    digest = hashlib.sha256(src).hexdigest()
+    for record in (FileRecord(name, "python", digest, lines, len(src), "ok"),
+                   FileRecord(name, "python", "", lines, len(src), "ok")):  # no digest known
+        for module in ("pkg.mod", None):
+            query = extract_query(name, src, spec, module, record)
+            native = extract_python(name, src, module, record)
+            assert _differences(query, native) == [], name
+    assert native.symbols[0].body_hash == digest[:16]
+
+
+def test_test_files_get_fixture_parameters() -> None:
+    src = (b"import pytest\n@pytest.fixture\ndef db(tmp_path):\n    return 1\n"
+           b"def test_a(db, self, cls, x: int, y=2, *rest, **kw):\n    assert db\n"
+           b"class TestK:\n    def test_m(self, db):\n        pass\n")
+    spec = spec_for("test_x.py")
+    assert spec is not None
+    record = FileRecord("test_x.py", "python", "", 9, len(src), "ok")
+    native = extract_python("test_x.py", src, "test_x", record)
+    assert native.fixture_params == {"test_x.py::db": ("tmp_path",),
+                                     "test_x.py::test_a": ("db", "x", "y"),
+                                     "test_x.py::TestK.test_m": ("db",)}
+    assert _differences(extract_query("test_x.py", src, spec, "test_x", record), native) == []
+
+
+def test_switch_off_takes_the_query_path(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text("import os\ndef f(x):\n    return os.path.join(x)\n")
+    code = ("import sys; from pathlib import Path; from fleet.graph import index; "
+            "from fleet.graph._extract_native import available; "
+            "g = index(Path(sys.argv[1])); "
+            "print(available(), sorted(r.name for r in g.references))")
+    outputs = {}
+    for flag in ("0", "1"):
+        env = {**os.environ, "FLEET_GRAPH_NATIVE": flag}
+        done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], env=env,
+                              capture_output=True, text=True, check=True)
+        outputs[flag] = done.stdout.strip()
+    assert outputs["0"].startswith("False ")
+    assert outputs["1"].startswith("True ")
+    assert outputs["0"].split(" ", 1)[1] == outputs["1"].split(" ", 1)[1]
+    assert "os.path.join" in outputs["1"]
+
+
+def test_whole_index_of_acme_equals_the_query_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    acme = ROOT / "examples" / "acme-monorepo"
+    native = content(index(acme))
+    monkeypatch.setenv("FLEET_GRAPH_NATIVE", "0")
+    _module.cache_clear()
+    try:
+        assert not available()
+        query = content(index(acme))
+    finally:
+        monkeypatch.delenv("FLEET_GRAPH_NATIVE")
+        _module.cache_clear()
+    assert available()
+    assert native == query
+    assert len(native["symbols"]) > 300
