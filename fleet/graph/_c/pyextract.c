@@ -20,6 +20,11 @@
 #include <string.h>
 
 #include "tree_sitter/api.h"
+/* the runtime's internals, for a walk without the cursor (same version, compiled in) */
+#include "language.h"
+#include "length.h"
+#include "subtree.h"
+#include "tree.h"
 
 /* ------------------------------------------------------------------ grammar ids */
 enum {
@@ -403,61 +408,146 @@ static int visit(Out *o, Frame *st, int depth, const unsigned char *src) {
     }
 }
 
-/* collect definitions, items and import statements (in document order) */
-static int walk(Out *o, TSNode root, const unsigned char *src, PyObject *imports_out,
-                int (*on_import)(TSNode, const unsigned char *, PyObject *)) {
-    size_t cap = MAX_DEPTH_GROW;
-    Frame *st = malloc(cap * sizeof(Frame));
-    if (!st) return -1;
-    TSTreeCursor cur = ts_tree_cursor_new(root);
-    int depth = 0;
+/* One level of the walk: the children of `parent` (a visible node, or a hidden node inside one,
+ * whose children count as its visible ancestor's), as ts_tree_cursor iterates them. */
+typedef struct {
+    const Subtree *children;
+    uint32_t count, index, structural;
+    Length pos;                /* start of children[index] */
+    const TSSymbol *aliases;   /* the parent production's alias sequence */
+    const TSFieldMapEntry *fmap, *fmap_end;
+    TSFieldId inherited;       /* a hidden parent's own field, for children without one */
+    int vdepth;                /* the visible frame these children belong to */
+} Level;
+
+static inline TSFieldId field_at(const Level *lv, uint32_t structural) {
+    for (const TSFieldMapEntry *m = lv->fmap; m < lv->fmap_end; m++) {
+        if (!m->inherited && m->child_index == structural) return m->field_id;
+    }
+    return 0;
+}
+
+static inline void open_level(Level *lv, Subtree parent, Length pos, TSFieldId inherited,
+                              int vdepth) {
+    uint16_t production = ts_subtree_production_id(parent);
+    lv->count = ts_subtree_child_count(parent);
+    lv->children = lv->count ? ts_subtree_children(parent) : NULL;
+    lv->index = 0;
+    lv->structural = 0;
+    lv->pos = pos;
+    lv->aliases = ts_language_alias_sequence(G.language, production);
+    ts_language_field_map(G.language, production, &lv->fmap, &lv->fmap_end);
+    lv->inherited = inherited;
+    lv->vdepth = vdepth;
+}
+
+/* Collect definitions, items and import statements in document order: a depth-first walk over
+ * the tree's subtrees, seeing the nodes, aliases and fields ts_tree_cursor shows, without the
+ * cursor's bookkeeping (its navigation was a third of the walk). */
+static int walk(Out *o, const TSTree *tree, TSNode root, const unsigned char *src,
+                PyObject *imports_out, int (*on_import)(TSNode, const unsigned char *, PyObject *)) {
+    size_t vcap = MAX_DEPTH_GROW, lcap = MAX_DEPTH_GROW;
+    Frame *st = malloc(vcap * sizeof(Frame));
+    Level *lv = malloc(lcap * sizeof(Level));
+    if (!st || !lv) {
+        free(st);
+        free(lv);
+        return -1;
+    }
+    int rc = 0;
     st[0].node = root;
     st[0].kind = node_kind(root);
     st[0].field = 0;
     st[0].named_idx = 0;
     st[0].named_seen = 0;
-    int rc = 0;
+    if (visit(o, st, 0, src) < 0) { rc = -1; goto done; }
+    const Subtree *root_tree = (const Subtree *)root.id;
+    size_t top = 0;
+    Length root_pos = {ts_node_start_byte(root), ts_node_start_point(root)};
+    open_level(&lv[0], *root_tree, root_pos, 0, 0);
     for (;;) {
-        Frame *f = &st[depth];
-        if (visit(o, st, depth, src) < 0) { rc = -1; break; }
-        uint8_t k = f->kind;
-        if ((k == K(S_IMPORT) || k == K(S_IMPORT_FROM)) && on_import(f->node, src, imports_out) < 0) {
-            rc = -1;
-            break;
+        Level *L = &lv[top];
+        if (L->index >= L->count) {
+            if (top == 0) break;
+            top--;
+            continue;
         }
-        if (ts_tree_cursor_goto_first_child(&cur)) {
-            if ((size_t)depth + 1 >= cap) {
-                cap *= 2;
-                Frame *p = realloc(st, cap * sizeof(Frame));
-                if (!p) { rc = -1; break; }
+        const Subtree *child = &L->children[L->index];
+        Subtree c = *child;
+        Length pos = L->pos;
+        bool extra = ts_subtree_extra(c);
+        TSSymbol alias = 0;
+        uint32_t structural = L->structural;
+        if (!extra) {
+            if (L->aliases) alias = L->aliases[structural];
+            L->structural++;
+        }
+        bool visible = ts_subtree_visible(c) || alias;
+        /* advance the level past this child */
+        L->index++;
+        L->pos = length_add(pos, ts_subtree_size(c));
+        if (L->index < L->count) L->pos = length_add(L->pos, ts_subtree_padding(L->children[L->index]));
+        TSFieldId field = 0;
+        if (!extra) {
+            field = field_at(L, structural);
+            if (!field) field = L->inherited;
+        }
+        uint32_t nchildren = ts_subtree_child_count(c);
+        if (visible) {
+            int depth = L->vdepth + 1;
+            if ((size_t)depth >= vcap) {
+                vcap *= 2;
+                Frame *p = realloc(st, vcap * sizeof(Frame));
+                if (!p) { rc = -1; goto done; }
                 st = p;
             }
-            depth++;
-        } else {
-            while (!ts_tree_cursor_goto_next_sibling(&cur)) {
-                if (!ts_tree_cursor_goto_parent(&cur)) goto done;
-                depth--;
+            Frame *nf = &st[depth];
+            nf->node = ts_node_new(tree, child, pos, alias);
+            nf->named_seen = 0;
+            bool named = alias ? ts_language_symbol_metadata(G.language, alias).named
+                               : ts_subtree_named(c);
+            if (named) {
+                TSSymbol sym = ts_language_public_symbol(G.language, alias ? alias : ts_subtree_symbol(c));
+                nf->kind = kind_of(sym);
+                nf->named_idx = st[depth - 1].named_seen++;
+                nf->field = field;
+            } else {
+                nf->kind = 0;
+                nf->named_idx = UINT32_MAX;
+                nf->field = 0;
             }
+            if (nf->kind) {
+                if (visit(o, st, depth, src) < 0) { rc = -1; goto done; }
+                if ((nf->kind == K(S_IMPORT) || nf->kind == K(S_IMPORT_FROM)) &&
+                    on_import(nf->node, src, imports_out) < 0) {
+                    rc = -1;
+                    goto done;
+                }
+            }
+            if (!nchildren) continue;
+            if (top + 1 >= lcap) {
+                lcap *= 2;
+                Level *p = realloc(lv, lcap * sizeof(Level));
+                if (!p) { rc = -1; goto done; }
+                lv = p;
+            }
+            open_level(&lv[++top], c, pos, 0, depth);
+        } else if (nchildren) {
+            /* a hidden node: its children belong to the same visible parent */
+            if (top + 1 >= lcap) {
+                lcap *= 2;
+                Level *p = realloc(lv, lcap * sizeof(Level));
+                if (!p) { rc = -1; goto done; }
+                lv = p;
+            }
+            int vdepth = lv[top].vdepth;
+            open_level(&lv[top + 1], c, pos, extra ? 0 : field, vdepth);
+            top++;
         }
-        /* st[depth] becomes the node under the cursor (a first child or a next sibling) */
-        Frame *nf = &st[depth];
-        Frame *parent = &st[depth - 1];
-        TSNode n = ts_tree_cursor_current_node(&cur);
-        nf->node = n;
-        nf->field = ts_tree_cursor_current_field_id(&cur);
-        nf->named_seen = 0;
-        if (ts_node_is_named(n)) {
-            nf->kind = kind_of(ts_node_symbol(n));
-            nf->named_idx = parent->named_seen++;
-        } else {
-            nf->kind = 0;
-            nf->named_idx = UINT32_MAX;
-        }
-        /* a first child starts its parent's count; siblings continue it */
     }
 done:
-    ts_tree_cursor_delete(&cur);
     free(st);
+    free(lv);
     return rc;
 }
 
@@ -669,7 +759,7 @@ static PyObject *extract(PyObject *self, PyObject *args) {
     TSNode root = ts_tree_root_node(tree);
     int has_error = ts_node_has_error(root);
     imports = PyList_New(0);
-    if (!imports || walk(&o, root, src, imports, on_import) < 0) {
+    if (!imports || walk(&o, tree, root, src, imports, on_import) < 0) {
         if (!PyErr_Occurred()) PyErr_NoMemory();
         goto out;
     }
@@ -741,7 +831,13 @@ static PyObject *extract(PyObject *self, PyObject *args) {
     seen = NULL;
 
     /* references and locals, in position order, each in its innermost scope */
-    qsort(o.items, o.n_items, sizeof(Item), cmp_item);
+    /* the walk emits in document order but for a few cases (bases, a local's type) */
+    for (size_t i = 1; i < o.n_items; i++) {
+        if (cmp_item(&o.items[i - 1], &o.items[i]) > 0) {
+            qsort(o.items, o.n_items, sizeof(Item), cmp_item);
+            break;
+        }
+    }
     refs_out = PyList_New(0);
     params = PyDict_New();
     types = PyDict_New();
