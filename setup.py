@@ -1,33 +1,75 @@
 """Build of the one C extension, ``fleet.graph._native`` (everything else is in pyproject.toml).
 
 It compiles the tree-sitter runtime bundled in fleet/graph/_c/tree-sitter (MIT, the core that
-py-tree-sitter 0.26.1 ships) together with the Python extractor. When no C compiler is present,
-the build continues without it and ``fleet.graph`` uses the query path (same results, slower);
-``fleet index`` says which path ran.
+py-tree-sitter 0.26.1 ships) together with the Python extractor (fleet/graph/_c/pyextract.c).
+
+With gcc the build is profile-guided: an instrumented build extracts a quarter of this
+interpreter's stdlib (fleet/graph/_c/train.py, a few seconds), then the final build uses that
+profile (the parse runs ~15% faster). ``FLEET_NATIVE_PGO=0`` builds without it; any failure of
+that path falls back to the plain build. When no C compiler is present at all, the install
+continues without the extension and ``fleet.graph`` uses the query path (same results, slower);
+``FLEET_REQUIRE_NATIVE=1`` (CI) makes that an error instead.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import sys
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 _C = os.path.join("fleet", "graph", "_c")
 _TS = os.path.join(_C, "tree-sitter")
+_FLAGS = ["-std=c11", "-fvisibility=hidden", "-Wno-unused-parameter"]
 
 
-class OptionalBuildExt(build_ext):
+class NativeBuild(build_ext):
     def build_extension(self, ext: Extension) -> None:
         if self.compiler.compiler_type != "msvc":
-            ext.extra_compile_args = ["-std=c11", "-fvisibility=hidden",
-                                      "-Wno-unused-parameter"]
+            ext.extra_compile_args = list(_FLAGS)
         try:
+            if self.compiler.compiler_type == "unix" and os.environ.get(
+                    "FLEET_NATIVE_PGO", "1") != "0":
+                try:
+                    self._build_profile_guided(ext)
+                    return
+                except Exception as exc:
+                    print(f"note: profile-guided build of {ext.name} failed ({exc}); "
+                          "building without a profile")
             super().build_extension(ext)
         except Exception as exc:  # no compiler: the pure-Python path still works
             if os.environ.get("FLEET_REQUIRE_NATIVE"):
                 raise
-            print(f"warning: fleet.graph._native not built ({exc}); using the query path")
+            print(f"warning: {ext.name} not built ({exc}); fleet.graph uses the query path")
+
+    def _build_profile_guided(self, ext: Extension) -> None:
+        work = os.path.join(self.build_temp, "pgo")
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
+
+        def compile_with(flags: list[str]) -> list[str]:
+            # the same object paths both times: that is where gcc keeps the profile (.gcda)
+            return self.compiler.compile(
+                ext.sources, output_dir=work, macros=ext.define_macros,
+                include_dirs=ext.include_dirs, extra_postargs=ext.extra_compile_args + flags)
+
+        instrumented = os.path.join(work, "_native_instrumented.so")
+        self.compiler.link_shared_object(compile_with(["-fprofile-generate"]), instrumented,
+                                         extra_postargs=["-fprofile-generate"])
+        subprocess.run([sys.executable, os.path.join(_C, "train.py"), instrumented],
+                       check=True, timeout=600)
+        objects = compile_with(["-fprofile-use", "-fprofile-partial-training",
+                                "-Wno-missing-profile"])
+        target = self.get_ext_fullpath(ext.name)
+        os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+        self.compiler.link_shared_object(
+            objects, target, libraries=self.get_libraries(ext), library_dirs=ext.library_dirs,
+            runtime_library_dirs=ext.runtime_library_dirs,
+            export_symbols=self.get_export_symbols(ext), build_temp=self.build_temp,
+            target_lang="c")
 
 
 setup(
@@ -39,5 +81,5 @@ setup(
             define_macros=[("_DEFAULT_SOURCE", None), ("TREE_SITTER_HIDE_SYMBOLS", None)],
         )
     ],
-    cmdclass={"build_ext": OptionalBuildExt},
+    cmdclass={"build_ext": NativeBuild},
 )
