@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 
 import tree_sitter as ts
 
@@ -98,7 +99,15 @@ def extract_query(path: str, src: bytes, spec: LanguageSpec, module: str | None,
                 append((start, neg_end, 10, seq, "type", typed[0]))
         elif code == DEF:
             node = caps[cap][0]
-            name = (caps["name"][0].text or b"").decode("utf-8", "replace")
+            name_node = caps["name"][0]
+            holder = name_node.parent
+            if holder is not None and holder.type == "tuple_pattern" and (
+                    any(c.type == "," for c in holder.children)
+                    or sum(c.type != "comment" for c in holder.named_children) != 1):
+                continue  # `(name,) = ...` and `(a, b) = ...` unpack a tuple
+            name = (name_node.text or b"").decode("utf-8", "replace")
+            if not name.isascii():  # Python's identifiers are NFKC-normalised (`µ` is `μ`)
+                name = unicodedata.normalize("NFKC", name)
             body_cap = caps.get("body")
             receiver_cap = caps.get("receiver")
             whole = node

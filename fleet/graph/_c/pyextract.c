@@ -66,6 +66,8 @@ typedef struct {
     uint32_t symbol_count;
     PyObject *str_call, *str_attribute, *str_name, *str_inherit;
     PyObject *str_class, *str_function, *str_method, *str_variable;
+    TSSymbol comma, comment;
+    PyObject *normalize; /* unicodedata.normalize */
 } Grammar;
 
 static Grammar G;
@@ -285,6 +287,23 @@ static int variable_def(Out *o, TSNode stmt) {
         TSNode c = ts_node_named_child(stmt, i);
         if (node_kind(c) != K(S_ASSIGNMENT)) continue;
         TSNode left = field_child(c, F_LEFT);
+        if (node_kind(left) == K(S_TUPLE_PATTERN)) {
+            /* `(name): int = 1` binds `name`; `(name,) = ...` is a one-element tuple */
+            int comma = 0, names = 0;
+            TSNode only = left;
+            uint32_t all = ts_node_child_count(left);
+            for (uint32_t j = 0; j < all && !comma; j++) {
+                TSNode t = ts_node_child(left, j);
+                if (!ts_node_is_named(t)) {
+                    comma = ts_node_symbol(t) == G.comma;
+                } else if (ts_node_symbol(t) != G.comment) {
+                    names++;
+                    only = t;
+                }
+            }
+            if (comma || names != 1) continue;
+            left = only;
+        }
         if (node_kind(left) == K(S_IDENTIFIER)) {
             TSNode none = {{0, 0, 0, 0}, NULL, NULL};
             if (add_def(o, stmt, stmt, left, none, 2) < 0) return -1;
@@ -785,6 +804,12 @@ static PyObject *extract(PyObject *self, PyObject *args) {
         long outer = sp ? (long)stack[sp - 1] : -1;
         PyObject *name = utf8_text(src, d->name_start, d->name_end);
         if (!name) goto defs_fail;
+        if (!PyUnicode_IS_ASCII(name)) { /* Python's identifiers are NFKC-normalised */
+            PyObject *nfkc = PyObject_CallFunction(G.normalize, "sO", "NFKC", name);
+            Py_DECREF(name);
+            if (!nfkc) goto defs_fail;
+            name = nfkc;
+        }
         PyObject *qual = outer >= 0 ? PyUnicode_FromFormat("%U.%U", quals[outer], name)
                                     : (Py_INCREF(name), name);
         PyObject *id = qual ? PyUnicode_FromFormat("%U::%U", path, qual) : NULL;
@@ -1056,6 +1081,17 @@ static PyObject *init(PyObject *self, PyObject *capsule) {
             return NULL;
         }
         G.field[i] = f;
+    }
+    G.comma = ts_language_symbol_for_name(lang, ",", 1, false);
+    G.comment = ts_language_symbol_for_name(lang, "comment", 7, true);
+    PyObject *ud = PyImport_ImportModule("unicodedata");
+    G.normalize = ud ? PyObject_GetAttrString(ud, "normalize") : NULL;
+    Py_XDECREF(ud);
+    if (!G.normalize || !G.comma || !G.comment) {
+        free(table);
+        ts_parser_delete(parser);
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "the Python grammar has no ','");
+        return NULL;
     }
     G.language = lang;
     G.parser = parser;

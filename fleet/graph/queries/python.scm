@@ -25,6 +25,17 @@
     (expression_statement
       (assignment left: (identifier) @name)) @definition.variable))
 
+; `(name): int = 1` and `(name) = 1` bind `name` too (Python drops the parentheses); the
+; extractor keeps only a pattern of one name without a comma (`(name,) = ...` is a tuple)
+(module
+  (expression_statement
+    (assignment left: (tuple_pattern (identifier) @name))) @definition.variable)
+
+(class_definition
+  body: (block
+    (expression_statement
+      (assignment left: (tuple_pattern (identifier) @name))) @definition.variable))
+
 (import_statement) @import
 (import_from_statement) @import
 

@@ -95,6 +95,10 @@ HOSTILE = {
                  b"    if (m := re.match(x)):\n        pass\n    lam = lambda y, z=1: y\n"
                  b"    try:\n        pass\n    except (E1, E2) as err:\n        raise err\n"
                  b"    except E3 as e3:\n        return [o for o, w in items if w]\n",
+    "paren_targets.py": b"(pars): bool = True\n(x) = 1\n(a,) = t\n(b, c) = t\n"
+                        b"class C:\n    (y): int = 2\n    ( # note, here\n     z) = 3\n",
+    "nfkc.py": ("\u00b5 = 1\nclass \uff21:\n    def \ufb01x(self):\n"
+                "        return \u00b5\n").encode(),
     "redefined.py": b"if x:\n    def f():\n        return a\nelse:\n"
                     b"    def f():\n        return b\n"
                     b"class C:\n    def m(self):\n        def inner():\n            return c\n",
@@ -175,3 +179,35 @@ def test_whole_index_of_acme_equals_the_query_path(monkeypatch: pytest.MonkeyPat
     assert available()
     assert native == query
     assert len(native["symbols"]) > 300
+
+
+def test_variables_and_names_bind_as_the_interpreter_binds_them() -> None:
+    """Parenthesised single targets are variables, one-element tuples are not, and names are
+    NFKC-normalised (``µ`` is ``μ``), as ``ast`` (and Python) see them."""
+    import ast
+
+    seen: dict[str, set[str]] = {}
+    for name in ("paren_targets.py", "nfkc.py"):
+        src = HOSTILE[name]
+        record = FileRecord(name, "python", "", 9, len(src), "ok")
+        ours = {s.qualname for s in extract_python(name, src, "m", record).symbols[1:]}
+        expected: set[str] = set()
+        tree = ast.parse(src)
+        for stmt in tree.body:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else (
+                [stmt.target] if isinstance(stmt, ast.AnnAssign) else [])
+            expected |= {t.id for t in targets if isinstance(t, ast.Name)}
+            if isinstance(stmt, ast.ClassDef):
+                expected.add(stmt.name)
+                for inner in stmt.body:
+                    if isinstance(inner, ast.FunctionDef):
+                        expected.add(f"{stmt.name}.{inner.name}")
+                    elif isinstance(inner, ast.AnnAssign | ast.Assign):
+                        tgts = inner.targets if isinstance(inner, ast.Assign) else [inner.target]
+                        expected |= {f"{stmt.name}.{t.id}" for t in tgts
+                                     if isinstance(t, ast.Name)}
+        assert ours == expected, name
+        seen[name] = ours
+    assert {"pars", "x", "C.y", "C.z"} <= seen["paren_targets.py"]
+    assert not {"a", "b", "c"} & seen["paren_targets.py"]
+    assert {"\u03bc", "A", "A.fix"} == seen["nfkc.py"]
