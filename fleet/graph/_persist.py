@@ -22,7 +22,8 @@ from fleet.graph._graph import SymbolGraph
 from fleet.graph._index import gc_paused
 from fleet.graph._model import FileData, FileRecord, RawRef, Reference, Symbol
 
-FORMAT = "fleet.graph/6"
+# 7: parenthesised single assignment targets are variables; names NFKC-normalised
+FORMAT = "fleet.graph/7"
 
 
 class SnapshotError(FleetError):
