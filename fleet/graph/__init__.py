@@ -28,8 +28,13 @@ import inside a function or class body binds in that scope, as in Python), ``gra
 ``dependencies(id)``, ``dependents(ids)`` (transitive closure), ``scc(id)``, ``lock_rank(id)``
 (topological order of the SCC condensation, dependencies first, ties by id),
 ``tests_reaching(ids)``, ``resolved_share()``, ``stats()``, ``save(path)``, ``load(path)``.
+
+``python_extractor() -> str``: ``"native"`` when Python files take the C walk
+(``fleet.graph._native``, built at install), ``"query"`` when they take the query path (no C
+compiler at install, or ``FLEET_GRAPH_NATIVE=0``). Both give the same graph.
 """
 
+from fleet.graph._extract_native import available as _native_available
 from fleet.graph._graph import SymbolGraph, is_test_file
 from fleet.graph._index import IndexingError, Progress, index, source_files
 from fleet.graph._lang import LANGUAGE_NAMES
@@ -37,6 +42,12 @@ from fleet.graph._model import FileRecord, Reference, Symbol
 from fleet.graph._persist import SnapshotError
 
 load = SymbolGraph.load
+
+
+def python_extractor() -> str:
+    """Which extractor Python files take: ``native`` (the C walk) or ``query``."""
+    return "native" if _native_available() else "query"
+
 
 __all__ = [
     "LANGUAGE_NAMES",
@@ -50,5 +61,6 @@ __all__ = [
     "index",
     "is_test_file",
     "load",
+    "python_extractor",
     "source_files",
 ]

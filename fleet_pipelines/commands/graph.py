@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -56,7 +57,7 @@ def _summary(stats: dict[str, Any]) -> str:
         f"references {stats['references']}  resolved {stats['resolved_share']:.1%} "
         f"(in repo {stats['references_internal']}, external {stats['references_external']})",
         f"SCCs       {stats['sccs']} with >1 member, largest {stats['largest_scc']}",
-        f"seconds    {stats['seconds']:.2f}",
+        f"seconds    {stats['seconds']:.2f}  (Python: {stats['python_extractor']})",
     ]
     for label in ("skipped", "partial"):
         for path, reason in sorted(stats[label].items()):
@@ -73,7 +74,7 @@ def index_command(
     ] = None,
 ) -> None:
     """Index PATH into a symbol graph and print a summary."""
-    from fleet.graph import IndexingError
+    from fleet.graph import IndexingError, python_extractor
 
     try:
         graph = _build(path, out, quiet=as_json or not sys.stderr.isatty())
@@ -81,6 +82,10 @@ def index_command(
         print(str(exc), file=sys.stderr)
         raise typer.Exit(2) from None
     stats = graph.stats()
+    off = os.environ.get("FLEET_GRAPH_NATIVE") == "0"
+    stats["python_extractor"] = (
+        "C walk" if python_extractor() == "native"
+        else f"query files ({'FLEET_GRAPH_NATIVE=0' if off else 'C extension not built'})")
     if out is not None:
         stats["snapshot"] = str(out)
     print(json.dumps(stats, indent=2, sort_keys=True) if as_json else _summary(stats))

@@ -26,6 +26,7 @@ def test_index_and_show(tmp_path: Path) -> None:
     text = run("index", str(repo))
     assert text.returncode == 0, text.stderr
     assert "resolved 100.0%" in text.stdout and "bin.py: binary" in text.stdout
+    assert "(Python: C walk)" in text.stdout  # the extension is built here (CI requires it)
 
     snap = tmp_path / "graph.pickle"
     res = run("index", str(repo), "--json", "--out", str(snap))
@@ -34,6 +35,7 @@ def test_index_and_show(tmp_path: Path) -> None:
     assert stats["files"] == 5 and stats["files_skipped"] == 1
     assert stats["skipped"] == {"bin.py": "binary"}
     assert stats["symbols"] == 7 and stats["resolved_share"] == 1.0
+    assert stats["python_extractor"] == "C walk"
     assert snap.exists()
 
     show = run("graph", "show", "pkg.b.helper", "--snapshot", str(snap), "--json")
