@@ -16,6 +16,7 @@ import fnmatch
 import gc
 import hashlib
 import os
+import stat
 import subprocess
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -58,12 +59,26 @@ def _git_files(root: Path) -> list[str] | None:
 
 
 def _walk_files(root: Path) -> list[str]:
+    """Every file under ``root`` (as ``os.walk`` lists them: symlinks to files included, never
+    entering a symlinked directory), without the skipped directories; one ``scandir`` per
+    directory and relative paths built as strings."""
     out: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
-        rel = os.path.relpath(dirpath, root)
-        for name in filenames:
-            out.append(name if rel == "." else f"{rel}/{name}".replace(os.sep, "/"))
+    stack: list[tuple[str, str]] = [(os.fspath(root), "")]
+    while stack:
+        top, prefix = stack.pop()
+        try:
+            entries = list(os.scandir(top))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            if not is_dir:
+                out.append(prefix + entry.name)
+            elif entry.name not in _SKIP_DIRS and not entry.is_symlink():
+                stack.append((entry.path, f"{prefix}{entry.name}/"))
     return sorted(out)
 
 
@@ -92,17 +107,18 @@ def source_files(root: Path, languages: frozenset[str] | None = None,
 
 def _read(root: Path, rel: str, language: str, max_bytes: int
           ) -> tuple[FileRecord, bytes | None]:
-    full = root / rel
+    full = os.path.join(root, rel)
     try:
-        st = full.lstat()
-        if full.is_symlink():
+        st = os.lstat(full)
+        if stat.S_ISLNK(st.st_mode):
             return FileRecord(rel, language, "", 0, 0, "skipped", "symlink"), None
-        if not full.is_file():
+        if not stat.S_ISREG(st.st_mode):
             return FileRecord(rel, language, "", 0, 0, "skipped", "not a regular file"), None
         if st.st_size > max_bytes:
             return FileRecord(rel, language, "", 0, st.st_size, "skipped",
                               f"too large: {st.st_size} bytes > cap {max_bytes}"), None
-        src = full.read_bytes()
+        with open(full, "rb") as fh:
+            src = fh.read()
     except OSError as exc:
         return FileRecord(rel, language, "", 0, 0, "skipped", f"unreadable: {exc}"), None
     digest = hashlib.sha256(src).hexdigest()
