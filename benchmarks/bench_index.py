@@ -106,7 +106,7 @@ def worker_treesitter(root: Path, exclude: list[str], ids_out: Path) -> dict[str
     cpu5 = time.process_time()
     naive = naive_short_names(graph)
     return {
-        **naive,
+        **naive, **parse_only(root, paths),
         "files": len(paths), "lines": lines, "symbols": symbols, "references": refs,
         "extract_cpu_s": cpu1 - cpu0, "extract_wall_s": wall1 - wall0,
         "resolve_cpu_s": cpu3 - cpu2, "graph_cpu_s": cpu4 - cpu3, "rank_cpu_s": cpu5 - cpu4,
@@ -115,6 +115,32 @@ def worker_treesitter(root: Path, exclude: list[str], ids_out: Path) -> dict[str
         "edges": graph.graph.number_of_edges(),
         "rss_extract_mb": rss_extract, "rss_mb": rss_mb(),
     }
+
+
+def parse_only(root: Path, paths: list[str]) -> dict[str, object]:
+    """The parse alone, per file interleaved: our runtime (the C extension) and
+    py-tree-sitter's, so the table shows what the walk adds to the parse."""
+    import tree_sitter as ts
+    import tree_sitter_python
+
+    from fleet.graph import python_extractor
+    from fleet.graph._extract_native import _module
+
+    native = _module()
+    parser = ts.Parser(ts.Language(tree_sitter_python.language()))
+    ours = theirs = 0.0
+    clock = time.process_time
+    for rel in paths:
+        src = (root / rel).read_bytes()
+        t0 = clock()
+        parser.parse(src)
+        t1 = clock()
+        if native is not None:
+            native.parse(src)
+        ours += clock() - t1
+        theirs += t1 - t0
+    return {"extractor": python_extractor(), "parse_cpu_s": ours if native else None,
+            "pyts_parse_cpu_s": theirs}
 
 
 def naive_short_names(graph: object) -> dict[str, int]:
@@ -373,6 +399,10 @@ def summarize(runs: dict[str, list[dict[str, object]]], ids: dict[str, int]) -> 
         "ast_symbols_per_s": float(peer[0]["symbols"]) / _median(peer, "extract_wall_s"),  # type: ignore[arg-type]
         "ts_rss_extract_mb": _median(ts, "rss_extract_mb"), "ast_rss_mb": _median(peer, "rss_mb"),
         "ts_rss_mb": _median(ts, "rss_mb"),
+        "extractor": ts[0]["extractor"],
+        "parse_cpu_s": (_median(ts, "parse_cpu_s") if ts[0]["parse_cpu_s"] is not None
+                        else None),
+        "pyts_parse_cpu_s": _median(ts, "pyts_parse_cpu_s"),
         "resolve_cpu_s": _median(ts, "resolve_cpu_s"), "graph_cpu_s": _median(ts, "graph_cpu_s"),
         "rank_cpu_s": _median(ts, "rank_cpu_s"),
         "graph_and_ranks_cpu_s": _median(ts, "graph_cpu_s") + _median(ts, "rank_cpu_s"),
@@ -402,6 +432,9 @@ def table(results: dict[str, object]) -> str:
         ("lines per CPU-s: tree-sitter / ast",
          lambda r: f"{r['ts_lines_per_cpu_s']:,.0f} / {r['ast_lines_per_cpu_s']:,.0f}"),
         ("speed-up over ast", lambda r: f"{r['speedup']:.2f}x"),
+        ("Python extractor; parse alone CPU-s: ours / py-tree-sitter",
+         lambda r: f"{r['extractor']}; " + (f"{r['parse_cpu_s']:.2f}" if r["parse_cpu_s"]
+                                            else "-") + f" / {r['pyts_parse_cpu_s']:.2f}"),
         ("symbols per s: tree-sitter / ast",
          lambda r: f"{r['ts_symbols_per_s']:,.0f} / {r['ast_symbols_per_s']:,.0f}"),
         ("symbols: tree-sitter / ast (all files)",
