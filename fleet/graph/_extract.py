@@ -19,6 +19,7 @@ from fleet.graph._extract_native import extract_python
 from fleet.graph._imports import READERS
 from fleet.graph._lang import DEF, IMPORT, LOCAL, REF, LanguageSpec, compiled
 from fleet.graph._model import MODULE, FileData, FileRecord, RawRef, Symbol
+from fleet.graph._shared import count_lines, pytest_file, scope_at
 
 _CHAIN = re.compile(rb"[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*")
 _WS = re.compile(rb"\s+")
@@ -32,10 +33,6 @@ _CHAIN_NODES = frozenset(
      "nested_type_identifier", "scoped_type_identifier"}
 )
 _new = tuple.__new__  # builds a named tuple without the Python-level __new__ (hot loops)
-
-
-def count_lines(src: bytes) -> int:
-    return src.count(b"\n") + (1 if src and not src.endswith(b"\n") else 0)
 
 
 def _hash(data: bytes | memoryview) -> str:
@@ -140,7 +137,7 @@ def extract_query(path: str, src: bytes, spec: LanguageSpec, module: str | None,
     seen: set[str] = {module_id}
     stack: list[tuple[int, Symbol]] = []
     spans: list[tuple[int, int, str]] = []  # (start, end, id) of every definition, by start
-    wants_fixtures = language == "python" and _pytest_file(path)
+    wants_fixtures = language == "python" and pytest_file(path)
     fixture_params: dict[str, tuple[str, ...]] = {}
     for start, end, kind, name, node, body, first_row, receiver in defs:
         while stack and stack[-1][0] <= start:
@@ -253,7 +250,7 @@ def extract_query(path: str, src: bytes, spec: LanguageSpec, module: str | None,
     # class body's local); module-level ones form the file's import table. First binding wins.
     scoped_imports: dict[str, dict[str, str]] = {}
     for byte, local, target in bindings:
-        owner = _scope_at(spans, module_id, byte)
+        owner = scope_at(spans, module_id, byte)
         if owner == module_id:
             imports.setdefault(local, target)
         else:
@@ -266,11 +263,6 @@ def extract_query(path: str, src: bytes, spec: LanguageSpec, module: str | None,
     return FileData(record_out, module, symbols, raw, imports, stars,
                     {k: frozenset(v) for k, v in params.items()}, local_types, fixture_params,
                     scoped_imports)
-
-
-def _pytest_file(path: str) -> bool:
-    base = path.rsplit("/", 1)[-1]
-    return base == "conftest.py" or base.startswith("test_") or base.endswith("_test.py")
 
 
 def _parameter_names(node: ts.Node) -> tuple[str, ...]:
@@ -289,20 +281,9 @@ def _parameter_names(node: ts.Node) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _scope_at(spans: list[tuple[int, int, str]], module_id: str, byte: int) -> str:
-    """The innermost definition containing ``byte`` (spans sorted by start, outer first)."""
-    scope = module_id
-    for s_start, s_end, s_id in spans:  # imports sit mostly above the first definition
-        if s_start > byte:
-            break
-        if s_end > byte:
-            scope = s_id
-    return scope
-
-
 def _import_ref(spans: list[tuple[int, int, str]], module_id: str, target: str,
                 node: ts.Node) -> RawRef:
     start = node.start_byte
-    scope = _scope_at(spans, module_id, start)
+    scope = scope_at(spans, module_id, start)
     point = node.start_point
     return RawRef(scope, target, "import", point[0] + 1, point[1], start, node.end_byte)

@@ -18,6 +18,7 @@ from types import ModuleType
 
 from fleet.graph._imports import _absolute
 from fleet.graph._model import MODULE, FileData, FileRecord, RawRef, Symbol
+from fleet.graph._shared import count_lines, pytest_file, scope_at
 
 _new = tuple.__new__
 # (start, end, row, col) of an import's node
@@ -43,15 +44,6 @@ def available() -> bool:
     return _module() is not None
 
 
-def _count_lines(src: bytes) -> int:
-    return src.count(b"\n") + (1 if src and not src.endswith(b"\n") else 0)
-
-
-def _pytest_file(path: str) -> bool:
-    base = path.rsplit("/", 1)[-1]
-    return base == "conftest.py" or base.startswith("test_") or base.endswith("_test.py")
-
-
 def extract_python(path: str, src: bytes, module: str | None, record: FileRecord) -> FileData:
     """``_extract.extract`` for one Python file, through the C walk. Never raises on bad syntax
     (tree-sitter recovers; such a file is marked ``partial``)."""
@@ -59,14 +51,14 @@ def extract_python(path: str, src: bytes, module: str | None, record: FileRecord
     assert native is not None, "extract_python needs the built extension (see available())"
     module_id = f"{path}::{MODULE}"
     has_error, defs, refs, params, local_types, imports = native.extract(
-        src, path, module_id, RawRef, _pytest_file(path))
+        src, path, module_id, RawRef, pytest_file(path))
     view = memoryview(src)
     sha = hashlib.sha256
     # the file's digest, when the caller computed it over these bytes, is the module's hash
     whole = record.sha256 if len(record.sha256) == 64 and record.size == len(src) else ""
     symbols: list[Symbol] = [
         Symbol(module_id, path, MODULE, module or path, "module", "python", 0, len(src), 1,
-               max(1, record.lines if whole else _count_lines(src)), 0, 0,
+               max(1, record.lines if whole else count_lines(src)), 0, 0,
                (whole or sha(src).hexdigest())[:16], None)
     ]
     spans: list[tuple[int, int, str]] = []
@@ -88,7 +80,7 @@ def extract_python(path: str, src: bytes, module: str | None, record: FileRecord
     stars: list[str] = []
     scoped: dict[str, dict[str, str]] = {}
     for local, target, (start, end, row, col) in _bindings(imports, package):
-        scope = _scope_at(spans, module_id, start)
+        scope = scope_at(spans, module_id, start)
         if local is None:
             if target.endswith(".*"):
                 stars.append(target[:-2])
@@ -132,13 +124,3 @@ def _bindings(imports: list[tuple], package: str) -> list[tuple[str | None, str,
         for pos in stars:
             out.append((None, base + ".*", pos))
     return out
-
-
-def _scope_at(spans: list[tuple[int, int, str]], module_id: str, byte: int) -> str:
-    scope = module_id
-    for s_start, s_end, s_id in spans:  # imports sit mostly above the first definition
-        if s_start > byte:
-            break
-        if s_end > byte:
-            scope = s_id
-    return scope

@@ -24,11 +24,12 @@ from pathlib import Path
 
 from fleet.errors import FleetError
 from fleet.graph._affected import affected_files
-from fleet.graph._extract import count_lines, extract
+from fleet.graph._extract import extract
 from fleet.graph._graph import SymbolGraph
 from fleet.graph._lang import LANGUAGE_NAMES, spec_for
 from fleet.graph._model import FileData, FileRecord, Reference
 from fleet.graph._resolve import Resolver, python_module_names
+from fleet.graph._shared import count_lines
 
 Progress = Callable[[int, int, str], None]
 """``progress(done, total, path)``, called after each file."""

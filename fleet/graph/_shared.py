@@ -1,0 +1,24 @@
+"""Small helpers both Python extractors (the query path and the C walk) share."""
+
+from __future__ import annotations
+
+
+def count_lines(src: bytes) -> int:
+    return src.count(b"\n") + (1 if src and not src.endswith(b"\n") else 0)
+
+
+def pytest_file(path: str) -> bool:
+    """Whether pytest collects ``path`` (its functions' parameters may name fixtures)."""
+    base = path.rsplit("/", 1)[-1]
+    return base == "conftest.py" or base.startswith("test_") or base.endswith("_test.py")
+
+
+def scope_at(spans: list[tuple[int, int, str]], module_id: str, byte: int) -> str:
+    """The innermost definition containing ``byte`` (spans sorted by start, outer first)."""
+    scope = module_id
+    for s_start, s_end, s_id in spans:  # imports sit mostly above the first definition
+        if s_start > byte:
+            break
+        if s_end > byte:
+            scope = s_id
+    return scope
