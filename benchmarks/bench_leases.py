@@ -10,7 +10,8 @@ run against peers:
 1. lease grants/s and acquire latency p50/p99 at 1, 4 and 16 processes, over a 100k-symbol pool
    and a hot 50-symbol pool: ``PostgresLeaseStore`` (hierarchical, fenced, TTL) against a naive
    ``INSERT ... ON CONFLICT`` / ``DELETE`` lease table; every hold of ours goes through the
-   invariant checker (violations must be 0);
+   invariant checker (violations must be 0); and CPU per grant of each (clients + backends +
+   WAL writer, from /proc, when the server runs on this machine);
 2. queue claims/s at 16 processes, single and batched (50): ``SqlTaskQueue.claim`` against a plain
    ``FOR UPDATE SKIP LOCKED`` loop;
 3. the seed scenario: 16 agents, 80 endpoints with overlapping symbol needs, with symbol leases vs
@@ -45,7 +46,7 @@ HERE = os.path.abspath(__file__)
 def naive_lease_worker(dsn: str, pool_size: int, duration: float, start_at: float, seed: int):
     rng = random.Random(seed)
     holder = f"n{seed}"
-    grants, refused, latencies = 0, 0, []
+    grants, refused, latencies, starts = 0, 0, [], []
     with psycopg.connect(dsn, autocommit=True) as conn:
         time.sleep(max(0.0, start_at - time.time()))
         end = time.monotonic() + duration
@@ -66,10 +67,11 @@ def naive_lease_worker(dsn: str, pool_size: int, duration: float, start_at: floa
                 refused += 1
                 continue
             grants += 1
+            starts.append(t0)
             conn.execute(
                 "DELETE FROM naive_leases WHERE symbol = %s AND holder = %s", (symbol, holder)
             )
-    return {"grants": grants, "refused": refused, "latencies": latencies}
+    return {"grants": grants, "refused": refused, "latencies": latencies, "starts": starts}
 
 
 def naive_queue_worker(dsn: str, batch: int, duration: float, start_at: float, seed: int):
@@ -127,6 +129,70 @@ def run_procs(argvs: list[list[str]]) -> list[dict[str, Any]]:
     return [json.loads(o) for o in outs]
 
 
+def _ticks(pid: int) -> int | None:
+    """User + system CPU ticks of a process on this machine, None when it is not visible."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def run_measured(
+    argvs: list[list[str]], dsn: str, start_at: float, duration: float
+) -> tuple[list[dict[str, Any]], dict[str, float]]:
+    """``run_procs``, plus the CPU seconds of the workers ("client"), their backends ("server")
+    and the WAL writer over the middle of the run (25%..85% of ``duration``), and that window
+    as ``t0``/``t1`` on the monotonic clock. Server figures are NaN unless the server runs on
+    this machine (its processes' /proc)."""
+    procs = [
+        subprocess.Popen([sys.executable, *argv], stdout=subprocess.PIPE, text=True)
+        for argv in argvs
+    ]
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        give_up = time.monotonic() + 60
+        while True:  # every worker connected (a late one starts late: shift the window)
+            rows = conn.execute(
+                "SELECT pid, backend_type FROM pg_stat_activity WHERE backend_type = 'walwriter' "
+                "OR (datname = current_database() AND pid <> pg_backend_pid())"
+            ).fetchall()
+            if sum(kind != "walwriter" for _, kind in rows) >= len(procs):
+                break
+            if time.monotonic() > give_up or any(p.poll() is not None for p in procs):
+                break
+            time.sleep(0.05)
+    start_at = max(start_at, time.time())
+    time.sleep(max(0.0, start_at + 0.25 * duration - time.time()))
+    groups = {
+        "client": [p.pid for p in procs],
+        "server": [pid for pid, kind in rows if kind != "walwriter"],
+        "walwriter": [pid for pid, kind in rows if kind == "walwriter"],
+    }
+    t0 = time.monotonic()
+    before = {k: [_ticks(pid) for pid in pids] for k, pids in groups.items()}
+    time.sleep(max(0.0, start_at + 0.85 * duration - time.time()))
+    t1 = time.monotonic()
+    after = {k: [_ticks(pid) for pid in pids] for k, pids in groups.items()}
+    outs = [p.communicate(timeout=600)[0] for p in procs]
+    if any(p.returncode for p in procs):
+        raise SystemExit("a benchmark worker failed")
+    hz = os.sysconf("SC_CLK_TCK")
+    cpu: dict[str, float] = {"t0": t0, "t1": t1}
+    for kind in groups:
+        pairs = list(zip(before[kind], after[kind], strict=True))
+        seen = all(a is not None and b is not None for a, b in pairs) and bool(pairs)
+        cpu[kind] = sum(b - a for a, b in pairs) / hz if seen else float("nan")  # type: ignore[operator]
+    return [json.loads(o) for o in outs], cpu
+
+
+def _per_grant_us(cpu: dict[str, float], grants: int) -> dict[str, float]:
+    n = grants or float("nan")
+    out = {k: 1e6 * cpu[k] / n for k in ("client", "server", "walwriter")}
+    out["total"] = out["client"] + out["server"] + out["walwriter"]
+    return out
+
+
 def pct(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -134,49 +200,36 @@ def pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(q * len(values)))] * 1000
 
 
+LEAD_S = 2.0  # + 0.25 s per process: every worker has imported and connected before start_at
+
+
 def bench_leases(dsn: str, procs: int, pool: int, duration: float) -> dict[str, Any]:
-    start_at = time.time() + 1.0 + 0.15 * procs
-    ours = run_procs(
-        [
-            [
-                "-m",
-                "fleet.store.stress",
-                "hammer",
-                "--url",
-                dsn,
-                "--holder",
-                f"p{n}",
-                "--pool-size",
-                str(pool),
-                "--duration",
-                str(duration),
-                "--start-at",
-                str(start_at),
-                "--seed",
-                str(n),
-                "--max-set",
-                "1",
-                "--write-ratio",
-                "1",
-                "--hold",
-                "0",
-            ]
-            for n in range(procs)
-        ]
-    )
+    """Ours, then the naive peer, each ``procs`` processes for ``duration`` seconds: grants/s,
+    latency, violations, and CPU per grant (clients + their backends + WAL writer, over the
+    middle of each run), which stays comparable when other work shares the machine."""
+    hammer = ["-m", "fleet.store.stress", "hammer", "--url", dsn, "--pool-size", str(pool)]
+    hammer += ["--duration", str(duration), "--max-set", "1", "--write-ratio", "1", "--hold", "0"]
+    start_at = time.time() + LEAD_S + 0.25 * procs
+    ours, cpu = run_measured(
+        [[*hammer, "--holder", f"p{n}", "--start-at", str(start_at), "--seed", str(n)]
+         for n in range(procs)],
+        dsn, start_at, duration,
+    )  # fmt: skip
     holds = [Hold(o["holder"], s, m, t, a, b) for o in ours for s, m, t, a, b in o["holds"]]
     lat = [x for o in ours for x in o["latencies"]]
-    start_at = time.time() + 1.0 + 0.15 * procs
-    naive = run_procs(
-        [
-            [HERE, "_worker", "naive_lease", dsn, str(pool), str(duration), str(start_at), str(n)]
-            for n in range(procs)
-        ]
-    )
+    in_window = sum(1 for h in holds if cpu["t0"] <= h.start < cpu["t1"])
+    start_at = time.time() + LEAD_S + 0.25 * procs
+    naive, ncpu = run_measured(
+        [[HERE, "_worker", "naive_lease", dsn, str(pool), str(duration), str(start_at), str(n)]
+         for n in range(procs)],
+        dsn, start_at, duration,
+    )  # fmt: skip
     nlat = [x for o in naive for x in o["latencies"]]
+    n_in_window = sum(1 for o in naive for t in o["starts"] if ncpu["t0"] <= t < ncpu["t1"])
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("TRUNCATE naive_leases")
     naive_grants = sum(o["grants"] for o in naive)
+    us, nus = _per_grant_us(cpu, in_window), _per_grant_us(ncpu, n_in_window)
     return {
         "procs": procs,
         "pool": pool,
@@ -190,6 +243,10 @@ def bench_leases(dsn: str, procs: int, pool: int, duration: float) -> dict[str, 
         "naive_grants_s": naive_grants / duration,
         "naive_p50_ms": pct(nlat, 0.5),
         "naive_p99_ms": pct(nlat, 0.99),
+        "cpu_us": us,
+        "naive_cpu_us": nus,
+        # > 1: a grant of ours costs the machine less CPU than a grant of the peer
+        "cpu_ratio": nus["total"] / us["total"],
     }
 
 
@@ -375,9 +432,9 @@ def _lease_section(
     print(f"\nrun {run + 1}")
     print(
         "| pool | procs | grants/s | p50 ms | p99 ms | violations | naive grants/s "
-        "| naive p50 | naive p99 | ours / naive | load |"
+        "| naive p50 | naive p99 | ours / naive | CPU µs/grant ours / naive | load |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for pool in pools:
         for procs in procs_list:
             r = bench_leases(dsn, procs, pool, duration)
@@ -386,6 +443,7 @@ def _lease_section(
                 f"| {pool} | {procs} | {r['grants_s']:.0f} | {r['p50_ms']:.2f} | "
                 f"{r['p99_ms']:.2f} | {r['violations']} | {r['naive_grants_s']:.0f} | "
                 f"{r['naive_p50_ms']:.2f} | {r['naive_p99_ms']:.2f} | {r['ratio']:.2f} | "
+                f"{r['cpu_us']['total']:.0f} / {r['naive_cpu_us']['total']:.0f} | "
                 f"{r['load_1m']:.1f} |",
                 flush=True,
             )
@@ -402,9 +460,10 @@ def _summarize(results: dict[str, Any]) -> None:
     print("\nmedians over the runs")
     print(
         "| pool | procs | grants/s | p50 ms | p99 ms | violations | naive grants/s "
-        "| naive p50 / p99 ms | ours / naive |"
+        "| naive p50 / p99 ms | ours / naive | CPU µs/grant ours (client + server + WAL writer) "
+        "| naive | naive CPU / ours |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for pool, procs in keys:
         rows = [r for r in results["leases"] if (r["pool"], r["procs"]) == (pool, procs)]
         m = {
@@ -417,14 +476,20 @@ def _summarize(results: dict[str, Any]) -> None:
                 "naive_p50_ms",
                 "naive_p99_ms",
                 "ratio",
+                "cpu_ratio",
             )
         }
+        for side in ("cpu_us", "naive_cpu_us"):
+            m[side] = {k: _median([r[side][k] for r in rows]) for k in rows[0][side]}
         m.update(pool=pool, procs=procs, violations=sum(r["violations"] for r in rows))
         summary["leases"].append(m)
+        c, n = m["cpu_us"], m["naive_cpu_us"]
         print(
             f"| {pool} | {procs} | {m['grants_s']:.0f} | {m['p50_ms']:.2f} | {m['p99_ms']:.1f} | "
             f"{m['violations']} | {m['naive_grants_s']:.0f} | {m['naive_p50_ms']:.2f} / "
-            f"{m['naive_p99_ms']:.1f} | {m['ratio']:.2f} |"
+            f"{m['naive_p99_ms']:.1f} | {m['ratio']:.2f} | {c['total']:.0f} ({c['client']:.0f} + "
+            f"{c['server']:.0f} + {c['walwriter']:.0f}) | {n['total']:.0f} ({n['client']:.0f} + "
+            f"{n['server']:.0f} + {n['walwriter']:.0f}) | {m['cpu_ratio']:.2f} |"
         )
     if results["queue"]:
         print("\n| queue (16 processes) | fleet claims/s | plain SKIP LOCKED claims/s |")

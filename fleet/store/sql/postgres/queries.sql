@@ -34,26 +34,15 @@ WHERE id IN (SELECT id FROM leases
 SELECT fleet_lease_release(%(holder)s, NULL) AS n;
 
 -- name: lease_release_ids
--- ids is one text, the lease ids joined by commas. The same release as fleet_lease_release (rows
--- locked in id order, asynchronous commit of this transaction only) as one plain statement:
--- no PL/pgSQL call on the per-grant hot path.
-WITH released AS (
-    DELETE FROM leases WHERE id IN (
-        SELECT l.id FROM leases l
-        WHERE l.holder = %(holder)s::text
-          AND l.id = ANY (string_to_array(%(ids)s::text, ',')::bigint[])
-        ORDER BY l.id FOR UPDATE)
-    RETURNING 1
-)
-SELECT count(*) AS n, set_config('synchronous_commit', 'off', true) AS commit_mode FROM released;
+-- ids is one text, the lease ids joined by commas. fleet_lease_release locks several rows in id
+-- order before deleting them and commits asynchronously (this transaction only); being a
+-- PL/pgSQL function, its statements are planned with sequential scans off (migration 0005), so
+-- a release stays an index probe however small the table was when its plan was made.
+SELECT fleet_lease_release(%(holder)s::text, string_to_array(%(ids)s::text, ',')::bigint[]) AS n;
 
 -- name: lease_release_one
 -- One lease by its key: nothing to order, so no row-lock step.
-WITH released AS (
-    DELETE FROM leases WHERE holder = %(holder)s::text AND id = %(ids)s::text::bigint
-    RETURNING 1
-)
-SELECT count(*) AS n, set_config('synchronous_commit', 'off', true) AS commit_mode FROM released;
+SELECT fleet_lease_release(%(holder)s::text, ARRAY[%(ids)s::text::bigint]) AS n;
 
 -- name: lease_reap
 DELETE FROM leases

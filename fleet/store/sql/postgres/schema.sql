@@ -116,11 +116,14 @@ $$;
 -- NULL holder ("contended") instead of queueing behind it, so nothing waits and nothing
 -- deadlocks. Expired leases are ignored; an expired conflicting lease is deleted under its row
 -- lock (in id order) so that a heartbeat renewing it concurrently either wins (and the lease
--- blocks us) or loses (and is gone). The grant commits asynchronously (this transaction only):
--- its token carries the epoch of this server life, so a grant lost in a crash never has its
--- token issued again and check_fence refuses it (docs/store.md). A fence's write_token is the
--- first token of the acquisition that wrote, so the grants of one call (a.py::C with
--- a.py::C.m) never fence each other off.
+-- blocks us) or loses (and is gone). The grant commits asynchronously (this transaction only;
+-- one in four synchronously, see the end): its token carries the epoch of this server life,
+-- so a grant lost in a crash never has its token issued again and check_fence refuses it
+-- (docs/store.md). A fence's write_token is the first token of the acquisition that wrote, so
+-- the grants of one call (a.py::C with a.py::C.m) never fence each other off. Its statements
+-- are planned once per connection (generic plans) with sequential scans and JIT off, so they
+-- stay index probes however small the table looked when they were planned (docs/store.md,
+-- "Plans that stay index probes").
 -- Returns the grants (ok = true), or the blocking leases (ok = false) and grants nothing.
 CREATE FUNCTION fleet_lease_acquire(
     p_holder text, p_unit text, p_symbols text[], p_modes text[], p_ttl double precision
@@ -130,6 +133,8 @@ CREATE FUNCTION fleet_lease_acquire(
 )
 LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
+SET jit = off
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -243,20 +248,31 @@ BEGIN
             VALUES (p_symbols[i], p_modes[i], p_holder, p_unit, v_token, v_now, v_now + p_ttl)
             RETURNING true, l.id, l.symbol::text, l.mode, l.holder, l.token, l.expires_at;
     END LOOP;
+    -- Every fourth acquisition commits synchronously. The server wakes its WAL writer on every
+    -- asynchronous commit while a whole WAL page is written but not yet flushed (PostgreSQL 15,
+    -- XLogSetAsyncXactLSN), and with default settings the WAL writer flushes only every 200 ms
+    -- or 1 MB: without this, nearly every grant and release sent it a signal and woke it. One
+    -- flush every four grants keeps the flushed position within a page of the end of the WAL
+    -- (docs/store.md, "WAL-writer wake-ups"). A synchronous commit only adds durability.
+    IF v_seq % 4 = 0 THEN
+        PERFORM set_config('synchronous_commit', 'on', true);
+    END IF;
 END $$;
 
 -- Release leases of p_holder: those whose id is in p_ids, or all of them when p_ids is NULL;
 -- returns how many were deleted. One lease is deleted by its key; several are row-locked in id
 -- order first (as renew and the expiry in fleet_lease_acquire lock), so nothing deadlocks.
 -- The release commits asynchronously (synchronous_commit off for this transaction only): its
--- commit record is in the WAL before any transaction that sees the lease gone can commit, and
--- every acquisition commits synchronously, flushing the WAL up to and including that record. So
--- a server crash can lose a release only when nothing that depended on it survived: after
+-- commit record is in the WAL before that of any transaction that saw the lease gone, so a
+-- server crash can lose a release only when nothing that depended on it survived: after
 -- recovery the lease is back, as it really was held, until its TTL expires. Fencing tokens and
--- fences are never touched here. See docs/store.md, "Asynchronous release".
+-- fences are never touched here. Sequential scans and JIT are off as in fleet_lease_acquire.
+-- See docs/store.md, "Asynchronous grants and releases".
 CREATE FUNCTION fleet_lease_release(p_holder text, p_ids bigint[]) RETURNS integer
 LANGUAGE plpgsql
 SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
+SET jit = off
 AS $$
 DECLARE
     v_count integer;
