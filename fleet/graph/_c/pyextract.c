@@ -4,11 +4,11 @@
  * It computes exactly what fleet/graph/_extract.py computes from the `queries/python.scm`
  * matches (the query file stays the specification; tests/unit/graph compare the two paths file
  * by file on acme, the stdlib and bad input), without a query cursor and without touching a
- * Python object per syntax node: one TSTreeCursor walk recognises the query's patterns from each
- * node's type, its field in the parent and the parent's and grandparent's types; definitions
- * become qualified symbols with a stack sweep, references are sorted, de-duplicated, extended
- * over dotted chains and given their innermost scope, all here, and only the results become
- * Python objects (RawRef tuples are built directly).
+ * Python object per syntax node: one depth-first walk over the subtrees recognises the query's
+ * patterns from each node's type, its field in the parent and the parent's and grandparent's types;
+ * definitions become qualified symbols with a stack sweep, references are sorted, de-duplicated,
+ * extended over dotted chains and given their innermost scope, all here, and only the results
+ * become Python objects (RawRef tuples are built directly).
  *
  * The tree-sitter runtime is compiled in (tree-sitter/, the core bundled with py-tree-sitter
  * 0.26.1, MIT); the grammar comes from tree_sitter_python's language capsule.
