@@ -35,7 +35,10 @@ def _module() -> ModuleType | None:
         return None
     import tree_sitter_python
 
-    _native.init(tree_sitter_python.language())
+    try:
+        _native.init(tree_sitter_python.language())
+    except (ValueError, RuntimeError):  # a grammar this build does not know: the query path
+        return None
     return _native
 
 
