@@ -29,9 +29,14 @@ _TEST_BASE_SUFFIXES = ("TestCase",)
 
 
 def is_test_file(path: str) -> bool:
+    """Whether ``path`` holds tests: ``test_*.py``, ``*_test.py``, any ``tests.py`` (a Django
+    app's, a single-module project's such as itsdangerous 0.24) and a root ``test.py`` (one in a
+    package is library code: ``werkzeug/test.py``); Go ``_test.go``; JS/TS ``.test.``/``.spec.``
+    files. The same rule as ``fleet.verify.gates.is_test_path`` for Python modules."""
     base = path.rsplit("/", 1)[-1]
     if base.endswith((".py", ".pyi")):
-        return base.startswith("test_") or base.endswith("_test.py")
+        return (base.startswith("test_") or base.endswith("_test.py") or base == "tests.py"
+                or path == "test.py")
     return base.endswith("_test.go") or ".test." in base or ".spec." in base
 
 

@@ -8,9 +8,11 @@ def count_lines(src: bytes) -> int:
 
 
 def pytest_file(path: str) -> bool:
-    """Whether pytest collects ``path`` (its functions' parameters may name fixtures)."""
+    """Whether ``path`` holds pytest tests or fixtures (its functions' parameters may name
+    fixtures): conftest.py and the test modules of ``_graph.is_test_file``."""
     base = path.rsplit("/", 1)[-1]
-    return base == "conftest.py" or base.startswith("test_") or base.endswith("_test.py")
+    return (base in ("conftest.py", "tests.py") or base.startswith("test_")
+            or base.endswith("_test.py") or path == "test.py")
 
 
 def scope_at(spans: list[tuple[int, int, str]], module_id: str, byte: int) -> str:
