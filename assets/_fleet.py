@@ -8,7 +8,7 @@ import dataclasses
 import logging
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -224,10 +224,13 @@ def unit_env(campaign: str, repo: Path, home: Path, store: StoreSource, sandbox:
 
 
 def integrate(campaign: str, repo: Path, home: Path, base_branch: str, store: StoreSource,
-              sandbox: SandboxSource) -> IntegrationResult:
-    """Integrate the campaign's verified, not yet integrated units onto ``base_branch``."""
+              sandbox: SandboxSource, planned: Collection[str] | None = None
+              ) -> IntegrationResult:
+    """Integrate the campaign's verified units onto ``base_branch``: with ``planned`` (the
+    current plan's unit keys), only those - a unit that a re-plan superseded keeps its ledger
+    record but its patch leaves the integration branch."""
     results = [r for r in latest_results(store.ledger(), campaign).values()
-               if r.status == "verified"]
+               if r.status == "verified" and (planned is None or r.unit in planned)]
     return integrate_patches(
         repo, results, base_branch=base_branch, branch=f"fleet/{campaign}/integration",
         leases=store.leases(), ledger=store.ledger(), run_tests=pytest_runner(sandbox.open()),
@@ -313,6 +316,9 @@ def self_merge(repo: Path, base_branch: str, branch: str, last: dict[str, Any]
             why += (f" ({len(new)} new failure(s); the base fails on its own)" if new
                     else " (no new failure: the base fails on its own)")
         return SelfMerge(False, why), checkout
+    if last.get("tests_collected") == 0:
+        return SelfMerge(False, "the combination's test run collected no test: nothing "
+                                "checked it"), checkout
     try:
         return fast_forward(repo, base_branch, branch), checkout
     except GitError as exc:  # e.g. an untracked file in the checkout the merge would overwrite

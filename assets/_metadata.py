@@ -60,6 +60,8 @@ def integration_metadata(result: IntegrationResult) -> dict[str, Any]:
         "merge_conflicts": MetadataValue.json(list(result.merge_conflicts)),
         "stale": MetadataValue.json(list(result.stale)),
         "tests_passed": None if result.tests is None else result.tests.passed,
+        "tests_collected": None if result.tests is None or result.tests.outcomes is None
+        else len(result.tests.outcomes),
         # A failing combination is judged against the base: only what fails there and not on
         # the base is the patches' doing (the base run happens only when the combination fails).
         "base_tests_passed": None if result.base_tests is None else result.base_tests.passed,

@@ -154,11 +154,13 @@ def _campaign_assets(
 
     @asset(key=[prefix, "integration"], deps=[verified_patches], group_name=group,
            description="Verified patches merged on the latest base, tested together.")
-    def integration(store: ResourceParam[StoreSource], repo: ResourceParam[RepoSource],
-                    sandbox: ResourceParam[SandboxSource]) -> MaterializeResult:
+    def integration(context: AssetExecutionContext, store: ResourceParam[StoreSource],
+                    repo: ResourceParam[RepoSource], sandbox: ResourceParam[SandboxSource]
+                    ) -> MaterializeResult:
         _check_killed(store)
+        planned = context.instance.get_dynamic_partitions(partitions.name or "")
         result = _fleet.integrate(campaign, Path(repo.path), Path(repo.home), repo.base_branch,
-                                  store, sandbox)
+                                  store, sandbox, planned=planned)
         return MaterializeResult(metadata=integration_metadata(result))
 
     @asset(key=[prefix, "pull_requests"], deps=[integration], group_name=group,

@@ -8,7 +8,9 @@ change back from the forge and record each change of state in the ledger.
 """
 
 
-from collections.abc import Iterator, Sequence
+import subprocess
+from collections.abc import Collection, Iterator, Sequence
+from pathlib import Path
 
 from dagster import (
     DagsterRunStatus,
@@ -31,7 +33,7 @@ from dagster._core.storage.tags import (
 from assets import CampaignAssets, pending_units
 from fleet.types import ChangeRef
 from fleet_pipelines.jobs import fix_job_name, integrate_job_name
-from fleet_pipelines.resources import ForgeResource, StoreResource
+from fleet_pipelines.resources import ForgeResource, RepoResource, StoreResource
 
 IN_FLIGHT = [DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING,
              DagsterRunStatus.STARTED]
@@ -57,13 +59,27 @@ def batches(keys: Sequence[str], pending: Sequence[str], size: int) -> list[tupl
     return out
 
 
-def needs_integration(store: StoreResource, campaign: str) -> bool:
-    """Some unit was verified after the campaign's last integration."""
+def needs_integration(store: StoreResource, campaign: str,
+                      planned: Collection[str] | None = None, repo: Path | None = None,
+                      base_branch: str = "main") -> bool:
+    """Some unit was verified after the campaign's last integration; or (given the currently
+    ``planned`` unit keys and the ``repo``) the last integration merged a unit that is no longer
+    planned and its branch is not in ``base_branch``: a re-plan (a changed campaign, findings
+    fixed elsewhere) superseded that unit, and the integration branch must drop its patch. An
+    integration already merged into the base (self-merge) is history, not redone."""
     ledger = store.ledger()
     finished = [e.seq for e in ledger.events(kind="unit.finished", campaign=campaign)
                 if e.payload.get("status") == "verified"]
-    integrated = [e.seq for e in ledger.events(kind="integration.finished", campaign=campaign)]
-    return bool(finished) and (not integrated or max(finished) > max(integrated))
+    integrated = ledger.events(kind="integration.finished", campaign=campaign)
+    if planned is not None and repo is not None and integrated:
+        last = integrated[-1].payload
+        superseded = set(last.get("merged") or ()) - set(planned)
+        if superseded and last.get("head") and subprocess.run(
+            ["git", "merge-base", "--is-ancestor", str(last["head"]), base_branch],
+            cwd=repo, capture_output=True, check=False,
+        ).returncode != 0:
+            return True
+    return bool(finished) and (not integrated or max(finished) > integrated[-1].seq)
 
 
 def planner(campaigns: Sequence[CampaignAssets], batch_size: int,
@@ -74,8 +90,8 @@ def planner(campaigns: Sequence[CampaignAssets], batch_size: int,
             minimum_interval_seconds=30,
             default_status=DefaultSensorStatus.STOPPED,
             description="Launch pending units in batches, then their integration.")
-    def planner_sensor(context: SensorEvaluationContext, store: StoreResource
-                       ) -> Iterator[RunRequest | SkipReason]:
+    def planner_sensor(context: SensorEvaluationContext, store: StoreResource,
+                       repo: RepoResource) -> Iterator[RunRequest | SkipReason]:
         if store.killed():
             yield SkipReason("kill switch engaged")
             return
@@ -93,7 +109,8 @@ def planner(campaigns: Sequence[CampaignAssets], batch_size: int,
                 yield RunRequest(job_name=fix_job_name(c), tags={
                     **tags, ASSET_PARTITION_RANGE_START_TAG: first,
                     ASSET_PARTITION_RANGE_END_TAG: last})
-            if not pending and needs_integration(store, c.campaign):
+            if not pending and needs_integration(store, c.campaign, keys, Path(repo.path),
+                                                 repo.base_branch):
                 launched += 1
                 yield RunRequest(job_name=integrate_job_name(c), tags=tags)
         if not launched:

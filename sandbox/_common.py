@@ -20,9 +20,16 @@ _LIMIT_SIGNALS = {signal.SIGXCPU, signal.SIGXFSZ}
 
 
 def toolchain_dirs() -> list[Path]:
-    """The directories of the running interpreter (venv and base prefix), shared read-only."""
+    """The directories of the running interpreter (venv and base prefix), shared read-only; and
+    those of ``$FLEET_TEST_PYTHON`` (the target's own environment its tests run with: its venv
+    directory and its real interpreter's prefix)."""
+    raws = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]
+    target = os.environ.get("FLEET_TEST_PYTHON")
+    if target:
+        raws += [str(Path(target).absolute().parent.parent),
+                 str(Path(target).resolve().parent.parent)]
     dirs: list[Path] = []
-    for raw in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix):
+    for raw in raws:
         p = Path(raw).resolve()
         if not any(p == d or p.is_relative_to(d) for d in dirs):
             dirs = [d for d in dirs if not d.is_relative_to(p)] + [p]

@@ -78,9 +78,11 @@ class Autonomy:
 class PlanSettings:
     """``granularity``: ``symbol`` (one unit per planning atom) or ``file`` (atoms of one file
     packed up to ``max_unit_symbols``); ``coupled``: ``none``, ``file`` (every finding of a file in
-    one unit, whatever the cap), ``connected`` (findings whose symbols depend on each other, or on
-    a class whose members are findings) or ``all`` (one unit: a library swap whose old and new
-    objects do not interoperate, e.g. a v2 model raising what a v1 ``except`` does not catch)."""
+    one unit, whatever the cap), ``file+tests`` (``file``, and a test file's findings go with
+    those of the modules it imports or names), ``connected`` (findings whose symbols depend on
+    each other, or on a class whose members are findings) or ``all`` (one unit: a library swap
+    whose old and new objects do not interoperate, e.g. a v2 model raising what a v1 ``except``
+    does not catch)."""
 
     granularity: str = "file"
     max_unit_symbols: int = 8
@@ -308,6 +310,6 @@ def _plan(r: _Reader, obj: dict[str, Any]) -> PlanSettings:
     if cap < 1:
         raise r.error("plan.max_unit_symbols", "must be at least 1")
     coupled = r.get(obj, "plan", "coupled", str, PlanSettings.coupled)
-    if coupled not in ("none", "file", "connected", "all"):
-        raise r.error("plan.coupled", "must be one of none, file, connected, all")
+    if coupled not in ("none", "file", "file+tests", "connected", "all"):
+        raise r.error("plan.coupled", "must be one of none, file, file+tests, connected, all")
     return PlanSettings(granularity, cap, coupled)

@@ -231,6 +231,9 @@ def integrate(
         "tests_passed": None if tests is None else tests.passed, "test_runs": runs,
         "base_tests_passed": None if base_run is None else base_run.passed,
         "new_failures": list(outcome.new_failures),
+        # 0 when pytest collected nothing: "passed" then proves nothing (no self-merge on it)
+        "tests_collected": None if tests is None or tests.outcomes is None
+        else len(tests.outcomes),
     }, campaign=campaign, actor=actor)
     return outcome
 

@@ -2,35 +2,43 @@
 
 from __future__ import annotations
 
-import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fleet.integrate._integrate import SuiteRun, SuiteRunner
-from fleet.verify._exec import REPORT, parse_junit
+from fleet.verify._exec import REPORT, parse_junit, target_python, unlisted_test_files
 
 if TYPE_CHECKING:
     from sandbox import Sandbox
 
 
 def pytest_runner(sandbox: Sandbox, tests: Sequence[str] = (), timeout: float = 600.0,
-                  python: str = sys.executable) -> SuiteRunner:
+                  python: str | None = None) -> SuiteRunner:
     """A ``SuiteRunner`` running ``python -m pytest -q [tests]`` in ``sandbox`` (all tests when
-    ``tests`` is empty). Exit code 5 (no tests collected) counts as passed. Each test's outcome
+    ``tests`` is empty; when a bare pytest collects nothing, the root ``tests.py`` / ``test.py``
+    that its default patterns miss are named). Exit code 5 (no tests collected) counts as passed,
+    with empty ``outcomes``: the caller tells "passed" from "nothing ran". Each test's outcome
     comes back too (a JUnit report), so a combination is judged against the base's own
     failures."""
+
+    interpreter = python or target_python()  # $FLEET_TEST_PYTHON: the target's environment
 
     def run(tree: Path) -> SuiteRun:
         report = tree / REPORT
         report.unlink(missing_ok=True)
-        argv = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+        argv = [interpreter, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                 "--continue-on-collection-errors", f"--junitxml={REPORT}",
                 "-o", "junit_family=xunit1", *tests]
-        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1",
+        env = {"PATH": f"{Path(interpreter).parent}:/usr/local/bin:/usr/bin:/bin",
+               "PYTHONDONTWRITEBYTECODE": "1",
                "HOME": "/tmp", "LANG": "C.UTF-8"}
         res = sandbox.run(argv, cwd=tree, env=env, timeout=timeout)
+        if not tests and res.reason == "exited" and res.exit_code == 5:
+            named = unlisted_test_files(tree)  # a root tests.py that a bare pytest misses
+            if named:
+                res = sandbox.run([*argv, *named], cwd=tree, env=env, timeout=timeout)
         passed = res.ok or (res.reason == "exited" and res.exit_code == 5)
         outcomes = None
         if report.is_file():

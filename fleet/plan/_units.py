@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
@@ -95,7 +96,7 @@ def _atoms(
         path = sym.split("::", 1)[0]
         if settings.coupled == "all":
             uf.union(sym, symbols[0])
-        if settings.coupled == "file" or per_file:
+        if settings.coupled in ("file", "file+tests") or per_file:
             uf.union(sym, by_path.setdefault(path, sym))
         if settings.coupled == "connected" and sym in graph.symbols:
             for dep in graph.dependencies(sym, structural=False):
@@ -103,10 +104,47 @@ def _atoms(
                     uf.union(sym, dep)
                 elif dep in holder:  # relies on a class whose members the campaign rewrites
                     uf.union(sym, holder[dep])
+    if settings.coupled == "file+tests":
+        for a, b in _test_links(graph, symbols):
+            uf.union(a, b)
     groups: dict[str, list[str]] = defaultdict(list)
     for sym in symbols:
         groups[uf.find(sym)].append(sym)
     return sorted((sorted(g) for g in groups.values()), key=lambda g: g[0])
+
+
+def _test_links(graph: SymbolGraph, symbols: Sequence[str]) -> list[tuple[str, str]]:
+    """Pairs (a finding in a test file, a finding in a module that test file imports or names by
+    its dotted name): a fix that changes what a module returns (naive -> aware datetimes) and the
+    test that compares with it must change together, else each alone breaks the other."""
+    from fleet.verify.gates import is_test_path
+
+    by_module: dict[str, str] = {}
+    for sym in symbols:
+        path = sym.split("::", 1)[0]
+        if not is_test_path(path) and path.endswith(".py"):
+            module = graph.modules.get(path) or path.removesuffix(".py").replace("/", ".")
+            by_module.setdefault(module, sym)
+    if not by_module:
+        return []
+    links: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for sym in symbols:
+        path = sym.split("::", 1)[0]
+        if path in seen or not is_test_path(path):
+            continue
+        seen.add(path)
+        targets = set(graph.imports.get(path, {}).values())
+        try:
+            text = (graph.root / path).read_text(errors="replace")
+        except OSError:
+            text = ""
+        for module, other in by_module.items():
+            if any(t == module or t.startswith(module + ".") for t in targets) or (
+                "." in module and re.search(rf"\b{re.escape(module)}\b", text)
+            ):
+                links.append((sym, other))
+    return links
 
 
 def _container_written(graph: SymbolGraph, finding: Finding) -> str | None:

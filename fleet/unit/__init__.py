@@ -24,6 +24,7 @@ from fleet.unit._records import (
     result_to_dict,
     unit_from_dict,
     unit_to_dict,
+    untouched_findings,
 )
 from fleet.unit._run import (
     Gates,
@@ -63,4 +64,5 @@ __all__ = [
     "run_units",
     "unit_from_dict",
     "unit_to_dict",
+    "untouched_findings",
 ]

@@ -162,3 +162,23 @@ def record_result(ledger: Ledger, result: UnitResult, actor: str) -> int:
 def requeue(ledger: Ledger, unit: str, campaign: str, reason: str, actor: str = "fleet") -> None:
     """Make ``unit`` pending again (its last result no longer counts)."""
     ledger.append(UNIT_REQUEUED, {"reason": reason}, unit=unit, campaign=campaign, actor=actor)
+
+
+def untouched_findings(patch: str, findings: Iterable[Finding]) -> list[Finding]:
+    """The findings whose lines the patch leaves as they were (no removed or changed line of
+    the base in ``line .. line + lines of the snippet``): a codemod that knows no safe rewrite
+    for a site (a Pydantic ``__root__`` model) leaves it, and a "verified" unit must not look
+    like it fixed every finding it was given."""
+    from fleet.verify._patch import parse_patch
+
+    try:
+        files = parse_patch(patch)
+    except ValueError:
+        return []
+    removed = {fp.old_path: set(fp.removed) for fp in files if fp.old_path}
+    out = []
+    for f in findings:
+        lines = range(f.line, f.line + f.snippet.count("\n") + 1)
+        if not removed.get(f.path, set()).intersection(lines):
+            out.append(f)
+    return out

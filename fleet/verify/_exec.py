@@ -3,6 +3,7 @@ and reading pytest's per-test outcomes from its JUnit XML report."""
 
 from __future__ import annotations
 
+import os
 import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
@@ -14,10 +15,17 @@ from sandbox import ExecResult, Limits, Sandbox
 REPORT = ".fleet-junit.xml"
 
 
+def target_python() -> str:
+    """The interpreter that runs the target's tests: ``$FLEET_TEST_PYTHON`` (the target's own
+    environment, where its dependencies are installed, e.g. ``/src/app/.venv/bin/python``; it
+    needs pytest), else the fleet's own."""
+    return os.environ.get("FLEET_TEST_PYTHON") or sys.executable
+
+
 def sandbox_env() -> dict[str, str]:
     """The whole environment a sandboxed command gets (never the orchestrator's secrets)."""
     return {
-        "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+        "PATH": f"{Path(target_python()).parent}:/usr/local/bin:/usr/bin:/bin",
         "HOME": "/tmp",
         "LANG": "C.UTF-8",
         "PYTHONDONTWRITEBYTECODE": "1",
@@ -45,18 +53,41 @@ def run_pytest(
     report = tree / REPORT
     report.unlink(missing_ok=True)
     argv = [
-        sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+        target_python(), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
         # one test file that cannot be imported must not hide the others' outcomes
         "--continue-on-collection-errors",
         f"--junitxml={REPORT}", "-o", "junit_family=xunit1", *targets,
     ]
     result = run(sandbox, tree, argv, timeout_s)
+    if not targets and result.reason == "exited" and result.exit_code == 5:
+        named = unlisted_test_files(tree)  # pytest's default patterns miss a root tests.py
+        if named:
+            result = run(sandbox, tree, [*argv, *named], timeout_s)
     run_ = PytestRun(exit_code=result.exit_code, output=result.stdout + result.stderr)
     if report.is_file():
         run_.reported = True
         run_.outcomes = parse_junit(report.read_text())
         report.unlink()
     return run_
+
+
+def unlisted_test_files(tree: Path) -> list[str]:
+    """The test files (``fleet.verify.gates.is_test_path``, without ``conftest.py`` and
+    ``__init__.py``) to name when a bare ``pytest`` collects nothing: pytest's default
+    ``python_files`` (``test_*.py``, ``*_test.py``) miss a root ``tests.py`` (itsdangerous
+    0.24), a Django app's ``tests.py`` and ``tests/*_tests.py`` (mkdocs 0.14), which it does
+    collect when named. Hidden and virtualenv directories are not searched."""
+    from fleet.verify.gates import is_test_path
+
+    found: list[str] = []
+    for path in tree.rglob("*.py"):
+        rel = path.relative_to(tree)
+        if any(part.startswith(".") or part in ("venv", "node_modules", "site-packages")
+               for part in rel.parts[:-1]):
+            continue
+        if rel.name not in ("conftest.py", "__init__.py") and is_test_path(rel.as_posix()):
+            found.append(rel.as_posix())
+    return sorted(found)
 
 
 def run(sandbox: Sandbox, tree: Path, argv: Sequence[str], timeout_s: float) -> ExecResult:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from fleet.types import Verdict
-from fleet.verify._exec import PytestRun, run, run_pytest
+from fleet.verify._exec import PytestRun, run, run_pytest, target_python
 from fleet.verify._patch import FilePatch, Trees, apply_patch, read
 from fleet.verify.gates import is_test_path
 from fleet.verify.test_integrity import collect_tests
@@ -78,7 +78,8 @@ def gate_impacted_tests(
         return Verdict("impacted_tests", "unknown", "no sandbox: the tests cannot be run")
     targets, how = impacted_tests(trees.base, touched, files, graph)
     base_targets = [t for t in targets if (trees.base / t).is_file()]
-    key = (str(trees.repo.resolve()), trees.base_sha, tuple(base_targets), sandbox.name)
+    key = (str(trees.repo.resolve()), trees.base_sha, tuple(base_targets),
+           f"{sandbox.name}:{target_python()}")
     before = _BASE_RUNS.get(key) or run_pytest(sandbox, trees.base, base_targets, timeout_s)
     if before.reported:
         _BASE_RUNS[key] = before
@@ -97,6 +98,14 @@ def gate_impacted_tests(
     if problems:
         return Verdict("impacted_tests", "reject",
                        f"{scope}: " + "; ".join(problems) + f"\n{after.tail(15)}", details)
+    if not before.outcomes and not after.outcomes:
+        # pytest collected nothing (a repository without tests, or tests it does not find): an
+        # empty run is no evidence for the patch, so it is not an accept.
+        return Verdict(
+            "impacted_tests", "unknown",
+            f"{scope}: pytest collected no test before or after the patch: nothing checks "
+            f"the patch\n{after.tail(5)}", details,
+        )
     reaching = _reaching(graph, touched)
     if reaching and not any("passed" in (_outcome(before, t), _outcome(after, t))
                             for t in reaching):

@@ -13,6 +13,10 @@ from fleet.verify.spans import MODULE, Span, covered_by, innermost, python_spans
 
 
 def is_test_path(path: str) -> bool:
+    """A test file by the usual layouts: under ``tests/`` or ``test/``, ``test_*.py``,
+    ``*_test.py``, ``conftest.py``, any ``tests.py`` (a Django app's, a single-module project's
+    such as itsdangerous 0.24) and a root ``test.py`` - which pytest only collects when named on
+    its command line. A ``test.py`` inside a package is library code (``werkzeug/test.py``)."""
     name = path.rsplit("/", 1)[-1]
     return (
         path.startswith(("tests/", "test/"))
@@ -20,7 +24,8 @@ def is_test_path(path: str) -> bool:
         or "/test/" in path
         or name.startswith("test_")
         or name.endswith("_test.py")
-        or name == "conftest.py"
+        or name in ("conftest.py", "tests.py")
+        or path == "test.py"
     )
 
 

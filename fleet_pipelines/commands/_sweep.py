@@ -23,7 +23,7 @@ from assets._fleet import graph_dir
 from assets._modules import asset_key_parts, load_summary
 from fleet.errors import FleetError, KillSwitchEngaged
 from fleet.protocols import Ledger
-from fleet.unit import UnitResult, latest_results
+from fleet.unit import UnitResult, latest_results, load_units, untouched_findings
 from fleet_pipelines.definitions import build_campaigns, build_definitions
 from fleet_pipelines.jobs import fix_job_name, index_job_name, integrate_job_name, plan_job_name
 from fleet_pipelines.resources import FleetSettings, StoreResource
@@ -50,6 +50,7 @@ class CampaignReport:
     self_merge: str = ""
     batches: int = 0
     fix_s: float = 0.0
+    integrated: bool = False  # this sweep ran the integration (new verified or superseded units)
 
 
 @dataclass
@@ -136,10 +137,11 @@ def sweep(settings: FleetSettings, instance: DagsterInstance, say: Say = print) 
                 f"{sum(1 for k in pending if k in done)}/{len(pending)} unit(s) finished")
         report.fix_s = time.perf_counter() - t0
         report.batches = len(ranges)
-        if needs_integration(store, name):
+        if needs_integration(store, name, keys, Path(settings.repo), settings.base_branch):
             say(f"[{name}] integrating the verified patches")
             _execute(defs, integrate_job_name(c), instance, {"fleet/campaign": name})
             runs += 1
+            report.integrated = True
         _fill(report, store, name, keys)
         reports.append(report)
     return SweepReport(reports, time.perf_counter() - started, runs,
@@ -209,6 +211,14 @@ def outcome(result: UnitResult, ledger: Ledger | None = None) -> tuple[str, str]
             step = _line(str(bad.get("result", "")))
             why = f"{path}: {step}" if path else step
         return "agent failed", why
+    if result.status == "verified" and ledger is not None:
+        units = load_units(ledger, result.campaign, [result.unit])
+        if units:
+            left = untouched_findings(result.patch, units[0].findings)
+            if left:
+                shown = ", ".join(f"{f.path}:{f.line}" for f in left[:3])
+                return "verified", (f"{len(left)} of {len(units[0].findings)} finding(s) left as "
+                                    f"they were: {shown}{', ...' if len(left) > 3 else ''}")
     return result.status.replace("_", " "), _line(result.detail)
 
 

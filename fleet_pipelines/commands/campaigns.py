@@ -113,6 +113,12 @@ def fix_command(
         print(f"# step {step.index} {step.action} {step.arguments['path']}: {step.result}",
               file=sys.stderr)
     print(f"# {outcome.stop_reason.value}: {outcome.detail}", file=sys.stderr)
+    from fleet.unit import untouched_findings
+
+    left = untouched_findings(outcome.patch, target.findings) if outcome.patch else []
+    for f in left:
+        print(f"# left as it was: {f.path}:{f.line} {f.rule} {f.snippet.splitlines()[0][:80]}",
+              file=sys.stderr)
     sys.stdout.write(outcome.patch)
     if not outcome.ok:
         raise typer.Exit(1)

@@ -59,6 +59,58 @@ def _settings(repo: Path, home: Path, campaigns: list[str] | None, agents: int, 
     return FleetSettings.from_env(env)
 
 
+_CHOICES = {"sandbox": ("auto", "microvm", "gvisor", "bwrap", "local"),
+            "agent": ("codemod", "claude"), "forge": ("local", "github")}
+
+
+def check_test_python(python: str, sandbox: str, cwd: Path) -> None:
+    """``--test-python`` / ``$FLEET_TEST_PYTHON`` must run pytest inside the ``sandbox`` the
+    tests run in (bubblewrap mounts an empty ``/tmp``: an environment kept there is not found);
+    else a ``ConfigError`` naming it."""
+    from fleet.errors import ConfigError
+    from fleet.verify._exec import sandbox_env
+    from sandbox import SandboxUnavailable, select_sandbox
+
+    try:
+        box = select_sandbox(sandbox)
+    except SandboxUnavailable:
+        return  # the gates then say "no sandbox": nothing to check the interpreter in
+    done = box.run([python, "-m", "pytest", "--version"], cwd=cwd, env=sandbox_env(),
+                   timeout=120)
+    if not done.ok:
+        last = ((done.stderr or done.stdout).strip().splitlines() or [""])[-1]
+        raise ConfigError(
+            f"--test-python {python}: `{python} -m pytest --version` fails in the {box.name} "
+            f"sandbox ({last}); it needs pytest, and a path the sandbox shows (not under /tmp)")
+
+
+def preflight(settings: FleetSettings) -> None:
+    """What a sweep needs before its first Dagster run, each a ``ConfigError`` naming the input
+    and what to do (else: a step's traceback minutes later, or an option silently unused when
+    no unit runs): known --sandbox/--agent/--forge values, campaigns that load, a test
+    interpreter that runs pytest, and a git repository whose base branch has a commit."""
+    from assets._fleet import branch_commit
+    from fleet.campaigns.spec import load_campaign
+    from fleet.errors import ConfigError
+
+    for option, allowed in _CHOICES.items():
+        value = getattr(settings, option)
+        if value not in allowed:
+            raise ConfigError(f"--{option} {value!r}: expected one of {'|'.join(allowed)}")
+    for campaign in settings.campaigns:
+        load_campaign(campaign)
+    repo = Path(settings.repo)
+    inside = subprocess.run(["git", "rev-parse", "--git-dir"], cwd=repo, capture_output=True,
+                            text=True, check=False)
+    if inside.returncode != 0:
+        raise ConfigError(f"{repo} is not a git repository: the fleet works on commits "
+                          "(git init && git add -A && git commit -m initial)")
+    branch_commit(repo, settings.base_branch)
+    python = os.environ.get("FLEET_TEST_PYTHON")
+    if python:
+        check_test_python(python, settings.sandbox, repo)
+
+
 def _run(settings: FleetSettings, dagster_home: Path) -> SweepReport:
     from rich.console import Console
 
@@ -103,7 +155,7 @@ def print_report(report: SweepReport, settings: FleetSettings) -> None:
             console.print(f"  handed over: {c.change_url}")
         if c.self_merge:
             console.print(f"  self-merge ({settings.base_branch}): {c.self_merge}")
-        nothing_new &= c.new_units == 0 and c.batches == 0
+        nothing_new &= c.new_units == 0 and c.batches == 0 and not c.integrated
     if nothing_new:
         console.print("nothing new: every finding is known and every unit has a result")
     console.print(
@@ -114,11 +166,13 @@ def print_report(report: SweepReport, settings: FleetSettings) -> None:
 
 def integration_tests(payload: dict[str, Any]) -> str:
     """How the integration's tests went, from its ``integration.finished`` ledger payload:
-    ``pass``, ``not run``, or the failures the patches introduced, told apart from those the
-    base already had (a third-party suite often fails before any change)."""
+    ``pass``, ``not run``, ``collected none``, or the failures the patches introduced, told
+    apart from those the base already had (a third-party suite often fails before any change)."""
     passed = payload.get("tests_passed")
     if passed is None:
         return "not run"
+    if passed and payload.get("tests_collected") == 0:
+        return "collected none (pytest found no test): nothing checked the combination"
     if passed:
         return "pass"
     new = list(payload.get("new_failures") or [])
@@ -142,10 +196,22 @@ def register(app: typer.Typer) -> None:
         forge: Annotated[str, typer.Option(help="local|github")] = "local",
         agent: Annotated[str, typer.Option(help="codemod|claude")] = "codemod",
         home: Annotated[Path, typer.Option(help="the fleet's state directory")] = Path(".fleet"),
+        test_python: Annotated[Path | None, typer.Option(
+            "--test-python", help="the target's own interpreter (its venv, with pytest) for "
+            "its tests; default $FLEET_TEST_PYTHON, else the fleet's")] = None,
     ) -> None:
         """Index REPO, plan the campaign, run the agents, verify, integrate and hand over."""
-        settings = _settings(repo, home, campaign, agents, sandbox, forge, agent)
+        from fleet.errors import FleetError
+
         dagster_home = Path(os.environ.get("DAGSTER_HOME") or home / "dagster")
+        if test_python is not None:  # read by the gates and the integration (inherited by runs)
+            os.environ["FLEET_TEST_PYTHON"] = str(test_python.absolute())
+        try:
+            settings = _settings(repo, home, campaign, agents, sandbox, forge, agent)
+            preflight(settings)
+        except FleetError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from exc
         print_report(_run(settings, dagster_home), settings)
 
     @app.command("demo")

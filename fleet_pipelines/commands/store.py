@@ -15,9 +15,18 @@ if TYPE_CHECKING:
     from fleet.api import Launcher
     from fleet.store import Store
 
+def store_url_option(value: str | None) -> str | None:
+    """``--store``: a URL as given, or a path to a SQLite file (``.fleet/fleet.db``, the path the
+    help names as the default) made ``sqlite:////abs/path``."""
+    if not value or "://" in value or "dbname=" in value:
+        return value
+    return f"sqlite:///{Path(value).expanduser().resolve()}"
+
+
 StoreOption = Annotated[
     str | None,
-    typer.Option("--store", help="Store URL (default: $FLEET_STORE_URL or .fleet/fleet.db)."),
+    typer.Option("--store", callback=store_url_option,
+                 help="Store URL or SQLite file (default: $FLEET_STORE_URL or .fleet/fleet.db)."),
 ]
 
 token_app = typer.Typer(name="token", help="API tokens of the coordinator.", no_args_is_help=True)

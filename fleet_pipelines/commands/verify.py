@@ -18,6 +18,7 @@ from typing import Annotated, Any
 import typer
 
 from fleet.agents.anthropic_model import DEFAULT_MODEL
+from fleet_pipelines.commands.store import open_cli_store, store_url_option
 
 EXIT = {"accept": 0, "reject": 1, "unknown": 2}
 
@@ -47,16 +48,24 @@ def register(app: typer.Typer) -> None:
         unit: Annotated[
             str | None, typer.Option(help="Take the write set from this unit in the ledger.")
         ] = None,
-        store: Annotated[str | None, typer.Option(help="Store URL (for --unit).")] = None,
+        store: Annotated[str | None, typer.Option(
+            callback=store_url_option, help="Store URL or SQLite file (for --unit).")] = None,
         reviewer: Annotated[
             str, typer.Option(help="offline | claude (needs ANTHROPIC_API_KEY).")
         ] = "offline",
         model: Annotated[str, typer.Option(help="The reviewer's model.")] = DEFAULT_MODEL,
+        test_python: Annotated[Path | None, typer.Option(
+            "--test-python", help="The target's own interpreter (its venv, with pytest) for "
+            "its tests; default $FLEET_TEST_PYTHON, else the fleet's.")] = None,
     ) -> None:
         """Run every verification gate on PATCH against REPO's HEAD and print the verdicts.
 
         The write set is the --write symbols, else that of --unit K in the ledger, else that of
         the unit whose recorded patch is PATCH."""
+        if test_python is not None:
+            import os
+
+            os.environ["FLEET_TEST_PYTHON"] = str(test_python.absolute())
         if not write:
             write = ledger_write_set(store, unit, read_patch(patch))
         code = verify_patch(repo, patch, write, base, sandbox, bugfix, all_gates, as_json,
@@ -81,7 +90,8 @@ def register(app: typer.Typer) -> None:
             str | None, typer.Option(help="Campaign: its branch is fleet/<campaign>/integration.")
         ] = None,
         branch: Annotated[str | None, typer.Option(help="The integration branch.")] = None,
-        store: Annotated[str | None, typer.Option(help="Store URL.")] = None,
+        store: Annotated[str | None, typer.Option(
+            callback=store_url_option, help="Store URL or SQLite file.")] = None,
     ) -> None:
         """Roll back, as new ledger events: a unit's worktree to a step, or an integrated patch."""
         if branch is None and campaign is not None:
@@ -163,13 +173,18 @@ def read_patch(patch: Path) -> str:
 
 def ledger_write_set(store_url: str | None, unit: str | None, patch: str) -> list[str] | None:
     """The write set of ``unit`` (or of the unit whose recorded patch is ``patch``) from the
-    ledger; ``None`` when there is no store or no such unit. Never creates a store."""
-    from fleet.store import default_store_url, open_store
+    ledger; ``None`` when there is no store or no such unit. Never creates a store. An explicit
+    ``--unit`` that the ledger does not have (or no store at all) is an error: exit 2."""
+    from fleet.store import default_store_url
 
     url = store_url or default_store_url()
     if url.startswith("sqlite:///") and not Path(url[len("sqlite:///"):]).is_file():
+        if unit is not None:
+            typer.echo(f"error: --unit {unit}: no fleet store at {url} (pass --store URL or "
+                       "set FLEET_STORE_URL)", err=True)
+            raise typer.Exit(2)
         return None
-    opened = open_store(url)
+    opened = open_cli_store(url, existing=True)
     try:
         key = unit
         if key is None:
@@ -181,6 +196,10 @@ def ledger_write_set(store_url: str | None, unit: str | None, patch: str) -> lis
             return None
         planned = opened.ledger.events(unit=key, kind="unit.planned")
         if not planned:
+            if unit is not None:
+                typer.echo(f"error: --unit {unit}: no such unit in the ledger at {url} (the "
+                           "full key, as `fleet ledger show` prints it)", err=True)
+                raise typer.Exit(2)
             return None
         typer.echo(f"write set of unit {key} (from the ledger)", err=True)
         return list(planned[-1].payload["write_set"])
@@ -228,12 +247,14 @@ def do_rollback(
         rollback_unit,
     )
     from fleet.errors import FleetError
-    from fleet.store import default_store_url, open_store
 
     if (unit is None) == (patch is None):
         typer.echo("give either --unit K --to STEP or --patch P", err=True)
         return 2
-    store = open_store(store_url or default_store_url())
+    try:  # a rollback reads the unit's history: a missing store is an error, never created
+        store = open_cli_store(store_url, existing=True)
+    except typer.Exit as exc:
+        return int(exc.exit_code)
     try:
         if unit is not None:
             if to is None:

@@ -17,7 +17,7 @@ from dagster._core.storage.tags import (
 from fleet.forge.local import LocalGitForge
 from fleet.unit import UnitResult, record_result
 from fleet_pipelines.definitions import build_definitions
-from fleet_pipelines.resources import FleetSettings, ForgeResource, StoreResource
+from fleet_pipelines.resources import FleetSettings, ForgeResource, RepoResource, StoreResource
 from fleet_pipelines.sensors import batches
 from tests.conftest import git
 
@@ -47,7 +47,9 @@ def _finished(store: StoreResource, key: str, status: str = "verified") -> None:
 def _requests(settings: FleetSettings, instance: DagsterInstance, store: StoreResource
               ) -> list[RunRequest]:
     sensor = build_definitions(settings).resolve_sensor_def("planner_sensor")
-    with build_sensor_context(instance=instance, resources={"store": store}) as context:
+    repo = RepoResource(path=settings.repo, base_branch=settings.base_branch)
+    with build_sensor_context(instance=instance,
+                              resources={"store": store, "repo": repo}) as context:
         data = sensor.evaluate_tick(context)
     return list(data.run_requests or [])
 
@@ -81,6 +83,18 @@ def test_planner_sensor_launches_pending_batches_then_integration(
                           campaign=CAMPAIGN)
     assert _requests(settings, instance, store) == []
 
+    # a re-plan drops k4 while the integration branch (not in main) still carries its patch
+    git(Path(settings.repo), "checkout", "-q", "-b", "fleet/x/integration")
+    git(Path(settings.repo), "commit", "-q", "--allow-empty", "-m", "integrated")
+    head = git(Path(settings.repo), "rev-parse", "HEAD").strip()
+    git(Path(settings.repo), "checkout", "-q", settings.base_branch)
+    store.ledger().append("integration.finished", {"merged": ["k1", "k2", "k4"], "head": head},
+                          campaign=CAMPAIGN)
+    assert _requests(settings, instance, store) == []
+    instance.delete_dynamic_partition(PARTITIONS, "k4")
+    assert [r.job_name for r in _requests(settings, instance, store)] == [
+        "integrate_datetime_utcnow_job"]
+
 
 def test_planner_sensor_honours_the_kill_switch(
     settings: FleetSettings, instance: DagsterInstance
@@ -89,7 +103,9 @@ def test_planner_sensor_honours_the_kill_switch(
     instance.add_dynamic_partitions(PARTITIONS, ["k1"])
     store.store().controls.engage("test")
     sensor = build_definitions(settings).resolve_sensor_def("planner_sensor")
-    with build_sensor_context(instance=instance, resources={"store": store}) as context:
+    repo = RepoResource(path=settings.repo, base_branch=settings.base_branch)
+    with build_sensor_context(instance=instance,
+                              resources={"store": store, "repo": repo}) as context:
         data = sensor.evaluate_tick(context)
     assert not data.run_requests and data.skip_message == "kill switch engaged"
     store.store().controls.release()

@@ -12,7 +12,7 @@ from dagster import DagsterInstance, build_sensor_context
 from fleet.store import open_store
 from fleet.unit import load_units
 from fleet_pipelines.definitions import build_definitions
-from fleet_pipelines.resources import FleetSettings, StoreResource
+from fleet_pipelines.resources import FleetSettings, RepoResource, StoreResource
 
 pytestmark = [pytest.mark.postgres]
 
@@ -53,7 +53,9 @@ def test_plan_and_planner_sensor_on_postgres(
     assert instance.get_dynamic_partitions("yaml_safe_load_units") == [u.key for u in units]
     sensor = defs.resolve_sensor_def("planner_sensor")
     store_resource = StoreResource(url=pg_dsn)
-    with build_sensor_context(instance=instance, resources={"store": store_resource}) as ctx:
+    repo_resource = RepoResource(path=settings.repo, base_branch=settings.base_branch)
+    with build_sensor_context(instance=instance, resources={
+            "store": store_resource, "repo": repo_resource}) as ctx:
         requests = sensor.evaluate_tick(ctx).run_requests or []
     assert len(requests) == (len(units) + 1) // 2
     assert all(r.job_name == "fix_yaml_safe_load_job" for r in requests)
