@@ -20,7 +20,6 @@ from fleet.graph._imports import _absolute
 from fleet.graph._model import MODULE, FileData, FileRecord, RawRef, Symbol
 from fleet.graph._shared import count_lines, pytest_file, scope_at
 
-_new = tuple.__new__
 # (start, end, row, col) of an import's node
 Pos = tuple[int, int, int, int]
 
@@ -53,28 +52,14 @@ def extract_python(path: str, src: bytes, module: str | None, record: FileRecord
     native = _module()
     assert native is not None, "extract_python needs the built extension (see available())"
     module_id = f"{path}::{MODULE}"
-    has_error, defs, refs, params, local_types, imports = native.extract(
-        src, path, module_id, RawRef, pytest_file(path))
-    view = memoryview(src)
-    sha = hashlib.sha256
+    has_error, symbols, spans, fixture_params, refs, params, local_types, imports = (
+        native.extract(src, path, module_id, RawRef, Symbol, pytest_file(path)))
     # the file's digest, when the caller computed it over these bytes, is the module's hash
     whole = record.sha256 if len(record.sha256) == 64 and record.size == len(src) else ""
-    symbols: list[Symbol] = [
-        Symbol(module_id, path, MODULE, module or path, "module", "python", 0, len(src), 1,
-               max(1, record.lines if whole else count_lines(src)), 0, 0,
-               (whole or sha(src).hexdigest())[:16], None)
-    ]
-    spans: list[tuple[int, int, str]] = []
-    fixture_params: dict[str, tuple[str, ...]] = {}
-    for (sym_id, qual, name, kind, start, end, first_row, end_row, sig_start, sig_end, parent,
-         is_new, fparams) in defs:
-        spans.append((start, end, sym_id))
-        if fparams:
-            fixture_params.setdefault(sym_id, fparams)
-        if is_new:
-            symbols.append(_new(Symbol, (
-                sym_id, path, qual, name, kind, "python", start, end, first_row, end_row,
-                sig_start, sig_end, sha(view[start:end]).hexdigest()[:16], parent)))
+    symbols.insert(0, Symbol(
+        module_id, path, MODULE, module or path, "module", "python", 0, len(src), 1,
+        max(1, record.lines if whole else count_lines(src)), 0, 0,
+        (whole or hashlib.sha256(src).hexdigest())[:16], None))
 
     package = ""
     if module:

@@ -67,6 +67,7 @@ typedef struct {
     PyObject *str_call, *str_attribute, *str_name, *str_inherit;
     PyObject *str_class, *str_function, *str_method, *str_variable;
     TSSymbol comma, comment;
+    PyObject *sha256, *str_hexdigest, *str_python;
     PyObject *normalize; /* unicodedata.normalize */
 } Grammar;
 
@@ -740,15 +741,53 @@ static PyObject *new_rawref(PyTypeObject *type, PyObject *scope, PyObject *text,
     return t;
 }
 
+/* sha256 of src[a:b], the first 16 hex digits (hashlib: OpenSSL, SHA extensions when present) */
+static PyObject *body_hash(const unsigned char *src, uint32_t a, uint32_t b) {
+    PyObject *mv = PyMemoryView_FromMemory((char *)src + a, (Py_ssize_t)(b - a), PyBUF_READ);
+    if (!mv) return NULL;
+    PyObject *h = PyObject_CallOneArg(G.sha256, mv);
+    Py_DECREF(mv);
+    if (!h) return NULL;
+    PyObject *hex = PyObject_CallMethodNoArgs(h, G.str_hexdigest);
+    Py_DECREF(h);
+    if (!hex) return NULL;
+    PyObject *r = PyUnicode_Substring(hex, 0, 16);
+    Py_DECREF(hex);
+    return r;
+}
+
+/* a Symbol named tuple (its fields in order); the references passed in are borrowed */
+static PyObject *new_symbol(PyTypeObject *type, PyObject *id, PyObject *path, PyObject *qual,
+                            PyObject *name, PyObject *kind, const uint32_t nums[6],
+                            PyObject *hash, PyObject *parent) {
+    PyObject *t = type->tp_alloc(type, 14);
+    if (!t) return NULL;
+    PyObject *objs[6] = {id, path, qual, name, kind, G.str_python};
+    for (int i = 0; i < 6; i++) {
+        Py_INCREF(objs[i]);
+        PyTuple_SET_ITEM(t, i, objs[i]);
+    }
+    for (int i = 0; i < 6; i++) {
+        PyObject *v = PyLong_FromUnsignedLong(nums[i]);
+        if (!v) { Py_DECREF(t); return NULL; }
+        PyTuple_SET_ITEM(t, 6 + i, v);
+    }
+    Py_INCREF(hash);
+    Py_INCREF(parent);
+    PyTuple_SET_ITEM(t, 12, hash);
+    PyTuple_SET_ITEM(t, 13, parent);
+    return t;
+}
+
 typedef struct { uint32_t end; PyObject *id; } Scope;
 
 static PyObject *extract(PyObject *self, PyObject *args) {
     Py_buffer buf;
     PyObject *path, *module_id;
-    PyTypeObject *rawref;
+    PyTypeObject *rawref, *symbol_type;
     int want_params;
-    if (!PyArg_ParseTuple(args, "y*UUO!p", &buf, &path, &module_id, &PyType_Type, &rawref,
-                          &want_params))
+    if (!PyArg_ParseTuple(args, "y*UUO!O!p", &buf, &path, &module_id, &PyType_Type, &rawref,
+                          &PyType_Type, &symbol_type, &want_params))
         return NULL;
     if (!grammar_ready) {
         PyBuffer_Release(&buf);
@@ -762,7 +801,8 @@ static PyObject *extract(PyObject *self, PyObject *args) {
     }
     const unsigned char *src = buf.buf;
     size_t n = (size_t)buf.len;
-    PyObject *result = NULL, *defs_out = NULL, *refs_out = NULL, *params = NULL,
+    PyObject *result = NULL, *defs_out = NULL, *symbols_out = NULL, *fixtures = NULL,
+             *refs_out = NULL, *params = NULL,
              *types = NULL, *imports = NULL, **ids = NULL, **quals = NULL;
     uint8_t *kinds = NULL;
     Scope *scopes = NULL;
@@ -785,13 +825,15 @@ static PyObject *extract(PyObject *self, PyObject *args) {
 
     /* definitions -> qualified names, parents, kinds; spans for the scope sweep */
     qsort(o.defs, o.n_defs, sizeof(Def), cmp_def);
-    defs_out = PyList_New((Py_ssize_t)o.n_defs);
+    defs_out = PyList_New((Py_ssize_t)o.n_defs); /* the spans: (start, end, id) per definition */
+    symbols_out = PyList_New(0);
+    fixtures = PyDict_New();
     ids = calloc(o.n_defs + 1, sizeof(PyObject *));
     quals = calloc(o.n_defs + 1, sizeof(PyObject *));
     kinds = calloc(o.n_defs + 1, 1);
     size_t *stack = malloc((o.n_defs + 1) * sizeof(size_t));
     PyObject *seen = PyDict_New();
-    if (!defs_out || !ids || !quals || !kinds || !stack || !seen) {
+    if (!defs_out || !symbols_out || !fixtures || !ids || !quals || !kinds || !stack || !seen) {
         free(stack);
         Py_XDECREF(seen);
         if (!PyErr_Occurred()) PyErr_NoMemory();
@@ -833,19 +875,27 @@ static PyObject *extract(PyObject *self, PyObject *args) {
                 is_new = 1;
             }
         }
-        PyObject *fparams = Py_None;
-        Py_INCREF(Py_None);
         if (want_params && (kind == 1 || kind == 3)) {
-            Py_DECREF(Py_None);
-            fparams = parameter_names(d->node, src);
-            if (!fparams) { Py_DECREF(name); goto defs_fail; }
+            PyObject *names = parameter_names(d->node, src);
+            if (!names) { Py_DECREF(name); goto defs_fail; }
+            int rc = PyTuple_GET_SIZE(names) ? (PyDict_SetDefault(fixtures, id, names) ? 0 : -1)
+                                             : 0;
+            Py_DECREF(names);
+            if (rc < 0) { Py_DECREF(name); goto defs_fail; }
         }
         PyObject *kind_str = kind == 0 ? G.str_class : kind == 1 ? G.str_function
                              : kind == 2 ? G.str_variable : G.str_method;
-        PyObject *t = Py_BuildValue("(OOOOIIIIIIOON)", id, qual, name, kind_str, d->wstart,
-                                    d->wend, d->first_row, d->end_row, sig_start, sig_end, parent,
-                                    is_new ? Py_True : Py_False, fparams);
+        if (is_new) {
+            PyObject *hash = body_hash(src, d->wstart, d->wend);
+            if (!hash) { Py_DECREF(name); goto defs_fail; }
+            uint32_t nums[6] = {d->wstart, d->wend, d->first_row, d->end_row, sig_start, sig_end};
+            PyObject *sym = new_symbol(symbol_type, id, path, qual, name, kind_str, nums, hash,
+                                       parent);
+            Py_DECREF(hash);
+            if (!sym || append_new(symbols_out, sym) < 0) { Py_DECREF(name); goto defs_fail; }
+        }
         Py_DECREF(name);
+        PyObject *t = Py_BuildValue("(IIO)", d->wstart, d->wend, id);
         if (!t) goto defs_fail;
         PyList_SET_ITEM(defs_out, (Py_ssize_t)i, t);
         stack[sp++] = i;
@@ -997,8 +1047,8 @@ static PyObject *extract(PyObject *self, PyObject *args) {
             Py_DECREF(fs);
         }
     }
-    result = Py_BuildValue("(OOOOOO)", has_error ? Py_True : Py_False, defs_out, refs_out,
-                           params, types, imports);
+    result = Py_BuildValue("(OOOOOOOO)", has_error ? Py_True : Py_False, symbols_out, defs_out,
+                           fixtures, refs_out, params, types, imports);
     goto out;
 defs_fail:
     free(stack);
@@ -1018,6 +1068,8 @@ out:
     free(o.items);
     free(o.defs);
     Py_XDECREF(defs_out);
+    Py_XDECREF(symbols_out);
+    Py_XDECREF(fixtures);
     Py_XDECREF(refs_out);
     Py_XDECREF(params);
     Py_XDECREF(types);
@@ -1082,6 +1134,16 @@ static PyObject *init(PyObject *self, PyObject *capsule) {
         }
         G.field[i] = f;
     }
+    PyObject *hashlib = PyImport_ImportModule("hashlib");
+    G.sha256 = hashlib ? PyObject_GetAttrString(hashlib, "sha256") : NULL;
+    Py_XDECREF(hashlib);
+    G.str_hexdigest = PyUnicode_InternFromString("hexdigest");
+    G.str_python = PyUnicode_InternFromString("python");
+    if (!G.sha256 || !G.str_hexdigest || !G.str_python) {
+        free(table);
+        ts_parser_delete(parser);
+        return NULL;
+    }
     G.comma = ts_language_symbol_for_name(lang, ",", 1, false);
     G.comment = ts_language_symbol_for_name(lang, "comment", 7, true);
     PyObject *ud = PyImport_ImportModule("unicodedata");
@@ -1136,8 +1198,8 @@ static PyMethodDef METHODS[] = {
     {"parse", parse, METH_VARARGS, "parse(src) -> has_error: parse only (for benchmarks)."},
     {"init", init, METH_O, "init(language_capsule): load the Python grammar (once)."},
     {"extract", extract, METH_VARARGS,
-     "extract(src, path, module_id, rawref_type, want_params) -> (has_error, defs, refs, "
-     "params, local_types, imports)"},
+     "extract(src, path, module_id, rawref_type, symbol_type, want_params) -> (has_error, "
+     "symbols, spans, fixture_params, refs, params, local_types, imports)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -25,6 +25,9 @@ def main(so_path: str) -> int:
     native.init(tree_sitter_python.language())
     raw_ref = collections.namedtuple(
         "raw_ref", "scope name kind line col start_byte end_byte")
+    symbol = collections.namedtuple(
+        "symbol", "id path qualname name kind language start_byte end_byte start_line end_line "
+        "sig_start_byte sig_end_byte body_hash parent")
     root = Path(sysconfig.get_paths()["stdlib"])
     files = sorted(p for p in root.rglob("*.py") if "site-packages" not in p.parts)[::4]
     done = 0
@@ -36,7 +39,8 @@ def main(so_path: str) -> int:
         if len(src) > 1_000_000:
             continue
         rel = path.relative_to(root).as_posix()
-        native.extract(src, rel, f"{rel}::<module>", raw_ref, path.name.startswith("test_"))
+        native.extract(src, rel, f"{rel}::<module>", raw_ref, symbol,
+                       path.name.startswith("test_"))
         done += 1
     print(f"trained on {done} stdlib files")
     return 0
