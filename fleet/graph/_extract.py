@@ -103,7 +103,7 @@ def extract_query(path: str, src: bytes, spec: LanguageSpec, module: str | None,
                     or sum(c.type != "comment" for c in holder.named_children) != 1):
                 continue  # `(name,) = ...` and `(a, b) = ...` unpack a tuple
             name = (name_node.text or b"").decode("utf-8", "replace")
-            if not name.isascii():  # Python's identifiers are NFKC-normalised (`µ` is `μ`)
+            if language == "python" and not name.isascii():  # NFKC, as Python (`µ` is `μ`)
                 name = unicodedata.normalize("NFKC", name)
             body_cap = caps.get("body")
             receiver_cap = caps.get("receiver")
