@@ -76,3 +76,12 @@ def test_javascript_typescript_go(tmp_path: Path) -> None:
 
     only_py = index(tmp_path, languages={"python"})
     assert not only_py.files
+
+
+def test_only_python_names_are_nfkc_normalised(tmp_path: Path) -> None:
+    """Python binds `ﬁx` as `fix` (NFKC); JavaScript keeps identifiers as written."""
+    put(tmp_path, "a.js", "function \ufb01x() { return 1; }\n")
+    put(tmp_path, "a.py", "def \ufb01x():\n    return 1\n")
+    graph = index(tmp_path)
+    assert "a.js::\ufb01x" in graph.symbols
+    assert "a.py::fix" in graph.symbols
