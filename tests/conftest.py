@@ -44,6 +44,16 @@ def git(cwd: Path, *args: str) -> str:
     ).stdout
 
 
+def commit_files(repo: Path, files: dict[str, str], message: str) -> Path:
+    """Write ``files`` (relative path -> text) into ``repo`` and commit them all."""
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+    return repo
+
+
 @pytest.fixture
 def git_repo(tmp_path: Path) -> Path:
     """An empty git repository with one commit on ``main``."""

@@ -14,7 +14,7 @@ from fleet.store import Store
 from fleet.types import Acquired, LeaseRequest
 from fleet.unit import UnitResult, record_result
 from sandbox import Sandbox
-from tests.conftest import git
+from tests.conftest import commit_files, git
 
 pytestmark = [pytest.mark.sandbox]
 
@@ -36,12 +36,7 @@ FILES = {
 
 @pytest.fixture
 def repo(git_repo: Path) -> Path:
-    for rel, text in FILES.items():
-        (git_repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (git_repo / rel).write_text(text)
-    git(git_repo, "add", "-A")
-    git(git_repo, "commit", "-q", "-m", "calc with a suite that already fails")
-    return git_repo
+    return commit_files(git_repo, FILES, "calc with a suite that already fails")
 
 
 def _unit(store: Store, repo: Path, key: str, rank: int, symbol: str, path: str,

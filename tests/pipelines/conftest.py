@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import git
+from tests.conftest import commit_files
 
 CALC_FILES = {
     "calc/__init__.py": "",
@@ -25,9 +25,4 @@ CALC_FILES = {
 @pytest.fixture
 def calc_repo(git_repo: Path) -> Path:
     """A git repository with a ``calc`` package and its one test, on ``main``."""
-    for rel, text in CALC_FILES.items():
-        (git_repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (git_repo / rel).write_text(text)
-    git(git_repo, "add", "-A")
-    git(git_repo, "commit", "-q", "-m", "calc")
-    return git_repo
+    return commit_files(git_repo, CALC_FILES, "calc")

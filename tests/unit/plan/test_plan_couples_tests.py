@@ -13,7 +13,7 @@ import pytest
 from fleet.campaigns.spec import PlanSettings, load_campaign, parse_campaign
 from fleet.errors import ConfigError
 from fleet.plan import plan_campaign
-from tests.conftest import git
+from tests.conftest import commit_files
 
 FILES = {
     "pkg/__init__.py": "",
@@ -31,12 +31,7 @@ FILES = {
 
 
 def _repo(root: Path) -> Path:
-    for rel, text in FILES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "stamps")
-    return root
+    return commit_files(root, FILES, "stamps")
 
 
 def _groups(repo: Path, coupled: str) -> list[list[str]]:

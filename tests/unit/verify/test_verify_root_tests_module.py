@@ -17,6 +17,7 @@ from fleet.verify._exec import run_pytest, unlisted_test_files
 from fleet.verify.gates import is_test_path
 from fleet_pipelines.commands.pipeline import integration_tests
 from sandbox import Sandbox
+from tests.conftest import commit_files
 
 from .conftest import git
 
@@ -31,12 +32,7 @@ DYNAMIC = GateOptions(fail_fast=False, skip=frozenset({"review"}))
 
 
 def _repo(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "init")
-    return root
+    return commit_files(root, files, "init")
 
 
 def _patch(repo: Path, rel: str, text: str) -> str:
