@@ -21,7 +21,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from fleet.errors import StoreError
-from fleet.store._db import Database, Tx
+from fleet.store._db import Database, Pool, Tx
 from fleet.store._leases import (
     LeaseStoreBase,
     fence_holds,
@@ -29,7 +29,7 @@ from fleet.store._leases import (
     normalize,
     refused_by,
 )
-from fleet.store._pghot import SEPARATOR, HotPool, HotStatement
+from fleet.store._pghot import SEPARATOR, HotStatement
 from fleet.store.errors import AppendOnlyViolation, StoreIntegrityError, StoreUnavailable
 from fleet.store.sql import migrator, schema
 from fleet.types import Acquired, AcquireResult, Grant, LeaseRequest, Refused
@@ -79,7 +79,7 @@ class PostgresDatabase(Database):
         self.url = url
         self.connect_timeout_s = connect_timeout_s
         super().__init__()
-        self._pool: HotPool[psycopg.Connection[Any]] = HotPool(
+        self._pool: Pool[psycopg.Connection[Any]] = Pool(
             self._connect, pool_size, lambda c: c.closed or c.broken
         )
 

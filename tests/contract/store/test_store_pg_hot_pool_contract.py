@@ -1,7 +1,6 @@
-"""The connection pool of the PostgreSQL store (``fleet.store._pghot.HotPool``) keeps the contract
-of ``fleet.store._db.Pool``: bounded, LIFO, broken connections dropped, a forked child starts
-empty, ``close()`` closes everything; and on a real server the store works through it from many
-threads at once."""
+"""The stores' connection pool (``fleet.store._db.Pool``, both dialects): bounded, LIFO, broken
+connections dropped, a forked child starts empty, ``close()`` closes everything; and on a real
+PostgreSQL server the store works through it from many threads at once."""
 
 from __future__ import annotations
 
@@ -12,7 +11,7 @@ import time
 
 import pytest
 
-from fleet.store._pghot import HotPool
+from fleet.store._db import Pool
 from fleet.types import Acquired, LeaseRequest
 
 
@@ -28,7 +27,7 @@ class Handle:
         self.closed = True
 
 
-def _pool(size: int) -> tuple[HotPool[Handle], list[Handle]]:
+def _pool(size: int) -> tuple[Pool[Handle], list[Handle]]:
     made: list[Handle] = []
     counter = itertools.count()
 
@@ -36,7 +35,7 @@ def _pool(size: int) -> tuple[HotPool[Handle], list[Handle]]:
         made.append(Handle(next(counter)))
         return made[-1]
 
-    return HotPool(factory, size, lambda h: h.closed or h.broken), made
+    return Pool(factory, size, lambda h: h.closed or h.broken), made
 
 
 def test_reuses_the_last_returned_connection_and_drops_broken_ones() -> None:
@@ -50,7 +49,7 @@ def test_reuses_the_last_returned_connection_and_drops_broken_ones() -> None:
     with pool.connection() as c, pool.connection() as d:
         assert {c.number, d.number} == {1, 2}
     with pytest.raises(ValueError):
-        HotPool(lambda: Handle(0), 0, lambda h: False)
+        Pool(lambda: Handle(0), 0, lambda h: False)
 
 
 def test_never_opens_more_than_size_and_waiters_get_a_returned_one() -> None:
@@ -78,7 +77,7 @@ def test_a_failing_factory_frees_its_slot() -> None:
             raise OSError("server unreachable")
         return Handle(1)
 
-    pool: HotPool[Handle] = HotPool(factory, 1, lambda h: h.closed)
+    pool: Pool[Handle] = Pool(factory, 1, lambda h: h.closed)
     with pytest.raises(OSError):
         pool.acquire()
     assert pool.acquire().number == 1
