@@ -59,8 +59,7 @@ def _settings(repo: Path, home: Path, campaigns: list[str] | None, agents: int, 
     return FleetSettings.from_env(env)
 
 
-_CHOICES = {"sandbox": ("auto", "microvm", "gvisor", "bwrap", "local"),
-            "agent": ("codemod", "claude"), "forge": ("local", "github")}
+_CHOICES = {"agent": ("codemod", "claude"), "forge": ("local", "github")}
 
 
 def check_test_python(python: str, sandbox: str, cwd: Path) -> None:
@@ -92,8 +91,9 @@ def preflight(settings: FleetSettings) -> None:
     from assets._fleet import branch_commit
     from fleet.campaigns.spec import load_campaign
     from fleet.errors import ConfigError
+    from sandbox import BACKENDS
 
-    for option, allowed in _CHOICES.items():
+    for option, allowed in {"sandbox": ("auto", *BACKENDS), **_CHOICES}.items():
         value = getattr(settings, option)
         if value not in allowed:
             raise ConfigError(f"--{option} {value!r}: expected one of {'|'.join(allowed)}")
