@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fleet.integrate._integrate import SuiteRun, SuiteRunner
-from fleet.verify._exec import REPORT, parse_junit, target_python, unlisted_test_files
+from fleet.verify._exec import REPORT, collect_unlisted, parse_junit, target_python
 
 if TYPE_CHECKING:
     from sandbox import Sandbox
@@ -34,11 +34,9 @@ def pytest_runner(sandbox: Sandbox, tests: Sequence[str] = (), timeout: float = 
         env = {"PATH": f"{Path(interpreter).parent}:/usr/local/bin:/usr/bin:/bin",
                "PYTHONDONTWRITEBYTECODE": "1",
                "HOME": "/tmp", "LANG": "C.UTF-8"}
-        res = sandbox.run(argv, cwd=tree, env=env, timeout=timeout)
-        if not tests and res.reason == "exited" and res.exit_code == 5:
-            named = unlisted_test_files(tree)  # a root tests.py that a bare pytest misses
-            if named:
-                res = sandbox.run([*argv, *named], cwd=tree, env=env, timeout=timeout)
+        res = collect_unlisted(
+            sandbox.run(argv, cwd=tree, env=env, timeout=timeout), tree, tests,
+            lambda named: sandbox.run([*argv, *named], cwd=tree, env=env, timeout=timeout))
         passed = res.ok or (res.reason == "exited" and res.exit_code == 5)
         outcomes = None
         if report.is_file():

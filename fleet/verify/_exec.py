@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import sys
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,17 +58,25 @@ def run_pytest(
         "--continue-on-collection-errors",
         f"--junitxml={REPORT}", "-o", "junit_family=xunit1", *targets,
     ]
-    result = run(sandbox, tree, argv, timeout_s)
-    if not targets and result.reason == "exited" and result.exit_code == 5:
-        named = unlisted_test_files(tree)  # pytest's default patterns miss a root tests.py
-        if named:
-            result = run(sandbox, tree, [*argv, *named], timeout_s)
+    result = collect_unlisted(run(sandbox, tree, argv, timeout_s), tree, targets,
+                              lambda named: run(sandbox, tree, [*argv, *named], timeout_s))
     run_ = PytestRun(exit_code=result.exit_code, output=result.stdout + result.stderr)
     if report.is_file():
         run_.reported = True
         run_.outcomes = parse_junit(report.read_text())
         report.unlink()
     return run_
+
+
+def collect_unlisted(result: ExecResult, tree: Path, targets: Sequence[str],
+                     rerun: Callable[[list[str]], ExecResult]) -> ExecResult:
+    """``result`` of a pytest run, or, when it was a bare run (no ``targets``) that collected
+    nothing (exit 5), of ``rerun`` naming the test files pytest's default patterns miss."""
+    if not targets and result.reason == "exited" and result.exit_code == 5:
+        named = unlisted_test_files(tree)
+        if named:
+            return rerun(named)
+    return result
 
 
 def unlisted_test_files(tree: Path) -> list[str]:
