@@ -27,8 +27,8 @@ sys.path.insert(0, str(ROOT))
 
 from fleet.graph import index  # noqa: E402
 from fleet.verify import GateOptions, decide, rejected_by, run_gates  # noqa: E402
-from fleet.verify._exec import run_pytest  # noqa: E402
 from fleet.verify._patch import Trees  # noqa: E402
+from fleet.verify.execution import run_pytest  # noqa: E402
 from sandbox import select_sandbox  # noqa: E402
 
 CORPUS = ROOT / "tests" / "fixtures" / "patches"

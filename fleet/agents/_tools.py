@@ -17,7 +17,7 @@ from typing import Any
 import libcst
 
 from fleet.types import Workspace, WorkUnit
-from fleet.verify._exec import sandbox_env
+from fleet.verify.execution import sandbox_env
 from fleet.verify.spans import MODULE, covered_by, decode_source, python_spans
 from sandbox import Limits, Sandbox
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fleet.integrate._integrate import SuiteRun, SuiteRunner
-from fleet.verify._exec import REPORT, collect_unlisted, parse_junit, target_python
+from fleet.verify.execution import REPORT, collect_unlisted, parse_junit, target_python
 
 if TYPE_CHECKING:
     from sandbox import Sandbox

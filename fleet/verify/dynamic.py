@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from fleet.types import Verdict
-from fleet.verify._exec import PytestRun, run, run_pytest, target_python
 from fleet.verify._patch import FilePatch, Trees, apply_patch, read
+from fleet.verify.execution import PytestRun, run, run_pytest, target_python
 from fleet.verify.gates import is_test_path
-from fleet.verify.test_integrity import collect_tests
+from fleet.verify.integrity import collect_tests
 from sandbox import Sandbox
 
 _BAD = ("failed", "error")

@@ -14,9 +14,9 @@ from fleet.types import Verdict, VerdictStatus
 from fleet.verify._patch import Trees, parse_patch
 from fleet.verify.dynamic import gate_impacted_tests, gate_test_first, gate_typecheck
 from fleet.verify.gates import gate_applies, gate_lease_scope, gate_parses, touched_symbols
+from fleet.verify.integrity import gate_test_integrity
 from fleet.verify.reviewer import OfflineReviewer, Reviewer, ReviewInput, gate_review
 from fleet.verify.security import gate_security
-from fleet.verify.test_integrity import gate_test_integrity
 from sandbox import Sandbox
 
 log = logging.getLogger(__name__)

@@ -67,7 +67,7 @@ def check_test_python(python: str, sandbox: str, cwd: Path) -> None:
     tests run in (bubblewrap mounts an empty ``/tmp``: an environment kept there is not found);
     else a ``ConfigError`` naming it."""
     from fleet.errors import ConfigError
-    from fleet.verify._exec import sandbox_env
+    from fleet.verify.execution import sandbox_env
     from sandbox import SandboxUnavailable, select_sandbox
 
     try:

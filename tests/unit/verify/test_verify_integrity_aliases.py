@@ -5,7 +5,7 @@ expected value or a loosened assertion still is."""
 
 from __future__ import annotations
 
-from fleet.verify.test_integrity import compare_tests
+from fleet.verify.integrity import compare_tests
 
 BEFORE = '''import unittest
 

@@ -13,7 +13,7 @@ from assets._fleet import self_merge
 from fleet.integrate import pytest_runner
 from fleet.types import Verdict
 from fleet.verify import GateOptions, run_gates
-from fleet.verify._exec import run_pytest, unlisted_test_files
+from fleet.verify.execution import run_pytest, unlisted_test_files
 from fleet.verify.gates import is_test_path
 from fleet_pipelines.commands.pipeline import integration_tests
 from sandbox import Sandbox

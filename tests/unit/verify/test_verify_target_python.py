@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from fleet.integrate import pytest_runner
-from fleet.verify._exec import run_pytest, target_python
+from fleet.verify.execution import run_pytest, target_python
 from fleet_pipelines.cli import main
 from sandbox import Sandbox
 from sandbox._common import toolchain_dirs

@@ -1,5 +1,6 @@
 """Running pytest and friends through a ``Sandbox`` with an explicit, secret-free environment,
-and reading pytest's per-test outcomes from its JUnit XML report."""
+and reading pytest's per-test outcomes from its JUnit XML report. Public: the agents' tools,
+integration's re-run of the tests and the CLI use it as well as the gates."""
 
 from __future__ import annotations
 
@@ -11,6 +12,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sandbox import ExecResult, Limits, Sandbox
+
+__all__ = [
+    "REPORT",
+    "PytestRun",
+    "collect_unlisted",
+    "parse_junit",
+    "run",
+    "run_pytest",
+    "sandbox_env",
+    "target_python",
+    "unlisted_test_files",
+]
 
 REPORT = ".fleet-junit.xml"
 
