@@ -1,7 +1,8 @@
 """Build of the one C extension, ``fleet.graph._native`` (everything else is in pyproject.toml).
 
-It compiles the tree-sitter runtime bundled in fleet/graph/_c/tree-sitter (MIT, the core that
-py-tree-sitter 0.26.1 ships) together with the Python extractor (fleet/graph/_c/pyextract.c).
+It compiles the vendored tree-sitter runtime (third_party/tree-sitter, MIT, unmodified: see its
+VENDORED.md) through fleet/graph/_c/runtime.c (the runtime's lib.c without the Wasm store)
+together with the Python extractor (fleet/graph/_c/pyextract.c).
 
 With gcc the build is profile-guided: an instrumented build extracts a quarter of this
 interpreter's stdlib (fleet/graph/_c/train.py, a few seconds), then the final build uses that
@@ -22,7 +23,7 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 _C = os.path.join("fleet", "graph", "_c")
-_TS = os.path.join(_C, "tree-sitter")
+_TS = os.path.join("third_party", "tree-sitter")
 _FLAGS = ["-std=c11", "-fvisibility=hidden", "-Wno-unused-parameter"]
 
 
@@ -76,7 +77,7 @@ setup(
     ext_modules=[
         Extension(
             "fleet.graph._native",
-            sources=[os.path.join(_C, "pyextract.c"), os.path.join(_TS, "src", "lib.c")],
+            sources=[os.path.join(_C, "pyextract.c"), os.path.join(_C, "runtime.c")],
             include_dirs=[os.path.join(_TS, "include"), os.path.join(_TS, "src")],
             define_macros=[("_DEFAULT_SOURCE", None), ("TREE_SITTER_HIDE_SYMBOLS", None)],
         )

@@ -10,8 +10,9 @@
  * extended over dotted chains and given their innermost scope, all here, and only the results
  * become Python objects (RawRef tuples are built directly).
  *
- * The tree-sitter runtime is compiled in (tree-sitter/, the core bundled with py-tree-sitter
- * 0.26.1, MIT); the grammar comes from tree_sitter_python's language capsule.
+ * The tree-sitter runtime is compiled in (third_party/tree-sitter through runtime.c: the core
+ * that py-tree-sitter 0.26.1 bundles, MIT); the grammar comes from tree_sitter_python's
+ * language capsule.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
