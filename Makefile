@@ -7,7 +7,7 @@ HOST ?= 127.0.0.1
 PORT ?= 3000
 export DAGSTER_HOME ?= $(CURDIR)/.fleet/dagster
 
-.PHONY: install test lint typecheck layers pytest demo ui bench clean
+.PHONY: install deps-demo deps-test test lint typecheck layers pytest demo ui bench clean
 
 $(STAMP): pyproject.toml setup.py fleet/graph/_c/pyextract.c
 	$(PY) -m venv $(VENV)
@@ -16,6 +16,13 @@ $(STAMP): pyproject.toml setup.py fleet/graph/_c/pyextract.c
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# The Debian packages a target needs, before the venv and before any run: installed when root
+# with apt-get, else one line naming the command and a stop (scripts/ensure-deps).
+deps-demo deps-test:
+	$(eval DEPS_ERROR := $(shell PY=$(PY) sh scripts/ensure-deps --make $(@:deps-%=%)))
+	$(if $(DEPS_ERROR),$(error $(DEPS_ERROR)))
+	@:
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -26,12 +33,16 @@ typecheck: $(STAMP)
 layers: $(STAMP)
 	$(BIN)/lint-imports
 
+# Two workers (each with its own PostgreSQL cluster and DAGSTER_HOME: tests/conftest.py), and
+# the slowest tests at the end.
+PYTEST_ARGS ?= -n 2 --durations=15
+
 pytest: $(STAMP)
 	$(BIN)/pytest $(PYTEST_ARGS)
 
-test: lint typecheck layers pytest
+test: deps-test lint typecheck layers pytest
 
-demo: $(STAMP)
+demo: deps-demo $(STAMP)
 	$(BIN)/fleet demo
 
 ui: $(STAMP)

@@ -31,6 +31,31 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.longrepr = f"skipped in CI, which must provide everything: {reason}"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """What a fresh machine lacks and what parallel workers must not share: a ``DAGSTER_HOME``
+    of this session's own (``make`` exports the repository's ``.fleet/dagster``), and a git
+    identity when the user has none configured (a global config beside the user's own)."""
+    saved = {k: os.environ.get(k) for k in ("DAGSTER_HOME", "GIT_CONFIG_GLOBAL")}
+    home = tmp_path_factory.mktemp("dagster_home")
+    os.environ["DAGSTER_HOME"] = str(home)
+    identity = subprocess.run(["git", "config", "user.email"], capture_output=True, check=False)
+    if identity.returncode != 0:
+        config = tmp_path_factory.mktemp("git") / "gitconfig"
+        user = Path.home() / ".gitconfig"
+        config.write_text((user.read_text() if user.is_file() else "")
+                          + "\n[user]\n\tname = fleet test\n\temail = test@fleet.invalid\n")
+        os.environ["GIT_CONFIG_GLOBAL"] = str(config)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
 def git(cwd: Path, *args: str) -> str:
     env = {
         **os.environ,
@@ -80,23 +105,53 @@ def acme_repo(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def pg_admin_dsn() -> str:
-    """DSN of a PostgreSQL database whose role may CREATE DATABASE (``FLEET_TEST_PG_DSN``)."""
+def pg_admin_dsn() -> Iterator[str]:
+    """DSN of a PostgreSQL database whose role may CREATE DATABASE: ``FLEET_TEST_PG_DSN`` when
+    set, else a throwaway cluster this test session (or xdist worker) starts from the installed
+    server binaries and removes at the end (``tests/_pgcluster.py``)."""
     dsn = os.environ.get("FLEET_TEST_PG_DSN")
-    if not dsn:
-        pytest.skip("FLEET_TEST_PG_DSN is not set (.ci/run starts PostgreSQL and sets it)")
-    return dsn
+    if dsn:
+        yield dsn
+        return
+    from tests._pgcluster import start_cluster
+
+    try:
+        cluster = start_cluster()
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
+    try:
+        yield cluster.dsn
+    finally:
+        cluster.destroy()
+
+
+@pytest.fixture(scope="session")
+def pg_template(pg_admin_dsn: str) -> Iterator[str]:
+    """The name of one empty template database per session, cloned by every ``pg_dsn``
+    (``CREATE DATABASE ... TEMPLATE``: no connection ever opens it, so cloning never waits).
+    Unique per session: several sessions and xdist workers may share one server."""
+    import psycopg
+
+    name = f"fleet_tpl_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE template0 ENCODING \'UTF8\'')
+    try:
+        yield name
+    finally:
+        with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @pytest.fixture
-def pg_dsn(pg_admin_dsn: str) -> Iterator[str]:
-    """A fresh, empty database for one test, dropped afterwards."""
+def pg_dsn(pg_admin_dsn: str, pg_template: str) -> Iterator[str]:
+    """A fresh, empty database for one test (a clone of the session's template), dropped
+    afterwards."""
     import psycopg
     from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
     name = f"fleet_t_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{pg_template}"')
     params = conninfo_to_dict(pg_admin_dsn)
     params["dbname"] = name
     try:

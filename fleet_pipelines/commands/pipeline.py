@@ -109,6 +109,20 @@ def preflight(settings: FleetSettings) -> None:
     python = os.environ.get("FLEET_TEST_PYTHON")
     if python:
         check_test_python(python, settings.sandbox, repo)
+    check_sandbox(settings.sandbox)
+
+
+def check_sandbox(name: str) -> None:
+    """The sandbox must work here before the first run (else the first unit's step fails with a
+    stack trace after the index): one line with what to install."""
+    from fleet.errors import ConfigError
+    from sandbox import SandboxUnavailable, select_sandbox
+
+    try:
+        select_sandbox(name)
+    except SandboxUnavailable as exc:
+        raise ConfigError(f"--sandbox {name}: {exc} On Debian: sudo apt-get install -y "
+                          "bubblewrap (or run `make demo`, which installs it)") from exc
 
 
 def _run(settings: FleetSettings, dagster_home: Path) -> SweepReport:
@@ -226,9 +240,16 @@ def register(app: typer.Typer) -> None:
             shutil.rmtree(home)
         from fleet_pipelines.resources import builtin_campaign_names
 
+        from fleet.errors import FleetError
+
         repo = prepare_demo_repo(home / "demo" / "acme-monorepo")
         settings = _settings(repo, home, list(builtin_campaign_names()), agents, sandbox,
                              "local", "codemod")
+        try:
+            check_sandbox(sandbox)
+        except FleetError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from exc
         dagster_home = Path(os.environ.get("DAGSTER_HOME") or home / "dagster")
         print_report(_run(settings, dagster_home), settings)
 
