@@ -3,21 +3,26 @@ of ours.
 
 Contract: every ``/v1`` route needs ``Authorization: Bearer <token>`` (401 without a valid one,
 403 when the token lacks the route's scope: ``leases``, ``jobs`` or ``admin``); a malformed body is
-422 and names the field; a ``file_path`` that is absolute, contains ``..`` or resolves outside the
-repository is 400; a store fault is 503. ``POST /v1/jobs/dispatch`` records the job in the task
-queue (kind ``job``) and then calls the pluggable ``launcher(job_id, body)``; its return value (a
-run id, or None) is recorded with the job. The default launcher does nothing: queue only.
+422 and names the field (every number must be finite and in range, every string valid
+Unicode); a ``file_path`` that is absolute, contains ``..``, resolves outside the repository or
+cannot be resolved (a symlink loop) is 400, and a lease is on the canonical key
+(:mod:`fleet.store.keys`: symlinks inside the repository followed, Python names NFKC, one
+spelling), so no alias of a symbol is a second key; a store fault is 503.
+``POST /v1/jobs/dispatch`` records the job in the task queue (kind ``job``) and then calls the
+pluggable ``launcher(job_id, body)``; its return value (a run id, or None) is recorded with the
+job. The default launcher does nothing: queue only.
 ``/docs``, ``/redoc`` and ``/openapi.json`` need no token; their assets are served locally.
 """
 
 # No "from __future__ import annotations": FastAPI resolves the route annotations at runtime,
 # and the scoped dependencies are local aliases.
 import uuid
-from collections.abc import Callable
-from pathlib import Path, PurePosixPath
-from typing import Annotated
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
@@ -39,7 +44,7 @@ from fleet.api.models import (
     error_responses,
 )
 from fleet.errors import StoreError
-from fleet.store import Store, TokenInfo
+from fleet.store import LeaseKeyError, Store, TokenInfo, canonical_symbol, resolve_path
 from fleet.types import JOB_DISPATCHED, JOB_FINISHED, Acquired, LeaseRequest
 
 __all__ = ["JOB_KIND", "Launcher", "create_app"]
@@ -50,17 +55,40 @@ _bearer = HTTPBearer(auto_error=False)
 
 
 def _repo_path(repo_root: Path, file_path: str, field: str = "file_path") -> str:
-    """The normalized repository-relative path, or HTTP 400."""
-    pure = PurePosixPath(file_path)
-    if pure.is_absolute() or ".." in pure.parts or "\\" in file_path or "\x00" in file_path:
-        raise HTTPException(400, f"{field} must be a path inside the repository: {file_path!r}")
-    if not pure.parts or pure.parts == (".",):
-        raise HTTPException(400, f"{field} must name a file in the repository: {file_path!r}")
-    root = repo_root.resolve()
-    resolved = (root / pure).resolve()
-    if resolved != root and root not in resolved.parents:
-        raise HTTPException(400, f"{field} resolves outside the repository: {file_path!r}")
-    return pure.as_posix()
+    """The real repository-relative path (symlinks inside the repository followed), or HTTP 400
+    naming ``field``."""
+    try:
+        return resolve_path(repo_root, file_path)
+    except LeaseKeyError as exc:
+        raise HTTPException(400, f"{field}: {exc}") from None
+
+
+def _lease_key(repo_root: Path, file_path: str, symbol: str | None) -> str:
+    """The canonical lease key of ``symbol`` in ``file_path`` (:mod:`fleet.store.keys`): the
+    symbol may repeat the file (``a.py::Foo``, or a link to it) but not name another one."""
+    path = _repo_path(repo_root, file_path)
+    qualified = symbol or ""
+    head, sep, rest = qualified.partition("::")
+    if sep and ("/" in head or "." in head):
+        named = _repo_path(repo_root, head, "symbol")
+        if named != path:
+            raise HTTPException(400, f"symbol names another file than file_path: {symbol!r}")
+        qualified = rest
+    if not qualified:
+        return path
+    try:
+        return canonical_symbol(f"{path}::{qualified}")
+    except LeaseKeyError as exc:
+        raise HTTPException(400, str(exc)) from None
+
+
+def _printable(errors: Sequence[Any]) -> list[dict[str, Any]]:
+    """Pydantic's errors without the offending input values, which may be what JSON cannot
+    carry (NaN, a lone surrogate): the location and the message name the field."""
+    return [
+        {"type": e.get("type"), "loc": list(e.get("loc", ())), "msg": str(e.get("msg", ""))}
+        for e in errors
+    ]
 
 
 def create_app(
@@ -84,6 +112,14 @@ def create_app(
     app.add_middleware(RequestGuard, max_body=max_body)
     app.state.store = store
     app.state.launcher = launcher
+
+    @app.exception_handler(RequestValidationError)
+    def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse({"detail": _printable(exc.errors())}, status_code=422)
+
+    @app.exception_handler(LeaseKeyError)
+    def bad_key(request: Request, exc: LeaseKeyError) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=400)
 
     @app.exception_handler(StoreError)
     def store_fault(request: Request, exc: StoreError) -> JSONResponse:
@@ -117,11 +153,7 @@ def create_app(
         responses=error_responses(400, 413, 415),
     )
     def acquire(body: LeaseAcquireBody, info: Leases) -> LeaseAcquireResponse:
-        path = _repo_path(root, body.file_path)
-        symbol = path
-        qualified = (body.symbol or "").removeprefix(f"{path}::")
-        if qualified:
-            symbol = f"{path}::{qualified}"
+        symbol = _lease_key(root, body.file_path, body.symbol)
         holder = holder_of(info, body.holder)
         result = store.leases.try_acquire(
             holder, body.unit or holder, [LeaseRequest(symbol, body.mode)], body.ttl_s

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 MAX_PATH = 4096
 MAX_NAME = 1024
@@ -16,27 +16,43 @@ _NO_CONTROL = r"^[^\x00-\x1f\x7f]*$"
 _NO_NUL = r"^[^\x00]*$"
 
 
+def _unicode(value: str) -> str:
+    """Valid Unicode only: a lone surrogate (JSON ``"\\ud800"``) can be neither stored nor
+    echoed back."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"not valid Unicode (lone surrogate at {exc.start})") from None
+    return value
+
+
+# Every string of a request body: valid Unicode. Every number: finite (NaN, ±Infinity and
+# 1e400, which JSON parsing makes infinite, are refused) and in its range.
+Text = Annotated[str, AfterValidator(_unicode)]
+Ttl = Annotated[float, Field(gt=0, le=86400, allow_inf_nan=False)]
+
+
 class LeaseAcquireBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    file_path: str = Field(
+    file_path: Text = Field(
         min_length=1, max_length=MAX_PATH, description="Repository-relative path, no '..'"
     )
-    symbol: str | None = Field(
+    symbol: Text | None = Field(
         default=None,
         max_length=MAX_NAME,
         pattern=_NO_CONTROL,
         description="Qualified name inside the file (Foo.bar); absent or empty = whole file",
     )
     mode: Literal["read", "write"] = "write"
-    ttl_s: float = Field(default=60.0, gt=0, le=86400)
-    holder: str | None = Field(
+    ttl_s: Ttl = 60.0
+    holder: Text | None = Field(
         default=None,
         max_length=MAX_NAME,
         pattern=_NO_CONTROL,
         description="Agent name under this token",
     )
-    unit: str | None = Field(default=None, max_length=MAX_NAME, pattern=_NO_CONTROL)
+    unit: Text | None = Field(default=None, max_length=MAX_NAME, pattern=_NO_CONTROL)
 
 
 class LeaseAcquireResponse(BaseModel):
@@ -52,19 +68,19 @@ class LeaseAcquireResponse(BaseModel):
 class LeaseReleaseBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    lease_id: str | None = Field(
+    lease_id: Text | None = Field(
         default=None,
         pattern=r"^[0-9]{1,18}$",
         description="A lease id as returned by acquire; absent = every lease of the holder",
     )
-    holder: str | None = Field(default=None, max_length=MAX_NAME, pattern=_NO_CONTROL)
+    holder: Text | None = Field(default=None, max_length=MAX_NAME, pattern=_NO_CONTROL)
 
 
 class LeaseRenewBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    ttl_s: float = Field(default=60.0, gt=0, le=86400)
-    holder: str | None = Field(default=None, max_length=MAX_NAME, pattern=_NO_CONTROL)
+    ttl_s: Ttl = 60.0
+    holder: Text | None = Field(default=None, max_length=MAX_NAME, pattern=_NO_CONTROL)
 
 
 class CountResponse(BaseModel):
@@ -87,14 +103,14 @@ class LeaseList(BaseModel):
 class JobDispatchBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    task: str = Field(
+    task: Text = Field(
         min_length=1, max_length=MAX_TASK, pattern=_NO_NUL, description="What the agent should do"
     )
-    target_files: list[Annotated[str, Field(min_length=1, max_length=MAX_PATH)]] = Field(
+    target_files: list[Annotated[Text, Field(min_length=1, max_length=MAX_PATH)]] = Field(
         min_length=1, max_length=MAX_FILES
     )
-    sandbox: str = Field(default="auto", max_length=MAX_NAME, pattern=_NO_CONTROL)
-    model: str = Field(default="codemod", max_length=MAX_NAME, pattern=_NO_CONTROL)
+    sandbox: Text = Field(default="auto", max_length=MAX_NAME, pattern=_NO_CONTROL)
+    model: Text = Field(default="codemod", max_length=MAX_NAME, pattern=_NO_CONTROL)
 
 
 class JobDispatchResponse(BaseModel):
@@ -118,7 +134,7 @@ class KillSwitchBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     engaged: bool
-    reason: str = Field(default="", max_length=MAX_TASK, pattern=_NO_NUL)
+    reason: Text = Field(default="", max_length=MAX_TASK, pattern=_NO_NUL)
 
 
 class KillSwitchState(BaseModel):

@@ -33,6 +33,7 @@ from fleet.store.controls import (
     task_scope,
 )
 from fleet.store.errors import AppendOnlyViolation, StoreIntegrityError, StoreUnavailable
+from fleet.store.keys import LeaseKeyError, canonical_symbol, resolve_path
 from fleet.store.ledger import GENESIS, SqlLedger, canonical_json, event_hash
 from fleet.store.library import Artifact, SqlLibrary
 from fleet.store.queue import SqlTaskQueue, TaskRecord
@@ -56,6 +57,7 @@ __all__ = [
     "FindingRecord",
     "FindingStatus",
     "KillState",
+    "LeaseKeyError",
     "LeaseStoreBase",
     "Note",
     "SqlApiTokens",
@@ -74,6 +76,7 @@ __all__ = [
     "TokenInfo",
     "ancestors",
     "canonical_json",
+    "canonical_symbol",
     "conflicts",
     "contains",
     "day_scope",
@@ -82,6 +85,7 @@ __all__ = [
     "event_hash",
     "open_database",
     "open_store",
+    "resolve_path",
     "task_scope",
 ]
 
@@ -145,10 +149,12 @@ def open_database(url: str) -> Database:
     raise ConfigError(f"store url {url!r}: expected sqlite:////abs/path.db or postgresql://...")
 
 
-def open_store(url: str, *, migrate: bool = True) -> Store:
+def open_store(url: str, *, migrate: bool = True, repo_root: str | Path | None = None) -> Store:
     """Open the store at ``url`` (``sqlite:////abs/path.db``, a ``postgresql://`` URL or a libpq
     ``key=value`` DSN with ``dbname=``) and apply
-    pending migrations. Raises ``ConfigError`` for a bad url, ``StoreError`` when unreachable."""
+    pending migrations. Raises ``ConfigError`` for a bad url, ``StoreError`` when unreachable.
+    With ``repo_root`` the lease keys' paths are resolved through that checkout's symlinks
+    (:mod:`fleet.store.keys`); without it they are only normalised as text."""
     db = open_database(url)
     try:
         if migrate:
@@ -158,12 +164,12 @@ def open_store(url: str, *, migrate: bool = True) -> Store:
             from fleet.store.sqlite import SqliteDatabase, SqliteLeaseStore
 
             assert isinstance(db, SqliteDatabase)
-            leases = SqliteLeaseStore(db)
+            leases = SqliteLeaseStore(db, repo_root)
         else:
             from fleet.store.postgres import PostgresDatabase, PostgresLeaseStore
 
             assert isinstance(db, PostgresDatabase)
-            leases = PostgresLeaseStore(db)
+            leases = PostgresLeaseStore(db, repo_root)
     except BaseException:
         db.close()
         raise

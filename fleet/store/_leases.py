@@ -9,11 +9,13 @@ symbol contains the other (or they are equal) and at least one of them is a writ
 
 from __future__ import annotations
 
-import random
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
+from fleet.backoff import backoff_s
+from fleet.store.keys import canonical_symbol
 from fleet.types import Acquired, AcquireResult, Grant, LeaseMode, LeaseRequest, Refused
 
 
@@ -48,22 +50,25 @@ def conflicts(a: str, a_mode: str, b: str, b_mode: str) -> bool:
     return a == b or contains(a, b) or contains(b, a)
 
 
-def normalize(requests: Sequence[LeaseRequest]) -> list[LeaseRequest]:
-    """One request per symbol (write wins over read, lowest rank kept), by ``(rank, symbol)``."""
+def normalize(
+    requests: Sequence[LeaseRequest], root: str | Path | None = None
+) -> list[LeaseRequest]:
+    """One request per canonical key (:mod:`fleet.store.keys`; write wins over read, lowest rank
+    kept), by ``(rank, symbol)``. Raises ``LeaseKeyError`` (a ``ValueError``) for a key with no
+    canonical form."""
     merged: dict[str, LeaseRequest] = {}
     for request in requests:
         if request.mode not in ("read", "write"):
             raise ValueError(f"lease mode must be 'read' or 'write', not {request.mode!r}")
         if not request.symbol:
             raise ValueError("lease symbol must not be empty")
-        seen = merged.get(request.symbol)
+        symbol = canonical_symbol(request.symbol, root)
+        seen = merged.get(symbol)
         if seen is None:
-            merged[request.symbol] = request
+            merged[symbol] = LeaseRequest(symbol, request.mode, request.rank)
         else:
             mode: LeaseMode = "write" if "write" in (seen.mode, request.mode) else "read"
-            merged[request.symbol] = LeaseRequest(
-                request.symbol, mode, min(seen.rank, request.rank)
-            )
+            merged[symbol] = LeaseRequest(symbol, mode, min(seen.rank, request.rank))
     return sorted(merged.values(), key=lambda r: (r.rank, r.symbol))
 
 
@@ -78,10 +83,18 @@ def fence_holds(token: int, issued: int | None, newest_write: int | None) -> boo
 
 
 class LeaseStoreBase(ABC):
-    """The dialect-independent half of a :class:`fleet.protocols.LeaseStore`."""
+    """The dialect-independent half of a :class:`fleet.protocols.LeaseStore`.
+
+    Every symbol it is given is first made its canonical key (:mod:`fleet.store.keys`); with
+    ``root`` (the repository the keys' paths are in) paths are resolved through its symlinks."""
 
     backoff_initial_s = 0.005
     backoff_max_s = 0.5
+    root: Path | None = None
+
+    def key(self, symbol: str) -> str:
+        """The canonical key of ``symbol`` in this store (``LeaseKeyError`` when it has none)."""
+        return canonical_symbol(symbol, self.root)
 
     @abstractmethod
     def try_acquire(
@@ -101,7 +114,6 @@ class LeaseStoreBase(ABC):
         ``[0, backoff)`` with the backoff doubling up to ``backoff_max_s`` (full jitter). At the
         deadline it returns the last ``Refused``."""
         end = time.monotonic() + deadline_s
-        backoff = self.backoff_initial_s
         attempts = 0
         while True:
             attempts += 1
@@ -115,8 +127,8 @@ class LeaseStoreBase(ABC):
                     f"{result.reason}",
                     result.blocking,
                 )
-            time.sleep(min(remaining, random.uniform(0, backoff)))
-            backoff = min(backoff * 2, self.backoff_max_s)
+            wait = backoff_s(attempts - 1, self.backoff_initial_s, self.backoff_max_s)
+            time.sleep(min(remaining, wait))
 
     @abstractmethod
     def renew(self, holder: str, ttl_s: float) -> int: ...

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -186,8 +187,9 @@ class PostgresLeaseStore(LeaseStoreBase):
     only); fencing tokens carry the server's crash epoch, so no token is ever issued twice and a
     grant lost in a crash is refused by :meth:`check_fence` (docs/store.md)."""
 
-    def __init__(self, db: PostgresDatabase) -> None:
+    def __init__(self, db: PostgresDatabase, root: str | Path | None = None) -> None:
         self.db = db
+        self.root = None if root is None else Path(root)
         self._acquire = HotStatement("lease_acquire_v5", db.sql["lease_acquire"], ACQUIRE_PARAMS)
         self._release_ids = HotStatement(
             "lease_release_ids_v5", db.sql["lease_release_ids"], ("holder", "ids")
@@ -199,7 +201,7 @@ class PostgresLeaseStore(LeaseStoreBase):
     def try_acquire(
         self, holder: str, unit: str, requests: Sequence[LeaseRequest], ttl_s: float
     ) -> AcquireResult:
-        wanted = normalize(requests)
+        wanted = normalize(requests, self.root)
         if not wanted:
             return Acquired(())
         symbols = SEPARATOR.join([r.symbol for r in wanted])
@@ -237,12 +239,14 @@ class PostgresLeaseStore(LeaseStoreBase):
         return int(rows[0][0]) if rows and rows[0][0] is not None else 0
 
     def check_fence(self, symbol: str, token: int) -> bool:
+        symbol = self.key(symbol)
         with self.db.read() as tx:
             row = tx.one("fence_state", {"symbol": symbol, "token": int(token)})
         assert row is not None
         return bool(row["this_life"]) and fence_holds(token, row["token"], row["write_token"])
 
     def held(self, within: str | None = None, holder: str | None = None) -> list[Grant]:
+        within = self.key(within) if within else None
         with self.db.read() as tx:
             rows = tx.all("lease_held", {"prefix": within, "holder": holder})
         return [grant_from_row(row) for row in rows]

@@ -144,13 +144,14 @@ class SqliteDatabase(Database):
 class SqliteLeaseStore(LeaseStoreBase):
     """Leases in the SQLite file; every acquisition is one ``BEGIN IMMEDIATE`` transaction."""
 
-    def __init__(self, db: SqliteDatabase) -> None:
+    def __init__(self, db: SqliteDatabase, root: str | Path | None = None) -> None:
         self.db = db
+        self.root = None if root is None else Path(root)
 
     def try_acquire(
         self, holder: str, unit: str, requests: Sequence[LeaseRequest], ttl_s: float
     ) -> AcquireResult:
-        wanted = normalize(requests)
+        wanted = normalize(requests, self.root)
         with self.db.write() as tx:
             now = self.db.now()
             for request in wanted:
@@ -203,6 +204,7 @@ class SqliteLeaseStore(LeaseStoreBase):
             return tx.run("lease_release_ids", {"holder": holder, "ids": json.dumps(ids)})
 
     def check_fence(self, symbol: str, token: int) -> bool:
+        symbol = self.key(symbol)
         lo, hi = descendant_range(symbol)
         with self.db.read() as tx:
             row = tx.one(
@@ -213,6 +215,7 @@ class SqliteLeaseStore(LeaseStoreBase):
         return fence_holds(token, row["token"], row["write_token"])
 
     def held(self, within: str | None = None, holder: str | None = None) -> list[Grant]:
+        within = self.key(within) if within else None
         lo, hi = descendant_range(within) if within else ("", "")
         with self.db.read() as tx:
             rows = tx.all(
