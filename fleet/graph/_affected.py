@@ -2,8 +2,9 @@
 
 Resolving a file records the dependency keys it looked up (``Resolver.resolve_with_deps``): the
 symbol ids it asked for, hit or miss (``pkg/m.py::name`` also stands for an import of ``name``
-re-exported by that module), ``bases\\0<class id>`` for a class's base list and
-``fixture\\0<id>`` for a pytest fixture. An edited file changes some of those facts: its
+re-exported by that module), ``bases\\0<class id>`` for a class's base list,
+``fixture\\0<id>`` for a pytest fixture, and the type facts' keys of ``_types`` (``attrs``,
+``returns``, ``types``, ``stars``, ``exports``). An edited file changes some of those facts: its
 *interface keys*. Only the edited files and the files whose recorded keys meet the changed
 interface keys need resolving again; every other file's references are provably the same.
 
@@ -60,6 +61,27 @@ def interface_keys(path: str, old: FileData, new: FileData) -> set[str] | None:
         # a function sees that function's imports)
         keys.update(f"bases\0{s.id}" for s in (*old.symbols, *new.symbols) if s.kind == "class")
     keys.update(f"fixture\0{scope}" for scope in fixture_scopes(old) ^ fixture_scopes(new))
+    keys.update(_type_keys(path, old, new))
+    return keys
+
+
+def _differ(old: Mapping[str, object], new: Mapping[str, object]) -> set[str]:
+    return {k for k in old.keys() | new.keys() if old.get(k) != new.get(k)}
+
+
+def _type_keys(path: str, old: FileData, new: FileData) -> set[str]:
+    """The type facts (``_types``) that differ: attribute types, return annotations and
+    properties, a scope's typed locals and bindings, star imports and ``__all__``."""
+    keys = {f"attrs\0{cls}" for cls in _differ(old.attr_types, new.attr_types)}
+    keys.update(f"returns\0{f}" for f in _differ(old.returns, new.returns))
+    keys.update(f"returns\0{f}" for f in old.properties ^ new.properties)
+    scopes = (_differ(old.local_types, new.local_types) | _differ(old.params, new.params)
+              | _differ(old.scoped_imports, new.scoped_imports))
+    keys.update(f"types\0{scope}" for scope in scopes)
+    if old.star_imports != new.star_imports:
+        keys.add(f"stars\0{path}")
+    if old.exports != new.exports:
+        keys.add(f"exports\0{path}")
     return keys
 
 

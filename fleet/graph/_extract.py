@@ -16,6 +16,7 @@ import tree_sitter as ts
 
 from fleet.graph._extract_native import available as native_available
 from fleet.graph._extract_native import extract_python
+from fleet.graph._facts import add_facts
 from fleet.graph._imports import READERS
 from fleet.graph._lang import DEF, IMPORT, LOCAL, REF, LanguageSpec, compiled
 from fleet.graph._model import MODULE, FileData, FileRecord, RawRef, Symbol
@@ -51,8 +52,11 @@ def extract(path: str, src: bytes, spec: LanguageSpec, module: str | None,
     tree-sitter recovers, and the caller marks such a file ``partial``. Python files take the
     C walk when the extension is built (same result, see ``_extract_native``)."""
     if spec.name == "python" and native_available():
-        return extract_python(path, src, module, record)
-    return extract_query(path, src, spec, module, record)
+        fd = extract_python(path, src, module, record)
+    else:
+        fd = extract_query(path, src, spec, module, record)
+    add_facts(fd, src)
+    return fd
 
 
 def extract_query(path: str, src: bytes, spec: LanguageSpec, module: str | None,

@@ -22,7 +22,7 @@ from typing import Any
 import networkx as nx
 
 from fleet.graph._edges import build_graph, condense, patch_graph
-from fleet.graph._model import MODULE, FileData, FileRecord, Reference, Symbol
+from fleet.graph._model import EDGE_KIND, MODULE, FileData, FileRecord, Reference, Symbol
 from fleet.graph._resolve import Resolver
 
 _TEST_BASE_SUFFIXES = ("TestCase",)
@@ -116,6 +116,19 @@ class SymbolGraph:
 
     def references_in(self, path: str) -> list[Reference]:
         return list(self._refs.get(path, ()))
+
+    def edge_list(self) -> list[dict[str, Any]]:
+        """Every reference resolved to a repository symbol, in file and position order, as
+        ``{"src", "dst", "line", "kind"}``: src the innermost enclosing definition (or
+        ``path::<module>``), kind the edge kind (``calls``, ``references``, ``imports``,
+        ``inherits``). Uses of an enclosing symbol are included (the graph has no edge there);
+        a reference of which only a prefix resolved points at the deepest symbol reached."""
+        symbols = self.symbols
+        return [
+            {"src": r.src, "dst": r.target, "line": r.line, "kind": EDGE_KIND[r.kind]}
+            for p in sorted(self.files) for r in self._refs.get(p, ())
+            if r.target is not None and r.target in symbols
+        ]
 
     def _build_graph(self) -> nx.DiGraph:
         return build_graph(self.symbols, self._refs.values())

@@ -33,6 +33,8 @@ from fleet.graph._shared import count_lines
 
 Progress = Callable[[int, int, str], None]
 """``progress(done, total, path)``, called after each file."""
+Phase = Callable[[str], None]
+"""``phase(name)``, called as each phase starts: ``index`` (files), ``resolve``, ``graph``."""
 
 _SKIP_DIRS = frozenset({
     ".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".mypy_cache",
@@ -147,22 +149,27 @@ def gc_paused() -> Iterator[None]:
 
 def index(repo: str | Path, previous: SymbolGraph | None = None, *,
           languages: frozenset[str] | set[str] | None = None, max_file_bytes: int = 1_000_000,
-          progress: Progress | None = None, exclude: Iterable[str] = ()) -> SymbolGraph:
+          progress: Progress | None = None, exclude: Iterable[str] = (),
+          phase: Phase | None = None) -> SymbolGraph:
     """Index ``repo`` into a ``SymbolGraph``. Bad files never raise: they are recorded with
     status ``skipped`` (binary, too large, generated, symlink, unreadable) or ``partial``
     (syntax errors, invalid UTF-8: what parsed is kept). Raises ``FleetError`` only when the
     root itself is not a readable directory. ``exclude``: globs matched against each path
     prefix and path component (``site-packages``, ``docs/*``). ``progress(done, total, path)``
-    is called after each file."""
+    is called after each file; ``phase(name)`` as each phase starts (``index``, ``resolve``,
+    ``graph``: SCCs and lock ranks)."""
     with gc_paused():
         return _index(repo, previous, languages=languages, max_file_bytes=max_file_bytes,
-                      progress=progress, exclude=exclude)
+                      progress=progress, exclude=exclude, phase=phase)
 
 
 def _index(repo: str | Path, previous: SymbolGraph | None = None, *,
           languages: frozenset[str] | set[str] | None = None, max_file_bytes: int = 1_000_000,
-          progress: Progress | None = None, exclude: Iterable[str] = ()) -> SymbolGraph:
+          progress: Progress | None = None, exclude: Iterable[str] = (),
+          phase: Phase | None = None) -> SymbolGraph:
     started = time.perf_counter()
+    if phase is not None:
+        phase("index")
     root = Path(repo).resolve()
     if not root.is_dir():
         raise IndexingError(f"cannot index {repo}: not a directory")
@@ -199,6 +206,8 @@ def _index(repo: str | Path, previous: SymbolGraph | None = None, *,
         if progress is not None:
             progress(done, len(paths), rel)
 
+    if phase is not None:
+        phase("resolve")
     symbols = {s.id: s for p in sorted(data) for s in data[p].symbols}
     resolver = Resolver(data, symbols)
     refs: dict[str, list[Reference]] = {}
@@ -211,6 +220,8 @@ def _index(repo: str | Path, previous: SymbolGraph | None = None, *,
             deps[rel] = previous._deps[rel]  # type: ignore[union-attr]
         else:
             refs[rel], deps[rel] = resolver.resolve_with_deps(fd)
+    if phase is not None:
+        phase("graph")
     if redo is not None:
         result = SymbolGraph(root, data, refs, deps=deps, previous=previous, changed=redo)
     else:

@@ -123,3 +123,8 @@ class FileData:
     # imports inside a function or class body: its id -> local name -> dotted target; they
     # shadow ``imports`` in that scope (and, for a function, in the scopes nested in it)
     scoped_imports: dict[str, dict[str, str]] = field(default_factory=dict)
+    # type facts (``_facts``): class id -> attribute -> ((method id, value expression), ...)
+    attr_types: dict[str, dict[str, tuple[tuple[str, str], ...]]] = field(default_factory=dict)
+    returns: dict[str, str] = field(default_factory=dict)  # function id -> return annotation
+    properties: frozenset[str] = frozenset()  # methods decorated @property/@cached_property
+    exports: tuple[str, ...] | None = None  # a literal module-level ``__all__``

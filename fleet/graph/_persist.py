@@ -23,7 +23,9 @@ from fleet.graph._index import gc_paused
 from fleet.graph._model import FileData, FileRecord, RawRef, Reference, Symbol
 
 # 7: parenthesised single assignment targets are variables; names NFKC-normalised
-FORMAT = "fleet.graph/7"
+# 8: type facts (attribute types, return annotations, properties, __all__) and call-chain
+#    references; super(), typed attributes, module-level instances, star re-exports resolved
+FORMAT = "fleet.graph/8"
 
 
 class SnapshotError(FleetError):
@@ -42,7 +44,8 @@ def save(graph: SymbolGraph, path: Path) -> Path:
             edges.extend((number[u], number[v], kinds.setdefault(kind, len(kinds))))
     data = {
         p: ([tuple(r) for r in d.refs], d.star_imports, d.params, d.local_types,
-            d.fixture_params, d.scoped_imports)
+            d.fixture_params, d.scoped_imports, d.attr_types, d.returns, d.properties,
+            d.exports)
         for p, d in graph._data.items()
     }
     refs = {p: [tuple(r) for r in rs] for p, rs in graph._refs.items()}
@@ -119,11 +122,12 @@ def _load(path: Path) -> SymbolGraph:
         for sym in symbols.values():
             by_path.setdefault(sym.path, []).append(sym)
         out: dict[str, FileData] = {}
-        for p, (refs, stars, params, types, fixtures, scoped) in pickle.loads(
-                state["data"]).items():
+        for p, (refs, stars, params, types, fixtures, scoped, attrs, returns, props,
+                exports) in pickle.loads(state["data"]).items():
             out[p] = FileData(files[p], modules.get(p), by_path.get(p, []),
                               [RawRef._make(t) for t in refs], dict(imports.get(p, {})),
-                              stars, params, types, fixtures, scoped)
+                              stars, params, types, fixtures, scoped, attrs, returns, props,
+                              exports)
         return out
 
     return SymbolGraph._restore(Path(state["root"]), files, symbols, imports, modules, graph,

@@ -23,13 +23,14 @@ from collections.abc import Mapping
 
 from fleet.graph._model import MODULE, FileData, RawRef, Reference, Symbol
 from fleet.graph._modules import module_table, python_module_names
+from fleet.graph._types import Typing
 
 __all__ = ["Resolver", "python_module_names"]
 
 _BUILTINS = frozenset(dir(builtins))
 
 
-class Resolver:
+class Resolver(Typing):
     """Resolves every file's raw references against one consistent view of the repository."""
 
     def __init__(self, files: Mapping[str, FileData], symbols: Mapping[str, Symbol]) -> None:
@@ -45,6 +46,7 @@ class Resolver:
         self._cache: dict[tuple[str, str, str], tuple[str | None, bool]] = {}
         self._deps: set[str] = set()  # the dependency keys of the file being resolved
         self._bases_deps: dict[str, frozenset[str]] = {}
+        self._memo: dict[tuple[str, str], tuple[object, frozenset[str]]] = {}
         self._fixtures: set[str] = {
             ref.scope
             for fd in files.values() if fd.fixture_params or fd.record.path.endswith("conftest.py")
@@ -71,6 +73,8 @@ class Resolver:
                 hit = self._resolve(ref, fd)
                 cache[key] = hit
             target, exact = hit
+            if not exact and "()" in ref.name:
+                continue  # a chain through a call: only an exact target says something
             if target == "":  # a local variable
                 if ref.kind == "name":
                     continue  # a plain use of a local is no reference to a symbol
@@ -122,6 +126,8 @@ class Resolver:
                 found, exact = self._dotted(name, 0)
                 return (found, exact) if found is not None and exact else (name, True)
             return self._foreign_import(name)
+        if "()" in name:
+            return self._through_call(ref, fd)
         head, _, rest = name.partition(".")
         scope = ref.scope
         if ref.kind == "inherit":  # bases are evaluated outside the class body
@@ -149,10 +155,9 @@ class Resolver:
                 target, exact = self._dotted(full, 0)
                 return (target, exact) if target is not None else (full, True)
             return self._foreign_import(full)
-        for star in fd.star_imports:
-            target, exact = self._dotted(f"{star}.{name}", 0)
-            if target is not None and exact:
-                return target, exact
+        target = self._star_member(fd, name, 0)
+        if target is not None:
+            return target, True
         module_id = f"{fd.record.path}::{MODULE}"
         if head in fd.params.get(module_id, ()):
             return module_id, False  # a module-level name bound outside a plain assignment
@@ -175,10 +180,10 @@ class Resolver:
         if "::" not in cls:
             return (f"{cls}.{rest}", False) if not cls.startswith("builtins.") else ("", False)
         self._deps.add(cls)
-        sym = self.symbols.get(cls)
-        if sym is None or sym.kind != "class":
+        typed = self._value_type(cls, False)
+        if typed is None:
             return "", False
-        return self._walk(cls, rest.split("."))
+        return self._walk(typed, rest.split("."))
 
     def _lookup_scopes(self, head: str, scope: str, fd: FileData) -> str | None:
         """Innermost-first: returns a symbol id, ``""`` for a local binding, ``"\\1"`` + the
@@ -253,11 +258,20 @@ class Resolver:
         (``exact`` False); a class member found nowhere in the repository but with a base
         class outside it is taken to be inherited: ``unittest.TestCase.assertEquals``."""
         cur = start
+        last = len(parts) - 1
         for i, part in enumerate(parts):
+            typed = self._member_type(cur)  # a variable's or a property's class
+            if typed is not None:
+                cur = typed
             nxt = self._member(cur, part, depth)
             if nxt is None:
                 sym = self.symbols.get(cur)
                 if sym is not None and sym.kind == "class":
+                    if i < last:
+                        typed = self._attribute_type(cur, part)  # self.attr's class
+                        if typed is not None:
+                            cur = typed
+                            continue
                     for cls in self._mro(cur):
                         external = self._external_bases.get(cls)
                         if external:
@@ -288,6 +302,8 @@ class Resolver:
                 if reexport is not None and depth < 16:
                     target, exact = self._dotted(reexport, depth + 1)
                     return target if exact else None
+                if fd.star_imports and depth < 16:
+                    return self._star_member(fd, part, depth + 1)
             elif sym.language == "go":
                 for mid in self.modules.get(posixpath.dirname(sym.path) or ".", ()):
                     candidate = f"{mid.split('::', 1)[0]}::{part}"
@@ -358,6 +374,25 @@ class Resolver:
         if external:
             self._external_bases[cls] = external
         return bases
+
+    def _star_member(self, fd: FileData, name: str, depth: int) -> str | None:
+        """``name`` (a first part and the rest) through the file's star imports, each
+        honouring the imported module's literal ``__all__`` (else its public names)."""
+        self._deps.add(f"stars\0{fd.record.path}")
+        head = name.partition(".")[0]
+        for star in fd.star_imports:
+            ids = self.modules.get(star)
+            if ids:
+                source = self.files.get(ids[0].split("::", 1)[0])
+                if source is not None:
+                    self._deps.add(f"exports\0{source.record.path}")
+                    exports = source.exports
+                    if (head not in exports) if exports is not None else head.startswith("_"):
+                        continue
+            target, exact = self._dotted(f"{star}.{name}", depth)
+            if target is not None and exact:
+                return target
+        return None
 
     def _dotted(self, name: str, depth: int) -> tuple[str | None, bool]:
         parts = name.split(".")

@@ -1,10 +1,17 @@
-"""``fleet index PATH`` and ``fleet graph show SYMBOL``: build and inspect the symbol graph."""
+"""``fleet index PATH``, ``fleet graph show SYMBOL`` and ``fleet graph edges [PATH]``: build,
+inspect and export the symbol graph.
+
+Output follows the CLI's one convention: ``--json`` prints JSON to stdout, ``-o FILE`` writes a
+file (for ``index`` the snapshot, for ``graph edges`` the edge list). Progress goes to stderr:
+a bar with the phase on a terminal, else one line per phase and every few seconds.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -18,7 +25,34 @@ graph_app = typer.Typer(
 )
 
 
-def _build(path: Path, out: Path | None, quiet: bool) -> SymbolGraph:
+PHASES = {"index": "indexing", "resolve": "resolving", "graph": "graph", "save": "saving"}
+
+
+class _Lines:
+    """Progress off a terminal: a line when a phase starts and every ``every`` seconds."""
+
+    def __init__(self, every: float) -> None:
+        self.every = every
+        self.started = self.last = time.monotonic()
+        self.name = ""
+
+    def phase(self, name: str) -> None:
+        self.name = name
+        self.last = time.monotonic()
+        print(f"{name:<8} started  {self.last - self.started:6.1f} s", file=sys.stderr,
+              flush=True)
+
+    def progress(self, done: int, total: int, rel: str) -> None:
+        now = time.monotonic()
+        if now - self.last >= self.every or done == total:
+            self.last = now
+            print(f"{self.name:<8} {done}/{total} files ({done / max(total, 1):.0%})  "
+                  f"{now - self.started:6.1f} s  {rel}", file=sys.stderr, flush=True)
+
+
+def _build(path: Path, out: Path | None, quiet: bool, every: float = 5.0) -> SymbolGraph:
+    """Index ``path`` (incrementally from the snapshot ``out`` when it loads), save to ``out``.
+    Progress on stderr unless ``quiet``: a bar on a terminal, lines elsewhere."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -30,19 +64,39 @@ def _build(path: Path, out: Path | None, quiet: bool) -> SymbolGraph:
             previous = SymbolGraph.load(out)
         except SnapshotError:
             previous = None  # rebuilt from scratch and overwritten below
+    if quiet or not sys.stderr.isatty():
+        lines = None if quiet else _Lines(every)
+        graph = index(path, previous=previous,
+                      progress=lines.progress if lines is not None else None,
+                      phase=lines.phase if lines is not None else None)
+        if out is not None:
+            if lines is not None:
+                lines.phase("save")
+            graph.save(out)
+        if lines is not None:
+            print(f"done     {time.monotonic() - lines.started:6.1f} s", file=sys.stderr)
+        return graph
     with Progress(
-        TextColumn("indexing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        TextColumn("{task.description}"), transient=True, disable=quiet,
+        TextColumn("{task.fields[phase]:<9}"), BarColumn(), MofNCompleteColumn(),
+        TimeElapsedColumn(), TextColumn("{task.description}"), transient=True,
         console=Console(stderr=True),
     ) as bar:
-        task = bar.add_task("", total=None)
+        task = bar.add_task("", total=None, phase=PHASES["index"])
 
         def progress(done: int, total: int, rel: str) -> None:
             bar.update(task, completed=done, total=total, description=rel[-60:])
 
-        graph = index(path, previous=previous, progress=progress)
-    if out is not None:
-        graph.save(out)
+        def phase(name: str) -> None:
+            # after the files, the bar pulses (no total) with the phase instead of sitting full
+            if name == "index":
+                bar.update(task, phase=PHASES[name])
+            else:
+                bar.reset(task, total=None, phase=PHASES[name], description="")
+
+        graph = index(path, previous=previous, progress=progress, phase=phase)
+        if out is not None:
+            phase("save")
+            graph.save(out)
     return graph
 
 
@@ -72,12 +126,17 @@ def index_command(
         Path | None,
         typer.Option("--out", "-o", help="Save a snapshot here (re-used incrementally next time)."),
     ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress on stderr.")] = False,
+    every: Annotated[
+        float, typer.Option("--progress-every", help="Seconds between progress lines off a "
+                            "terminal.", min=0.0)
+    ] = 5.0,
 ) -> None:
     """Index PATH into a symbol graph and print a summary."""
     from fleet.graph import IndexingError, python_extractor
 
     try:
-        graph = _build(path, out, quiet=as_json or not sys.stderr.isatty())
+        graph = _build(path, out, quiet=quiet, every=every)
     except IndexingError as exc:
         print(str(exc), file=sys.stderr)
         raise typer.Exit(2) from None
@@ -147,6 +206,39 @@ def show(
         for item in items:
             print(f"  {item}")
     print(f"transitive dependents: {info['dependents']}")
+
+
+@graph_app.command("edges")
+def edges(
+    path: Annotated[Path, typer.Argument(help="Repository root.")] = Path("."),
+    snapshot: Annotated[
+        Path | None, typer.Option("--snapshot", "-s", help="Use this saved graph.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the edges as JSON.")] = False,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write the edges as JSON to this file.")
+    ] = None,
+) -> None:
+    """Every resolved reference to a repository symbol: {"src", "dst", "line", "kind"}, src
+    being the innermost enclosing definition (or path::<module>). Without --json or -o, one
+    tab-separated line per edge."""
+    from fleet.graph import IndexingError, SnapshotError, SymbolGraph, index
+
+    try:
+        graph = SymbolGraph.load(snapshot) if snapshot is not None else index(path)
+    except (IndexingError, SnapshotError) as exc:
+        print(str(exc), file=sys.stderr)
+        raise typer.Exit(2) from None
+    rows = graph.edge_list()
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(rows) + "\n")
+        print(f"{len(rows)} edges -> {out}", file=sys.stderr)
+    if as_json:
+        print(json.dumps(rows))
+    elif out is None:
+        for row in rows:
+            print(f"{row['src']}\t{row['dst']}\t{row['line']}\t{row['kind']}")
 
 
 def register(app: typer.Typer) -> None:

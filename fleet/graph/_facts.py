@@ -1,0 +1,154 @@
+"""Type facts of a Python file, read after either extractor ran (so both paths share them).
+
+Everything here starts from what tree-sitter already recognised (a symbol's spans, a raw
+reference's bytes) and reads a few bytes of source around it, so text in strings and comments
+never becomes a fact:
+
+- ``attr_types``: class id -> attribute -> the value expressions assigned to ``self.attr`` in
+  the class's methods (``self.x = Cls(...)``, ``self.x: Cls = ...``, ``self.x = param``), each
+  as (method id, dotted expression);
+- ``returns``: function id -> its return annotation as a dotted name (``-> Cls``,
+  ``-> "Cls"``, ``-> Cls | None``, ``-> Optional[Cls]``); ``properties``: the methods
+  decorated ``@property`` / ``@cached_property``;
+- ``exports``: the names of a literal module-level ``__all__`` (None when there is none or it
+  is not a literal list/tuple of strings);
+- extra references for calls on a call's result: ``super().m``, ``super(C, self).m``,
+  ``f().m``, ``a.b(x).m`` (the name keeps the ``()``: ``a.b().m``).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from fleet.graph._model import MODULE, FileData, RawRef
+
+_ANNOTATION = re.compile(
+    rb"\)\s*->\s*(?P<ann>[^:]+?)\s*:\s*\Z", re.S)
+_OPTIONAL = re.compile(r"(?:typing\.)?Optional\[\s*([A-Za-z_][\w.]*)\s*\]\Z")
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\Z")
+_PROPERTY = re.compile(rb"@\s*(?:functools\s*\.\s*)?(?:cached_)?property\s*$", re.M)
+# after `self.x`: an annotation and/or `= value` (a dotted name, called or not)
+_ASSIGN = re.compile(
+    rb"[ \t]*(?::[ \t]*(?P<ann>[A-Za-z_][\w.]*)[ \t]*)?(?:=(?!=)[ \t]*"
+    rb"(?P<value>[A-Za-z_][\w.]*)[ \t]*(?P<call>\()?)?")
+# after a called name: its argument list (one level of nested parentheses), then `.a.b`
+_CALL_TAIL = re.compile(
+    rb"\(((?:[^()]|\((?:[^()]|\([^()]*\))*\))*)\)((?:[ \t]*\.[ \t]*[A-Za-z_]\w*)+)([ \t]*\()?")
+_WS = re.compile(rb"\s+")
+# a parameter annotated with what the extractors do not type: `x: Optional[C]`, `x: "C"`,
+# `x: C | None` (they record plain `x: C` and `x: a.C` themselves)
+_PARAM = re.compile(
+    rb"[(,]\s*(?:\*\s*)?(?P<name>[A-Za-z_]\w*)\s*:\s*(?P<ann>(?:typing\.)?Optional\[\s*[\w.]+\s*\]"
+    rb"|'[\w.]+'|\"[\w.]+\"|[\w.]+\s*\|\s*None|None\s*\|\s*[\w.]+)\s*(?=[,)=])")
+
+
+def annotation_name(text: str) -> str | None:
+    """The class an annotation names, as a dotted name, or None (a union of two classes,
+    a generic container, anything not a plain name)."""
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        text = text[1:-1].strip()
+    parts = [p.strip() for p in text.split("|")]
+    parts = [p for p in parts if p != "None"]
+    if len(parts) != 1:
+        return None
+    text = parts[0]
+    optional = _OPTIONAL.match(text)
+    if optional is not None:
+        text = optional.group(1)
+    return text if _DOTTED.match(text) else None
+
+
+def add_facts(fd: FileData, src: bytes) -> None:
+    """Fill ``fd``'s type facts and call-chain references (Python files only)."""
+    if fd.record.language != "python" or not fd.symbols:
+        return
+    symbols = {s.id: s for s in fd.symbols}
+    returns: dict[str, str] = {}
+    properties: set[str] = set()
+    for sym in fd.symbols:
+        if sym.kind in ("function", "method"):
+            sig = src[sym.sig_start_byte : sym.sig_end_byte]
+            found = _ANNOTATION.search(sig)
+            if found is not None:
+                name = annotation_name(_WS.sub(b" ", found.group("ann")).decode("utf-8",
+                                                                               "replace"))
+                if name is not None:
+                    returns[sym.id] = name
+            for param in _PARAM.finditer(sig):
+                typed = annotation_name(param.group("ann").decode("ascii"))
+                local = param.group("name").decode("ascii")
+                if typed is not None and local in fd.params.get(sym.id, ()):
+                    fd.local_types.setdefault(sym.id, {}).setdefault(local, typed)
+            if (sym.kind == "method" and sym.start_byte < sym.sig_start_byte
+                    and _PROPERTY.search(src, sym.start_byte, sym.sig_start_byte)):
+                properties.add(sym.id)
+        elif (sym.kind == "variable" and sym.name == "__all__"
+              and sym.parent == f"{sym.path}::{MODULE}"):
+            fd.exports = _literal_names(src[sym.start_byte : sym.end_byte])
+    fd.returns = returns
+    fd.properties = frozenset(properties)
+
+    attr_types: dict[str, dict[str, list[tuple[str, str]]]] = {}
+    extra: list[RawRef] = []
+    for ref in fd.refs:
+        kind = ref.kind
+        if kind == "attribute" and ref.name.startswith("self.") and ref.name.count(".") == 1:
+            method = symbols.get(ref.scope)
+            if method is None or method.kind != "method" or method.parent is None:
+                continue
+            found = _ASSIGN.match(src, ref.end_byte)
+            if found is None:
+                continue
+            value = found.group("ann") or found.group("value")
+            if value is None or value == b"None":
+                continue
+            expr = value.decode("ascii") + ("()" if found.group("call") else "")
+            attr_types.setdefault(method.parent, {}).setdefault(ref.name[5:], []).append(
+                (ref.scope, expr))
+        elif kind == "call":
+            tail = _CALL_TAIL.match(src, ref.end_byte + _skip_blank(src, ref.end_byte))
+            if tail is None:
+                continue
+            rest = _WS.sub(b"", tail.group(2)).decode("ascii")
+            callee = ref.name
+            if callee == "super" and tail.group(1).strip():  # super(Cls, self): after Cls
+                first = tail.group(1).split(b",", 1)[0].strip().decode("ascii", "replace")
+                if not _DOTTED.match(first):
+                    continue
+                callee = f"super({first})"
+            called = tail.group(3) is not None
+            extra.append(RawRef(ref.scope, f"{callee}(){rest}", "call" if called else
+                                "attribute", ref.line, ref.col, ref.start_byte, tail.end(2)))
+    fd.attr_types = {cls: {a: tuple(v) for a, v in attrs.items()}
+                     for cls, attrs in attr_types.items()}
+    if extra:
+        fd.refs.extend(extra)
+
+
+def _skip_blank(src: bytes, at: int) -> int:
+    n = 0
+    while at + n < len(src) and src[at + n] in b" \t":
+        n += 1
+    return n
+
+
+def _literal_names(statement: bytes) -> tuple[str, ...] | None:
+    """The strings of ``__all__ = [...]`` (or a tuple), or None when it is anything else."""
+    try:
+        tree = ast.parse(statement.decode("utf-8"))
+    except (SyntaxError, UnicodeDecodeError, ValueError):
+        return None
+    if len(tree.body) != 1:
+        return None
+    stmt = tree.body[0]
+    value = stmt.value if isinstance(stmt, ast.Assign | ast.AnnAssign) else None
+    if not isinstance(value, ast.List | ast.Tuple):
+        return None
+    names = []
+    for elt in value.elts:
+        if not (isinstance(elt, ast.Constant) and isinstance(elt.value, str)):
+            return None
+        names.append(elt.value)
+    return tuple(names)

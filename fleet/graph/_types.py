@@ -1,0 +1,202 @@
+"""Types for name resolution: what class a value is, so ``x.m`` can resolve to ``Cls.m``.
+
+Flow-insensitive and conservative: a value gets a class only when every fact about it agrees.
+The facts (``_facts``): locals and parameters bound by a constructor call or an annotation,
+module and class variables (``register = Library()``, ``conn: Conn``), ``self.attr``
+assignments in a class's methods (``self.x = Cls()``, ``self.x: Cls``, ``self.x = typed_param``;
+``None`` is ignored, two different classes or an unknown value leave the attribute untyped),
+return annotations (a call's result; ``@property`` / ``@cached_property`` results without a
+call) and ``super()`` (the class's MRO after it).
+
+Dependency keys, besides the symbol ids looked up on the way: ``attrs\\0<class>`` (its
+``self.attr`` facts), ``returns\\0<function>`` (its return annotation, and whether it is a
+property), ``types\\0<scope>`` (the typed locals and bindings of a function, or a variable's
+value), ``stars\\0<path>`` / ``exports\\0<path>`` (a module's star imports and ``__all__``).
+Results are memoised with the keys their computation recorded, replayed on every reuse.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TypeVar
+
+from fleet.graph._model import FileData, RawRef, Symbol
+
+T = TypeVar("T")
+
+_SELF_TYPES = frozenset({"Self", "typing.Self", "typing_extensions.Self"})
+
+
+class Typing:
+    """Mixed into ``Resolver``: the type lookups it makes while walking a dotted chain."""
+
+    files: Mapping[str, FileData]
+    symbols: Mapping[str, Symbol]
+    _deps: set[str]
+    _depth: int
+    _memo: dict[tuple[str, str], tuple[object, frozenset[str]]]
+
+    # provided by Resolver
+    def _resolve(self, ref: RawRef, fd: FileData) -> tuple[str | None, bool]:
+        raise NotImplementedError
+
+    def _lookup_scopes(self, head: str, scope: str, fd: FileData) -> str | None:
+        raise NotImplementedError
+
+    def _walk(self, start: str, parts: list[str], depth: int = 0) -> tuple[str, bool]:
+        raise NotImplementedError
+
+    def _mro(self, cls: str) -> list[str]:
+        raise NotImplementedError
+
+    def _enclosing_class(self, scope: str) -> str | None:
+        raise NotImplementedError
+
+    # -- memo ----------------------------------------------------------------------------
+    def _memoised(self, key: tuple[str, str], compute: Callable[[], T | None]) -> T | None:
+        hit = self._memo.get(key)
+        if hit is not None:
+            self._deps |= hit[1]
+            return hit[0]  # type: ignore[return-value]
+        if self._depth > 12:
+            return None
+        outer = self._deps
+        own: set[str] = set()
+        self._deps = own
+        self._memo[key] = (None, frozenset())  # a cycle of facts resolves to nothing
+        self._depth += 1
+        try:
+            result = compute()
+        finally:
+            self._depth -= 1
+            self._deps = outer
+        self._memo[key] = (result, frozenset(own))
+        outer |= own
+        return result
+
+    # -- types ---------------------------------------------------------------------------
+    def _type_of(self, scope: str, expr: str, fd: FileData) -> str | None:
+        """The class (symbol id) of the value ``expr`` names in ``scope``; ``expr`` ending in
+        ``()`` is a call's result. None when unknown or ambiguous."""
+        call = expr.endswith("()")
+        expr = expr.removesuffix("()")
+        self._deps.add(f"types\0{scope}")
+        head, _, rest = expr.partition(".")
+        if head not in ("self", "cls"):
+            found = self._lookup_scopes(head, scope, fd)
+            if found is not None and found.startswith("\0"):  # a typed local
+                _, sid, type_expr = found.split("\0")
+                self._deps.add(f"types\0{sid}")
+                if self._depth > 12 or type_expr.partition(".")[0] == head:
+                    return None  # `node = node.parent()`: no fixed point sought
+                self._depth += 1
+                try:
+                    base = self._type_of(sid, type_expr, fd)
+                finally:
+                    self._depth -= 1
+                if base is None:
+                    return None
+                if not rest:
+                    return None if call else base
+                member, exact = self._walk(base, rest.split("."))
+                return self._value_type(member, call) if exact else None
+        target, exact = self._resolve(RawRef(scope, expr, "name", 0, 0, 0, 0), fd)
+        if target is None or not exact or "::" not in target:
+            return None
+        return self._value_type(target, call)
+
+    def _value_type(self, target: str, call: bool) -> str | None:
+        """A resolved symbol as a value: a class is its instances' type (called or named, as
+        in an annotation), a function's call is its return type, a variable its value's."""
+        sym = self.symbols.get(target)
+        if sym is None:
+            return None
+        if sym.kind == "class":
+            return target
+        if sym.kind in ("function", "method"):
+            return self._return_type(target)
+        if sym.kind == "variable" and not call:
+            return self._variable_type(target)
+        return None
+
+    def _return_type(self, func: str) -> str | None:
+        def compute() -> str | None:
+            self._deps.add(f"returns\0{func}")
+            sym = self.symbols[func]
+            fd = self.files[sym.path]
+            ann = fd.returns.get(func)
+            if ann is None or sym.parent is None:
+                return None
+            if ann in _SELF_TYPES:
+                return sym.parent if self.symbols[sym.parent].kind == "class" else None
+            cls = self._type_of(sym.parent, ann, fd)
+            return cls if cls is not None and self.symbols[cls].kind == "class" else None
+        return self._memoised(("returns", func), compute)
+
+    def _variable_type(self, var: str) -> str | None:
+        def compute() -> str | None:
+            self._deps.add(f"types\0{var}")
+            sym = self.symbols[var]
+            fd = self.files[sym.path]
+            expr = fd.local_types.get(var, {}).get(sym.name)
+            if expr is None or sym.parent is None:
+                return None
+            return self._type_of(sym.parent, expr, fd)
+        return self._memoised(("variable", var), compute)
+
+    def _attribute_type(self, cls: str, attr: str) -> str | None:
+        """The class of ``self.attr`` for instances of ``cls``: the facts of the first class
+        in its MRO that assigns the attribute, when they agree."""
+        def compute() -> str | None:
+            for owner in self._mro(cls):
+                self._deps.add(f"attrs\0{owner}")
+                fd = self.files[self.symbols[owner].path]
+                facts = fd.attr_types.get(owner, {}).get(attr)
+                if not facts:
+                    continue
+                found = {self._type_of(scope, expr, fd) for scope, expr in facts}
+                return found.pop() if len(found) == 1 else None
+            return None
+        return self._memoised(("attr", f"{cls}\0{attr}"), compute)
+
+    def _member_type(self, member: str) -> str | None:
+        """The class a member's value has when a chain goes on past it: a variable's value,
+        a property's return type."""
+        sym = self.symbols.get(member)
+        if sym is None or sym.kind in ("class", "module", "function"):
+            return None
+        if sym.kind == "variable":
+            return self._variable_type(member)
+        if sym.kind == "method":
+            fd = self.files[sym.path]
+            self._deps.add(f"returns\0{member}")
+            if member in fd.properties:
+                return self._return_type(member)
+        return None
+
+    # -- chains through a call -----------------------------------------------------------
+    def _through_call(self, ref: RawRef, fd: FileData) -> tuple[str | None, bool]:
+        """``super().m``, ``super(C, self).m``, ``f().m``, ``a.b().m.n``."""
+        callee, _, rest = ref.name.partition("().")
+        parts = rest.split(".")
+        if callee == "super" or callee.startswith("super("):
+            if callee == "super":
+                cls = self._enclosing_class(ref.scope)
+            else:
+                cls, exact = self._resolve(
+                    RawRef(ref.scope, callee[6:-1], "name", 0, 0, 0, 0), fd)
+                if cls is None or not exact or self.symbols.get(cls) is None or (
+                        self.symbols[cls].kind != "class"):
+                    return None, False
+            if cls is None:
+                return None, False
+            for owner in self._mro(cls)[1:]:
+                candidate = f"{owner}.{parts[0]}"
+                self._deps.add(candidate)
+                if candidate in self.symbols:
+                    return self._walk(candidate, parts[1:]) if parts[1:] else (candidate, True)
+            return None, False
+        cls = self._type_of(ref.scope, callee + "()", fd)
+        if cls is None:
+            return None, False
+        return self._walk(cls, parts)
