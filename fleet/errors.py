@@ -20,24 +20,12 @@ class StoreError(FleetError):
     """The store (SQLite or PostgreSQL) failed: connection, schema, or a refused statement."""
 
 
-class LedgerTampered(StoreError):
-    """The ledger's hash chain does not verify."""
-
-
 class GitError(FleetError):
     """A git command failed; the message carries the command and git's stderr."""
 
 
-class SandboxUnavailable(FleetError):
-    """No sandbox backend that satisfies the request works on this machine."""
-
-
 class KillSwitchEngaged(FleetError):
     """The kill switch is on: the current loop, sensor or step must stop."""
-
-
-class BudgetExceeded(FleetError):
-    """A spend was refused by the budget; carries which budget and by how much."""
 
 
 class ForgeError(FleetError):

@@ -10,12 +10,13 @@ Expected outcomes are values (``Acquired | Refused``, ``Verdict``); the methods 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from fleet.types import (
     AcquireResult,
     AgentOutcome,
+    AgentStep,
     Budget,
     ChangeRef,
     Finding,
@@ -23,6 +24,7 @@ from fleet.types import (
     LeaseRequest,
     LedgerEvent,
     Task,
+    Verdict,
     Workspace,
     WorkUnit,
 )
@@ -118,10 +120,18 @@ class Ledger(Protocol):
         ...
 
 
+StepCallback = Callable[[AgentStep, str], None]
+"""Called after each agent step with the step and the worktree's whole diff against the unit's
+base commit at that point (``fleet.agents.rollback.step_recorder`` makes it a ledger event)."""
+
+
 @runtime_checkable
 class Agent(Protocol):
     """Fixes one unit in its workspace. Every command it runs goes through ``sandbox``.
 
+    ``CodemodAgent`` (a libcst codemod), ``CommandAgent`` (a command-line fixer) and
+    ``ClaudeAgent`` (a Messages API tool loop) implement it. After each step it calls
+    ``on_step(step, diff)`` when given (the unit runner records replayable steps that way).
     Never raises for an agent-level failure: those are an ``AgentOutcome`` with a stop reason.
     A failed agent leaves the repository untouched (it only ever writes in ``workspace``).
     """
@@ -129,8 +139,37 @@ class Agent(Protocol):
     name: str
 
     def run(
-        self, unit: WorkUnit, workspace: Workspace, sandbox: Sandbox, budget: Budget
+        self,
+        unit: WorkUnit,
+        workspace: Workspace,
+        sandbox: Sandbox,
+        budget: Budget,
+        on_step: StepCallback | None = None,
     ) -> AgentOutcome: ...
+
+
+@runtime_checkable
+class Workspaces(Protocol):
+    """Creates and removes unit worktrees (``fleet.unit.GitWorkspaces`` over
+    ``fleet.forge.worktree``)."""
+
+    def create(self, unit: WorkUnit) -> Workspace:
+        """A fresh worktree on branch ``fleet/<campaign>/<unit>`` at ``unit.base_commit``."""
+        ...
+
+    def remove(self, workspace: Workspace, keep_branch: bool) -> None:
+        """Remove the worktree and scratch dir; delete the branch unless ``keep_branch``."""
+        ...
+
+
+@runtime_checkable
+class Gates(Protocol):
+    """Runs the gates of the unit's campaign on the agent's patch; one verdict per gate
+    (``fleet.unit.VerifyGates`` over ``fleet.verify.run_gates``)."""
+
+    def __call__(
+        self, unit: WorkUnit, workspace: Workspace, outcome: AgentOutcome, sandbox: Sandbox
+    ) -> list[Verdict]: ...
 
 
 @runtime_checkable

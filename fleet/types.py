@@ -120,15 +120,20 @@ class Budget:
 
 @dataclass(frozen=True)
 class Cost:
+    """Tokens and dollars; ``cache_saved_usd`` is what prompt caching saved against sending the
+    same input uncached (cache reads at a tenth of the price, less the premium of cache writes)."""
+
     input_tokens: int = 0
     output_tokens: int = 0
     usd: float = 0.0
+    cache_saved_usd: float = 0.0
 
     def __add__(self, other: Cost) -> Cost:
         return Cost(
             self.input_tokens + other.input_tokens,
             self.output_tokens + other.output_tokens,
             self.usd + other.usd,
+            self.cache_saved_usd + other.cache_saved_usd,
         )
 
     @property
@@ -146,6 +151,7 @@ class StopReason(enum.StrEnum):
     BUDGET_DAY = "budget_day"
     KILLED = "killed"
     FORMAT_ERRORS = "format_errors"
+    REFUSED = "refused"
     ERROR = "error"
 
 

@@ -2,20 +2,25 @@
 
 The API key is read from the orchestrator's environment (``ANTHROPIC_API_KEY`` by default)
 and never leaves this process: tools run in sandboxes with their own, explicit environment.
-Rate limits (429), overload (529), 5xx and timeouts are retried with exponential backoff and
-jitter, honouring ``retry-after``; the SDK's own retries are off so that every wait is ours and
-recorded in ``retries``.
+Rate limits (429), overload (529), 5xx and timeouts are retried with the one backoff of
+:mod:`fleet.backoff`, honouring ``retry-after``; the SDK's own retries are off so that every
+wait is that policy's and recorded in ``retries``. Every request carries ``cache_control`` on
+the system prompt, the tools and the first user turn (:mod:`fleet.agents._context`).
+
+The model is chosen by ``resolve_model``: the CLI's ``--model``, else the campaign's ``model:``,
+else ``$FLEET_MODEL``, else ``DEFAULT_MODEL`` (a current Sonnet).
 """
 
 from __future__ import annotations
 
 import os
-import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from fleet.agents._context import cache_breakpoints
+from fleet.backoff import backoff_s
 from fleet.errors import ConfigError, FleetError
 from fleet.types import Cost
 
@@ -34,6 +39,15 @@ PRICES: dict[str, tuple[float, float]] = {
     "claude-fake": (3.0, 15.0),
 }
 DEFAULT_PRICE = (3.0, 15.0)
+CACHE_WRITE, CACHE_READ = 1.25, 0.1  # of the input price (5-minute cache)
+
+
+def resolve_model(cli: str | None = None, campaign: str | None = None,
+                  environ: dict[str, str] | None = None) -> str:
+    """The model to use: ``cli`` (``--model``), the campaign's ``model:``, ``$FLEET_MODEL``,
+    or ``DEFAULT_MODEL``."""
+    env = os.environ if environ is None else environ
+    return cli or campaign or env.get("FLEET_MODEL") or DEFAULT_MODEL
 
 
 class ModelUnavailable(FleetError):
@@ -45,12 +59,15 @@ def usage_cost(model: str, usage: dict[str, Any]) -> Cost:
     """The cost of one response from the ``usage`` the API reported."""
     matches = [p for p in PRICES if model.startswith(p)]
     price_in, price_out = PRICES[max(matches, key=len)] if matches else DEFAULT_PRICE
-    tokens_in = int(usage.get("input_tokens") or 0)
-    tokens_in += int(usage.get("cache_creation_input_tokens") or 0)
+    plain = int(usage.get("input_tokens") or 0)
+    written = int(usage.get("cache_creation_input_tokens") or 0)
     cache_read = int(usage.get("cache_read_input_tokens") or 0)
     tokens_out = int(usage.get("output_tokens") or 0)
-    usd = (tokens_in * price_in + cache_read * price_in * 0.1 + tokens_out * price_out) / 1e6
-    return Cost(tokens_in + cache_read, tokens_out, usd)
+    usd = (plain * price_in + written * price_in * CACHE_WRITE + cache_read * price_in * CACHE_READ
+           + tokens_out * price_out) / 1e6
+    saved = (cache_read * price_in * (1 - CACHE_READ) - written * price_in * (CACHE_WRITE - 1)
+             ) / 1e6
+    return Cost(plain + written + cache_read, tokens_out, usd, saved)
 
 
 @dataclass
@@ -69,6 +86,7 @@ class AnthropicModel:
     backoff_base_s: float = 1.0
     backoff_max_s: float = 60.0
     sleep: Callable[[float], None] = time.sleep
+    prompt_caching: bool = True
     retries: list[dict[str, Any]] = field(default_factory=list)
     name: str = field(default="", init=False)
 
@@ -102,14 +120,18 @@ class AnthropicModel:
         max_tokens: int,
     ) -> dict[str, Any]:
         sdk = self._anthropic
+        system_arg: Any = system
+        if self.prompt_caching:
+            system_arg, messages, tools = cache_breakpoints(system, messages, tools)
+        extra: dict[str, Any] = {"tools": tools} if tools else {}
         for attempt in range(self.max_retries + 1):
             try:
                 response = self._client.messages.create(
                     model=self.model,
-                    system=system,
+                    system=system_arg,
                     messages=messages,  # type: ignore[arg-type]
-                    tools=tools,  # type: ignore[arg-type]
                     max_tokens=max_tokens,
+                    **extra,
                 )
                 return dict(response.model_dump(mode="json", exclude_none=True))
             except sdk.APIStatusError as exc:
@@ -137,5 +159,4 @@ class AnthropicModel:
                         return min(float(value) * scale, self.backoff_max_s)
                     except ValueError:
                         pass
-        base = min(self.backoff_base_s * 2**attempt, self.backoff_max_s)
-        return float(base * (0.5 + random.random() / 2))
+        return backoff_s(attempt, self.backoff_base_s, self.backoff_max_s, "equal")

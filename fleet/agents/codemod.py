@@ -21,7 +21,7 @@ from fleet.campaigns.codemods import apply_codemod
 from fleet.campaigns.spec import Campaign
 from fleet.errors import GitError
 from fleet.forge.worktree import workspace_diff
-from fleet.protocols import Ledger
+from fleet.protocols import Ledger, StepCallback
 from fleet.types import (
     AgentOutcome,
     AgentStep,
@@ -132,10 +132,12 @@ class CodemodAgent:
                                actor=self.name)
 
     def run(
-        self, unit: WorkUnit, workspace: Workspace, sandbox: Sandbox | None, budget: Budget
+        self, unit: WorkUnit, workspace: Workspace, sandbox: Sandbox | None, budget: Budget,
+        on_step: StepCallback | None = None,
     ) -> AgentOutcome:
         """Apply the codemod to the unit's spans; ``sandbox`` is never used (no commands run),
-        so ``None`` is accepted where no backend is available."""
+        so ``None`` is accepted where no backend is available. ``on_step`` gets each file's step
+        with the worktree's diff after it."""
         started = time.monotonic()
         codemod = self.campaign.fix.codemod
         if codemod is None:
@@ -152,6 +154,11 @@ class CodemodAgent:
                 stop = StopReason.BUDGET_TOOL_CALLS
                 break
             steps.append(self._apply(unit, workspace, codemod, params, path, len(steps)))
+            if on_step is not None:
+                try:
+                    on_step(steps[-1], workspace_diff(workspace))
+                except GitError as exc:
+                    return self._finish(unit, "", steps, StopReason.ERROR, str(exc))
         try:
             patch = workspace_diff(workspace)
         except GitError as exc:

@@ -13,24 +13,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Protocol
 
+from fleet.protocols import Controls
 from fleet.types import Budget, Cost, StopReason
 
-
-class Controls(Protocol):
-    """The part of the store's controls the guard uses (``fleet.store`` implements it)."""
-
-    def engaged(self) -> bool: ...
-
-    def spend(
-        self,
-        scope: str,
-        amount_usd: float,
-        tokens: int,
-        limit_usd: float | None,
-        limit_tokens: int | None,
-    ) -> bool: ...
+__all__ = ["BudgetGuard", "Controls", "DayBudget"]
 
 
 @dataclass(frozen=True)

@@ -249,7 +249,23 @@ def _by_query(graph: SymbolGraph, sources: Sources, matcher: Matcher) -> Iterato
                     yield _Hit(matcher.rule, matcher.message, symbol.id, path, node)
 
 
-def match(graph: SymbolGraph, matcher: Matcher, sources: Sources) -> Iterator[_Hit]:
+def _by_diagnostics(graph: SymbolGraph, sources: Sources, matcher: Matcher,
+                    campaign: Campaign) -> Iterator[_Hit]:
+    from fleet.campaigns._diagnostics import run_diagnostics
+
+    for code, message, path, start, end in run_diagnostics(graph, campaign, matcher):
+        node = None if _excluded(matcher, path) else sources.node(path, start, end)
+        symbol = graph.enclosing(path, start)
+        if node is not None and symbol is not None:
+            yield _Hit(code, message or matcher.message, symbol.id, path, node)
+
+
+def match(graph: SymbolGraph, matcher: Matcher, sources: Sources,
+          campaign: Campaign | None = None) -> Iterator[_Hit]:
+    if matcher.kind == "diagnostics":
+        if campaign is None:
+            raise ConfigError(f"{matcher.rule}: a diagnostics matcher needs its campaign")
+        return _by_diagnostics(graph, sources, matcher, campaign)
     if matcher.kind == "query":
         return _by_query(graph, sources, matcher)
     return _by_refs(graph, sources, matcher)
@@ -262,7 +278,7 @@ def find_findings(
     sources = sources or Sources(Path(graph.root))
     hits: dict[tuple[str, str, int, int], _Hit] = {}
     for matcher in campaign.matchers:
-        for hit in match(graph, matcher, sources):
+        for hit in match(graph, matcher, sources, campaign):
             hits.setdefault((hit.rule, hit.path, hit.node.start_byte, hit.node.end_byte), hit)
     ordered = sorted(hits.values(), key=lambda h: (h.path, h.node.start_byte, h.rule))
     seen: dict[tuple[str, str, str], int] = {}

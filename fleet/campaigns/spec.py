@@ -32,16 +32,23 @@ __all__ = [
     "Fix",
     "Matcher",
     "PlanSettings",
+    "Tool",
     "builtin_campaigns",
     "load_campaign",
     "parse_campaign",
 ]
 
 BUILTIN_DIR = Path(__file__).parent / "builtin"
-MATCHER_KINDS = ("call", "import", "attribute", "query")
+MATCHER_KINDS = ("call", "import", "attribute", "query", "diagnostics")
 # GATES (the gate names a campaign may list) is fleet.verify's: one source of truth.
 _RENAMED_GATES = {"tests": "impacted_tests", "reviewer": "review"}
-TOOLS = ("read_symbol", "replace_symbol", "search_graph", "run_command", "run_tests")
+# The agent's tool names (fleet.agents._tools.TOOL_SPECS): one vocabulary; ``finish`` is always
+# offered. The names campaigns used before are refused with the new name as a hint.
+TOOLS = ("read_symbol", "replace_symbol", "search_symbols", "run", "run_tests")
+_RENAMED_TOOLS = {"search_graph": "search_symbols", "run_command": "run"}
+_PIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9_,-]+\])?==[A-Za-z0-9.+!*-]+$")
+_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+FILES = "{files}"
 _WHERE_KEYS = ("without_keyword", "max_positional", "min_positional", "exclude", "models")
 _CRON_FIELD = re.compile(r"^(\*|\d+(-\d+)?)(/\d+)?(,(\*|\d+(-\d+)?)(/\d+)?)*$")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -62,16 +69,31 @@ class Matcher:
 
 @dataclass(frozen=True)
 class Fix:
+    """How a unit is fixed: a libcst ``codemod`` (with ``params``), or a ``command`` (an argv run
+    in the unit's sandbox over the unit's files, ``{files}`` standing for them; exit codes in
+    ``exit_codes`` count as success, ``timeout_s`` bounds it), and/or an agent ``prompt``."""
+
     codemod: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
     prompt: str | None = None
+    command: tuple[str, ...] = ()
+    exit_codes: tuple[int, ...] = (0,)
+    timeout_s: float = 600.0
+
+
+@dataclass(frozen=True)
+class Tool:
+    """Where a campaign's command-line tools come from: ``pip`` pins (``name==version``)
+    installed from PyPI into a tool environment shared read-only into the sandbox; none = the
+    target's own environment (``$FLEET_TEST_PYTHON``'s bin) or the fleet's."""
+
+    pip: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class Autonomy:
     mode: str = "review_required"  # review_required | self_merge
     max_parallel_agents: int = 4
-    check_in_every: int = 10  # units between check-ins with a human
 
 
 @dataclass(frozen=True)
@@ -102,12 +124,17 @@ class Campaign:
     autonomy: Autonomy = field(default_factory=Autonomy)
     schedule: str | None = None
     plan: PlanSettings = field(default_factory=PlanSettings)
+    tool: Tool = field(default_factory=Tool)
+    model: str | None = None
     source: str = "<string>"
 
     @property
     def edits_imports(self) -> bool:
         """True when the fix's codemod declares that it edits module-level imports
-        (``EDITS_IMPORTS``): its units then write-lease ``path::<module>`` of their files."""
+        (``EDITS_IMPORTS``), or the fix is a command (a command-line fixer may add or drop
+        imports): its units then write-lease ``path::<module>`` of their files."""
+        if self.fix.command:
+            return True
         if self.fix.codemod is None:
             return False
         from fleet.campaigns.codemods import CODEMODS
@@ -196,7 +223,7 @@ def parse_campaign(text: str, filename: str = "<string>") -> Campaign:
     if not isinstance(top, dict):
         raise r.error("", "a campaign file must be a mapping")
     r.known(top, "", ("name", "description", "matchers", "fix", "tools", "gates", "budgets",
-                      "autonomy", "schedule", "plan"))
+                      "autonomy", "schedule", "plan", "tool", "model"))
     name = r.get(top, "", "name", str)
     if not _NAME.match(name):
         raise r.error("name", "must be lowercase letters, digits and dashes")
@@ -205,7 +232,9 @@ def parse_campaign(text: str, filename: str = "<string>") -> Campaign:
     tools = tuple(r.get(top, "", "tools", list, []))
     for i, tool in enumerate(tools):
         if tool not in TOOLS:
-            raise r.error(f"tools[{i}]", f"unknown tool {tool!r} (one of {', '.join(TOOLS)})")
+            hint = f"; did you mean {_RENAMED_TOOLS[tool]!r}?" if tool in _RENAMED_TOOLS else ""
+            raise r.error(f"tools[{i}]",
+                          f"unknown tool {tool!r} (one of {', '.join(TOOLS)}){hint}")
     gates = tuple(r.get(top, "", "gates", list, list(Campaign.gates)))
     for i, gate in enumerate(gates):
         if gate not in GATES:
@@ -218,6 +247,13 @@ def parse_campaign(text: str, filename: str = "<string>") -> Campaign:
         fields = schedule.split()
         if len(fields) != 5 or not all(_CRON_FIELD.match(f) for f in fields):
             raise r.error("schedule", f"not a 5-field cron expression: {schedule!r}")
+    plan = _plan(r, r.get(top, "", "plan", dict, {}))
+    if fix.command and plan.coupled not in ("file", "file+tests", "all"):
+        raise r.error("plan.coupled", "a fix.command rewrites whole files: must be one of file, "
+                      "file+tests, all")
+    model = r.get(top, "", "model", str, None)
+    if model is not None and not model.strip():
+        raise r.error("model", "must be a model name, e.g. claude-sonnet-4-6")
     return Campaign(
         name=name,
         description=r.get(top, "", "description", str),
@@ -229,7 +265,9 @@ def parse_campaign(text: str, filename: str = "<string>") -> Campaign:
         daily_budget_usd=daily,
         autonomy=_autonomy(r, r.get(top, "", "autonomy", dict, {})),
         schedule=schedule,
-        plan=_plan(r, r.get(top, "", "plan", dict, {})),
+        plan=plan,
+        tool=_tool(r, r.get(top, "", "tool", dict, {})),
+        model=model,
         source=filename,
     )
 
@@ -246,10 +284,14 @@ def _matchers(r: _Reader, items: list[Any]) -> tuple[Matcher, ...]:
         kinds = [k for k in MATCHER_KINDS if k in item]
         if len(kinds) != 1:
             raise r.error(path, f"needs exactly one of {', '.join(MATCHER_KINDS)}")
-        raw = r.get(item, path, kinds[0], (str, list))
-        targets = (raw,) if isinstance(raw, str) else tuple(raw)
-        if not targets or not all(isinstance(t, str) and t.strip() for t in targets):
-            raise r.error(f"{path}.{kinds[0]}", "must be a non-empty string or list of strings")
+        if kinds[0] == "diagnostics":
+            targets = _argv(r, item, f"{path}.diagnostics")
+        else:
+            raw = r.get(item, path, kinds[0], (str, list))
+            targets = (raw,) if isinstance(raw, str) else tuple(raw)
+            if not targets or not all(isinstance(t, str) and t.strip() for t in targets):
+                raise r.error(f"{path}.{kinds[0]}",
+                              "must be a non-empty string or list of strings")
         where = r.get(item, path, "where", dict, {})
         r.known(where, f"{path}.where", _WHERE_KEYS)
         rule = r.get(item, path, "rule", str)
@@ -260,18 +302,59 @@ def _matchers(r: _Reader, items: list[Any]) -> tuple[Matcher, ...]:
     return tuple(out)
 
 
+def _argv(r: _Reader, obj: dict[str, Any], path: str) -> tuple[str, ...]:
+    """A command as an argv list of non-empty strings; ``{files}`` the only placeholder, as a
+    whole element."""
+    parent, _, key = path.rpartition(".")
+    raw = r.get(obj, parent, key, list)
+    if not raw:
+        raise r.error(path, "must be a non-empty list of strings (an argv)")
+    for i, arg in enumerate(raw):
+        if not isinstance(arg, str) or not arg.strip():
+            raise r.error(f"{path}[{i}]", "must be a non-empty string")
+        for name in _PLACEHOLDER.findall(arg):
+            if f"{{{name}}}" != FILES or arg != FILES:
+                raise r.error(f"{path}[{i}]", f"unknown placeholder {{{name}}} in {arg!r} "
+                              f"(only {FILES}, as a whole argument)")
+    return tuple(raw)
+
+
+def _tool(r: _Reader, obj: dict[str, Any]) -> Tool:
+    r.known(obj, "tool", ("pip",))
+    pins = r.get(obj, "tool", "pip", list, [])
+    for i, pin in enumerate(pins):
+        if not isinstance(pin, str) or not _PIN.match(pin):
+            raise r.error(f"tool.pip[{i}]", f"must be a pinned requirement name==version, "
+                          f"not {pin!r}")
+    return Tool(tuple(pins))
+
+
 def _fix(r: _Reader, obj: dict[str, Any]) -> Fix:
-    r.known(obj, "fix", ("codemod", "params", "prompt"))
+    r.known(obj, "fix", ("codemod", "params", "prompt", "command", "exit_codes", "timeout_s"))
     codemod = r.get(obj, "fix", "codemod", str, None)
     prompt = r.get(obj, "fix", "prompt", str, None)
-    if codemod is None and prompt is None:
-        raise r.error("fix", "needs a codemod, an agent prompt, or both")
+    command = _argv(r, obj, "fix.command") if obj.get("command") is not None else ()
+    if codemod is None and prompt is None and not command:
+        raise r.error("fix", "needs a codemod, an agent prompt, or both; or a command-line "
+                      "fixer (fix.command)")
+    if codemod is not None and command:
+        raise r.error("fix.command", "a fix has a codemod or a command, not both")
+    codes = r.get(obj, "fix", "exit_codes", list, [0])
+    if not codes or not all(isinstance(c, int) and not isinstance(c, bool) for c in codes):
+        raise r.error("fix.exit_codes", "must be a non-empty list of integers")
+    timeout = r.get(obj, "fix", "timeout_s", (int, float), Fix.timeout_s)
+    if timeout <= 0:
+        raise r.error("fix.timeout_s", "must be positive")
+    if command:
+        return Fix(None, dict(r.get(obj, "fix", "params", dict, {})), prompt, command,
+                   tuple(codes), float(timeout))
     if codemod is not None:
         from fleet.campaigns.codemods import CODEMODS
 
         if codemod not in CODEMODS:
             raise r.error("fix.codemod", f"unknown codemod {codemod!r} ({', '.join(CODEMODS)})")
-    return Fix(codemod, dict(r.get(obj, "fix", "params", dict, {})), prompt)
+    return Fix(codemod, dict(r.get(obj, "fix", "params", dict, {})), prompt,
+               exit_codes=tuple(codes), timeout_s=float(timeout))
 
 
 def _budgets(r: _Reader, obj: dict[str, Any]) -> tuple[Budget, float | None]:
@@ -289,16 +372,18 @@ def _budgets(r: _Reader, obj: dict[str, Any]) -> tuple[Budget, float | None]:
 
 
 def _autonomy(r: _Reader, obj: dict[str, Any]) -> Autonomy:
-    r.known(obj, "autonomy", ("mode", "max_parallel_agents", "check_in_every"))
+    if "check_in_every" in obj:
+        raise r.error("autonomy.check_in_every", "removed: nothing ever checked in with a human "
+                      "on that cadence; use mode: review_required (every change waits for a "
+                      "reviewer) or self_merge")
+    r.known(obj, "autonomy", ("mode", "max_parallel_agents"))
     mode = r.get(obj, "autonomy", "mode", str, Autonomy.mode)
     if mode not in ("review_required", "self_merge"):
         raise r.error("autonomy.mode", "must be one of review_required, self_merge")
     parallel = r.get(obj, "autonomy", "max_parallel_agents", int, Autonomy.max_parallel_agents)
-    every = r.get(obj, "autonomy", "check_in_every", int, Autonomy.check_in_every)
-    for key, value in (("max_parallel_agents", parallel), ("check_in_every", every)):
-        if value < 1:
-            raise r.error(f"autonomy.{key}", "must be at least 1")
-    return Autonomy(mode, parallel, every)
+    if parallel < 1:
+        raise r.error("autonomy.max_parallel_agents", "must be at least 1")
+    return Autonomy(mode, parallel)
 
 
 def _plan(r: _Reader, obj: dict[str, Any]) -> PlanSettings:

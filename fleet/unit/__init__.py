@@ -8,6 +8,7 @@ units; ``UnitEnv`` wires the store's leases and ledger, the agent, the sandbox, 
 (``record_planned``, ``load_units``, ``latest_results``, ``requeue``).
 """
 
+from fleet.protocols import Gates, Workspaces
 from fleet.unit._records import (
     TERMINAL,
     UNIT_FINISHED,
@@ -27,9 +28,7 @@ from fleet.unit._records import (
     untouched_findings,
 )
 from fleet.unit._run import (
-    Gates,
     UnitEnv,
-    Workspaces,
     commit_workspace,
     lease_requests,
     repo_untouched,

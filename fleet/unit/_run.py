@@ -13,21 +13,21 @@ Failure semantics:
 
 from __future__ import annotations
 
+import inspect
 import os
-import random
-import re
 import subprocess
 import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, is_dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from fleet.agents.rollback import step_recorder
+from fleet.backoff import backoff_s as jittered_backoff
 from fleet.errors import FleetError, GitError
-from fleet.protocols import Agent, LeaseStore, Ledger
+from fleet.protocols import Agent, Gates, LeaseStore, Ledger, Workspaces
 from fleet.types import (
     Acquired,
     AgentOutcome,
@@ -35,7 +35,6 @@ from fleet.types import (
     Cost,
     LeaseRequest,
     StopReason,
-    Verdict,
     Workspace,
     WorkUnit,
 )
@@ -50,26 +49,6 @@ GIT_IDENTITY = {
     "GIT_COMMITTER_NAME": "fleet",
     "GIT_COMMITTER_EMAIL": "fleet@fleet.invalid",
 }
-
-
-class Workspaces(Protocol):
-    """Creates and removes unit worktrees (``fleet.forge.worktree`` behind an adapter)."""
-
-    def create(self, unit: WorkUnit) -> Workspace:
-        """A fresh worktree on branch ``fleet/<campaign>/<unit>`` at ``unit.base_commit``."""
-        ...
-
-    def remove(self, workspace: Workspace, keep_branch: bool) -> None:
-        """Remove the worktree and scratch dir; delete the branch unless ``keep_branch``."""
-        ...
-
-
-class Gates(Protocol):
-    """Runs every gate of the unit's campaign on the agent's patch; one verdict per gate."""
-
-    def __call__(
-        self, unit: WorkUnit, workspace: Workspace, outcome: AgentOutcome, sandbox: Sandbox
-    ) -> list[Verdict]: ...
 
 
 @dataclass(frozen=True)
@@ -169,11 +148,8 @@ def _work(unit: WorkUnit, env: UnitEnv, acquired: Acquired, actor: str,
     keep_branch = False
     try:
         t0 = time.perf_counter()
-        agent, recorded = _with_step_recorder(env.agent, env.ledger, unit)
-        outcome = _run_agent(agent, unit, workspace, env)
+        outcome = _run_agent(env.agent, unit, workspace, env)
         agent_s = time.perf_counter() - t0
-        if not recorded:
-            _record_steps(env.ledger, unit, outcome)
         common = replace(base, grants=acquired.grants, cost=outcome.cost, patch=outcome.patch,
                          stop_reason=str(outcome.stop_reason), agent_s=agent_s,
                          branch=workspace.branch)
@@ -208,8 +184,14 @@ def _run_agent(agent: Agent, unit: WorkUnit, workspace: Workspace, env: UnitEnv)
     """The agent's outcome; an exception that is not a FleetError (a bug in the agent, a file it
     could not decode) ends only this unit, as ``agent_failed`` naming the exception, never the
     batch. The worktree is removed by the caller, so the repository stays untouched."""
+    recorder = step_recorder(env.ledger, unit.key, unit.campaign, unit.base_commit)
     try:
-        return agent.run(unit, workspace, env.sandbox, env.budget)
+        if _takes_on_step(agent):
+            return agent.run(unit, workspace, env.sandbox, env.budget, on_step=recorder)
+        outcome = agent.run(unit, workspace, env.sandbox, env.budget)
+        if outcome.steps:  # after the fact: only the last step's diff is known
+            recorder(outcome.steps[-1], outcome.patch)
+        return outcome
     except FleetError:
         raise
     except Exception as exc:
@@ -217,48 +199,14 @@ def _run_agent(agent: Agent, unit: WorkUnit, workspace: Workspace, env: UnitEnv)
                             detail=f"agent raised {type(exc).__name__}: {exc}"[:2000])
 
 
-_NO_ON_STEP = object()
-
-
-def _with_step_recorder(agent: Agent, ledger: Ledger, unit: WorkUnit) -> tuple[Agent, bool]:
-    """The agent with ``on_step=step_recorder(...)`` for this unit when it takes an ``on_step``
-    callback (a per-unit copy: concurrent units never share one); ``True`` when its steps are
-    (or were already, by the caller's own callback) recorded as they happen."""
-    on_step = getattr(agent, "on_step", _NO_ON_STEP)
-    if on_step is not None:
-        return agent, on_step is not _NO_ON_STEP
-    if not is_dataclass(agent) or isinstance(agent, type):
-        return agent, False
-    recorder = step_recorder(ledger, unit.key, unit.campaign, unit.base_commit)
-    return replace(agent, on_step=recorder), True
-
-
-def _record_steps(ledger: Ledger, unit: WorkUnit, outcome: AgentOutcome) -> None:
-    """Replayable ``agent.step`` events for an agent without ``on_step`` (the codemod agent):
-    each step's diff is the final patch restricted to the files of that step and the ones before
-    it (a step names its file as ``arguments["path"]``); a step without a path gets none but the
-    last, which gets the whole patch."""
-    record = step_recorder(ledger, unit.key, unit.campaign, unit.base_commit)
-    sections = _file_sections(outcome.patch)
-    paths: set[str] = set()
-    for position, step in enumerate(outcome.steps):
-        path = step.arguments.get("path")
-        last = position == len(outcome.steps) - 1
-        if isinstance(path, str):
-            paths.add(path)
-            record(step, "".join(text for name, text in sections if name in paths))
-        elif last:
-            record(step, outcome.patch)
-
-
-def _file_sections(patch: str) -> list[tuple[str, str]]:
-    """``(path, text)`` for each ``diff --git a/<path> b/<path>`` section of a git diff."""
-    sections: list[tuple[str, str]] = []
-    for chunk in re.split(r"(?m)^(?=diff --git )", patch):
-        match = re.match(r"diff --git a/(\S+) b/(\S+)", chunk)
-        if match:
-            sections.append((match[2], chunk))
-    return sections
+def _takes_on_step(agent: Agent) -> bool:
+    """An agent written against the protocol before ``on_step`` was one of its parameters
+    (``run(unit, workspace, sandbox, budget)``) still runs; its steps are recorded after it."""
+    try:
+        params = inspect.signature(agent.run).parameters
+    except (TypeError, ValueError):
+        return True
+    return "on_step" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
 def _finish(env: UnitEnv, result: UnitResult, actor: str, started: float) -> UnitResult:
@@ -287,7 +235,7 @@ def run_units(
             result = run_unit(unit, env, worker)
             if result.status != "lease_refused" or env.killed():
                 break
-            time.sleep(backoff_s * (2**attempt) * (0.5 + random.random()))
+            time.sleep(jittered_backoff(attempt, backoff_s, 30.0, "equal"))
         if on_result is not None:
             on_result(result)
         return result

@@ -70,6 +70,16 @@ def instance_for(dagster_home: Path) -> DagsterInstance:
     return DagsterInstance.get()
 
 
+def _raised(error: Any, cls: type[BaseException]) -> bool:
+    """``error`` (Dagster's serialized error, a step's or its causes') is an instance of
+    ``cls``: the kill switch is known by its exception class, never by its message."""
+    while error is not None:
+        if error.cls_name == cls.__name__:
+            return True
+        error = error.cause
+    return False
+
+
 def _execute(defs: Definitions, job: str, instance: DagsterInstance,
              tags: dict[str, str] | None = None,
              selection: Sequence[AssetKey] | None = None) -> None:
@@ -85,7 +95,7 @@ def _execute(defs: Definitions, job: str, instance: DagsterInstance,
             f"{e.step_key}: {e.step_failure_data.error.message.strip()[:600]}"  # type: ignore[union-attr]
             for e in failures
         )
-        if "KillSwitchEngaged" in detail or "kill switch" in detail:
+        if any(_raised(e.step_failure_data.error, KillSwitchEngaged) for e in failures):
             raise KillSwitchEngaged(detail)
         raise RunFailed(f"run of {job} failed: {detail or 'see the Dagster UI'}")
 

@@ -22,7 +22,7 @@ fix:
 tools: [read_symbol, run_tests]
 gates: [applies, parses, impacted_tests, review]
 budgets: {max_tokens: 1000, max_cost_usd: 0.5, daily_usd: 10}
-autonomy: {mode: self_merge, max_parallel_agents: 3, check_in_every: 2}
+autonomy: {mode: self_merge, max_parallel_agents: 3}
 schedule: "*/15 3 * * 1-5"
 plan: {granularity: symbol, max_unit_symbols: 4, coupled: connected}
 """
@@ -30,12 +30,19 @@ plan: {granularity: symbol, max_unit_symbols: 4, coupled: connected}
 
 def test_every_builtin_campaign_loads() -> None:
     names = set(builtin_campaigns())
-    assert names == {"unittest-aliases", "datetime-utcnow", "yaml-safe-load", "retire-api",
-                     "pydantic-v2"}
+    codemods = {"unittest-aliases", "datetime-utcnow", "yaml-safe-load", "retire-api",
+                "pydantic-v2"}
+    commands = {"ruff-up": "ruff", "django-upgrade": "django-upgrade",
+                "pydantic-v2-bump": "bump-pydantic"}
+    assert names == codemods | set(commands)
     for name in names:
         campaign = load_campaign(name)
         assert campaign.name == name
-        assert campaign.fix.codemod == name
+        if name in codemods:
+            assert campaign.fix.codemod == name
+        else:  # a real fixer from PyPI, pinned
+            assert commands[name] in " ".join(campaign.fix.command)
+            assert any(p.startswith(f"{commands[name]}==") for p in campaign.tool.pip)
         assert campaign.matchers and campaign.schedule
     retire = load_campaign("retire-api")
     assert retire.fix.params["old"] == "billing.legacy.charge"
@@ -48,8 +55,7 @@ def test_full_spec_parses_every_section() -> None:
     assert c.fix.prompt == "move callers to pkg.new" and c.fix.params["new"] == "pkg.new"
     assert c.budget.max_tokens == 1000 and c.budget.max_cost_usd == 0.5
     assert c.daily_budget_usd == 10.0
-    assert (c.autonomy.mode, c.autonomy.max_parallel_agents, c.autonomy.check_in_every) == (
-        "self_merge", 3, 2)
+    assert (c.autonomy.mode, c.autonomy.max_parallel_agents) == ("self_merge", 3)
     assert (c.plan.granularity, c.plan.max_unit_symbols, c.plan.coupled) == (
         "symbol", 4, "connected")
     assert c.tools == ("read_symbol", "run_tests") and c.source == "demo.yaml"
@@ -74,7 +80,9 @@ def test_gate_names_are_the_verify_gates() -> None:
 def test_import_editing_codemods_are_declared() -> None:
     edits = {name: load_campaign(name).edits_imports for name in builtin_campaigns()}
     assert edits == {"unittest-aliases": False, "datetime-utcnow": True, "yaml-safe-load": True,
-                     "retire-api": True, "pydantic-v2": True}
+                     "retire-api": True, "pydantic-v2": True,
+                     # a command-line fixer may add or drop imports: it always leases <module>
+                     "ruff-up": True, "django-upgrade": True, "pydantic-v2-bump": True}
     assert load_campaign("pydantic-v2").plan.coupled == "all"
 
 
