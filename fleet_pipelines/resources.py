@@ -23,6 +23,7 @@ from dagster import ConfigurableResource
 
 from fleet.agents.anthropic_model import DEFAULT_MODEL
 from fleet.errors import ConfigError
+from fleet.home import default_home, store_key
 from fleet.protocols import Agent, Forge, LeaseStore, Ledger
 from fleet.store import Store, open_store
 
@@ -47,11 +48,28 @@ def checked_out_branch(repo: Path) -> str | None:
     return "" if done.returncode == 1 else None  # git exits 1 for a detached HEAD, 128 else
 
 
+def remote_head_branch(repo: Path) -> str:
+    """The branch ``origin``'s HEAD names (``refs/remotes/origin/HEAD`` -> ``origin/master``:
+    ``master``) when ``repo`` has it as a local branch, else ``""``."""
+    done = subprocess.run(["git", "symbolic-ref", "--quiet", "--short",
+                           "refs/remotes/origin/HEAD"], cwd=repo, capture_output=True, text=True,
+                          check=False)
+    name = done.stdout.strip().partition("/")[2] if done.returncode == 0 else ""
+    if not name:
+        return ""
+    local = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"refs/heads/{name}"],
+                           cwd=repo, capture_output=True, check=False)
+    return name if local.returncode == 0 else ""
+
+
 def default_base_branch(repo: Path) -> str:
     """The base branch when ``FLEET_BASE_BRANCH`` is not set: the repository's checked-out
-    branch; ``main`` when HEAD is detached (with a warning saying so) or ``repo`` is no git
-    repository (the steps that need the branch then fail naming the repository)."""
+    branch; when HEAD is detached, the branch ``origin``'s HEAD names; else ``main`` (with a
+    warning saying so), also when ``repo`` is no git repository (the steps that need the branch
+    then fail naming the repository)."""
     branch = checked_out_branch(repo)
+    if branch == "":
+        branch = remote_head_branch(repo)
     if branch == "":
         log.warning("FLEET_BASE_BRANCH is not set and HEAD of %s is detached: using %r", repo,
                     FALLBACK_BASE_BRANCH)
@@ -89,7 +107,7 @@ class FleetSettings:
         ``fleet sweep`` / ``fleet demo`` saved, so ``make ui`` shows that repository), then the
         embedded defaults."""
         env = dict(os.environ if environ is None else environ)
-        home = env.get("FLEET_HOME", ".fleet")
+        home = env.get("FLEET_HOME") or str(default_home(env.get("FLEET_REPO", ".")))
         saved = Path(home) / SETTINGS_FILE
         if saved.is_file():
             try:
@@ -147,7 +165,9 @@ class FleetSettings:
         path.parent.mkdir(parents=True, exist_ok=True)
         env = self.env()
         del env["FLEET_HOME"]
-        path.write_text(json.dumps(env, indent=1, sort_keys=True) + "\n")
+        tmp = path.with_name(f".{SETTINGS_FILE}.{os.getpid()}")  # readers never see half a file
+        tmp.write_text(json.dumps(env, indent=1, sort_keys=True) + "\n")
+        os.replace(tmp, path)
         return path
 
 
@@ -164,12 +184,17 @@ def _open_store(url: str) -> Store:
 
 
 class StoreResource(ConfigurableResource):
-    """The fleet store (``sqlite:///path`` or a PostgreSQL DSN)."""
+    """The fleet store (``sqlite:///path`` or a PostgreSQL DSN), seen as the repository ``repo``'s
+    (its store key, ``fleet.home.store_key``: findings and ledger events are that repository's,
+    see ``fleet.store.repo_scope``; ``""``: unscoped)."""
 
     url: str
+    repo: str = ""
 
     def store(self) -> Store:
-        return _open_store(self.url)
+        from fleet.store.repo_scope import scoped_store
+
+        return scoped_store(_open_store(self.url), self.repo)
 
     def leases(self) -> LeaseStore:
         return self.store().leases
@@ -259,7 +284,8 @@ class RepoResource(ConfigurableResource):
 def build_resources(settings: FleetSettings) -> dict[str, Any]:
     """The resource dict of ``Definitions`` for ``settings``."""
     return {
-        "store": StoreResource(url=settings.store_url),
+        "store": StoreResource(url=settings.store_url,
+                               repo=store_key(settings.home, settings.repo)),
         "sandbox": SandboxResource(backend=settings.sandbox),
         "agent": AgentResource(kind=settings.agent),
         "forge": ForgeResource(kind=settings.forge, base_branch=settings.base_branch,

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from fleet.errors import GitError
+from fleet.home import HOME_DIR
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
@@ -24,11 +25,14 @@ def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
 
 def checkout_matches(root: Path, base: str) -> bool:
     """True when ``root``'s files are exactly ``base``: HEAD is ``base`` and ``git status``
-    shows no change and no untracked (not ignored) file."""
+    shows no change and no untracked (not ignored) file. The fleet's own state directory
+    (``root/.fleet``, the default, see ``fleet.home``) is not the repository's content, even
+    where ``.git/info/exclude`` does not list it yet."""
     head = _git(root, "rev-parse", "HEAD")
     if head.returncode != 0 or head.stdout.decode().strip() != base:
         return False
-    status = _git(root, "status", "--porcelain", "-z", "--untracked-files=normal")
+    status = _git(root, "status", "--porcelain", "-z", "--untracked-files=normal", "--",
+                  ".", f":(exclude,top){HOME_DIR}")
     return status.returncode == 0 and not status.stdout
 
 

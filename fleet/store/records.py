@@ -1,5 +1,5 @@
-"""Small record tables other stages keep in the store: campaign findings (by fingerprint, with a
-triage status and the filed issue) and change records of the local git forge."""
+"""Small record tables other stages keep in the store: campaign findings (by repository and
+fingerprint, with a triage status and the filed issue) and change records of the local git forge."""
 
 from __future__ import annotations
 
@@ -37,14 +37,36 @@ def _finding(row: Row) -> FindingRecord:
 
 
 class SqlFindings:
-    """Findings by fingerprint. ``upsert`` of a fingerprint never seen gives ``new``; seen again,
-    ``known``; seen again after ``fixed``, ``new`` (a regression); ``suppressed`` stays."""
+    """Findings of one repository by fingerprint. ``upsert`` of a fingerprint never seen gives
+    ``new``; seen again, ``known``; seen again after ``fixed``, ``new`` (a regression);
+    ``suppressed`` stays.
 
-    def __init__(self, db: Database) -> None:
+    ``repo`` is the repository's store key (``fleet.home.repository_key``): every read and write
+    is of that repository's rows only, so a store shared by many repositories never mixes them
+    and a sweep marks only its own repository's findings fixed. ``""`` names no repository:
+    ``list`` and ``get`` then read every repository's rows (an operator's view of the whole
+    store), while every write touches only the rows of no repository (a store from before
+    findings had one). :meth:`for_repo` gives the view of a repository."""
+
+    def __init__(self, db: Database, repo: str = "") -> None:
         self.db = db
+        self.repo = repo
+
+    def for_repo(self, repo: str) -> SqlFindings:
+        """The findings of the repository ``repo`` in the same database."""
+        return SqlFindings(self.db, repo)
+
+    def adopt_unowned(self) -> int:
+        """Give the rows written before findings had a repository to this one (for a store that
+        only ever served it: the SQLite file in its state directory). Returns how many."""
+        if not self.repo:
+            return 0
+        with self.db.write() as tx:
+            return tx.run("finding_adopt", {"repo": self.repo})
 
     def upsert(self, finding: Finding) -> FindingRecord:
-        params = {**asdict(finding), "data": json.dumps(asdict(finding)), "now": self.db.now()}
+        params = {**asdict(finding), "data": json.dumps(asdict(finding)), "now": self.db.now(),
+                  "repo": self.repo}
         with self.db.write() as tx:
             if tx.run("finding_seen", params) == 0:
                 tx.run("finding_insert", params)
@@ -57,20 +79,22 @@ class SqlFindings:
 
     def get(self, fingerprint: str) -> FindingRecord | None:
         with self.db.read() as tx:
-            row = tx.one("finding_get", {"fingerprint": fingerprint})
+            row = tx.one("finding_get", {"fingerprint": fingerprint, "repo": self.repo})
         return None if row is None else _finding(row)
 
     def set_status(self, fingerprint: str, status: FindingStatus) -> bool:
         if status not in FINDING_STATUSES:
             raise ValueError(f"finding status must be one of {FINDING_STATUSES}, not {status!r}")
         with self.db.write() as tx:
-            return tx.run("finding_set_status", {"fingerprint": fingerprint, "status": status}) == 1
+            return tx.run("finding_set_status", {"fingerprint": fingerprint, "status": status,
+                                                 "repo": self.repo}) == 1
 
     def set_issue(self, fingerprint: str, issue_ref: str) -> bool:
         """Record the filed issue (e.g. ``github:owner/repo#12``) so it is filed only once."""
         with self.db.write() as tx:
             return (
-                tx.run("finding_set_issue", {"fingerprint": fingerprint, "issue_ref": issue_ref})
+                tx.run("finding_set_issue", {"fingerprint": fingerprint, "issue_ref": issue_ref,
+                                             "repo": self.repo})
                 == 1
             )
 
@@ -80,15 +104,18 @@ class SqlFindings:
         with self.db.read() as tx:
             return [
                 _finding(r)
-                for r in tx.all("finding_list", {"campaign": campaign, "status": status})
+                for r in tx.all("finding_list", {"campaign": campaign, "status": status,
+                                                 "repo": self.repo})
             ]
 
     def mark_fixed(self, campaign: str, seen: Sequence[str]) -> int:
-        """After a full sweep of ``campaign``: every open finding not in ``seen`` is ``fixed``."""
+        """After a full sweep of ``campaign`` over this repository: every open finding of this
+        repository not in ``seen`` is ``fixed`` (never another repository's)."""
         with self.db.write() as tx:
             return tx.run(
                 "finding_mark_fixed",
                 {
+                    "repo": self.repo,
                     "campaign": campaign,
                     "seen": self.db.list_param(list(seen)),
                     "now": self.db.now(),

@@ -19,6 +19,8 @@ from dagster._core.storage.tags import (
 )
 
 from assets import SYMBOL_GRAPH, CampaignAssets, pending_units
+from fleet.home import store_key
+from fleet.locks import hold
 from assets._fleet import graph_dir
 from assets._modules import asset_key_parts, load_summary
 from fleet.errors import FleetError, KillSwitchEngaged
@@ -61,13 +63,34 @@ class SweepReport:
     dagster_home: str
 
 
-def instance_for(dagster_home: Path) -> DagsterInstance:
+INSTANCE_LOCK = ".fleet-instance.lock"
+
+
+def instance_for(dagster_home: Path,
+                 prepare: Callable[[Path], object] | None = None) -> DagsterInstance:
+    """The Dagster instance at ``dagster_home``, created (``prepare`` writes its
+    ``dagster.yaml``) and its storages migrated under one lock: Dagster's SQLite storages
+    create their tables and stamp their alembic revision when first opened, and two processes
+    doing that at once leave two heads or fail on ``alembic_version``'s unique key."""
+    from fleet.locks import hold
+
     dagster_home.mkdir(parents=True, exist_ok=True)
-    config = dagster_home / "dagster.yaml"
-    if not config.exists():
-        config.write_text("telemetry:\n  enabled: false\n")
-    os.environ["DAGSTER_HOME"] = str(dagster_home)
-    return DagsterInstance.get()
+    with hold(dagster_home / INSTANCE_LOCK, f"creating the Dagster instance {dagster_home}"):
+        if prepare is not None:
+            prepare(dagster_home)
+        config = dagster_home / "dagster.yaml"
+        if not config.exists():
+            config.write_text("telemetry:\n  enabled: false\n")
+        os.environ["DAGSTER_HOME"] = str(dagster_home)
+        instance = DagsterInstance.get()
+        try:  # every storage's tables now, while the lock is held (some open lazily)
+            instance.get_runs(limit=1)
+            instance.get_dynamic_partitions("fleet-instance-check")
+            instance.all_instigator_state()
+        except BaseException:
+            instance.dispose()
+            raise
+    return instance
 
 
 def _raised(error: Any, cls: type[BaseException]) -> bool:
@@ -103,22 +126,29 @@ def _execute(defs: Definitions, job: str, instance: DagsterInstance,
 def sweep(settings: FleetSettings, instance: DagsterInstance, say: Say = print) -> SweepReport:
     """Run every campaign of ``settings`` over ``settings.repo`` end to end."""
     started = time.perf_counter()
-    store = StoreResource(url=settings.store_url)
+    home = Path(settings.home)
+    store = StoreResource(url=settings.store_url, repo=store_key(home, settings.repo))
+    if settings.store_url == f"sqlite:///{home.resolve() / 'fleet.db'}":
+        store.store().findings.adopt_unowned()  # this repository's own store, from before
     if store.killed():
         raise KillSwitchEngaged("kill switch engaged: `fleet stop --off` to resume")
     runs = 0
     say("indexing the repository")
-    graphs = graph_dir(Path(settings.home))
-    old = (load_summary(graphs) or {}).get("modules", {})
-    _execute(build_definitions(settings), index_job_name(), instance, selection=[SYMBOL_GRAPH])
-    runs += 1
-    new = (load_summary(graphs) or {}).get("modules", {})
-    defs = build_definitions(settings)  # with the code module assets of the new index
-    changed = [AssetKey(asset_key_parts(m)) for m, info in sorted(new.items())
-               if old.get(m) != info]
-    if changed:  # only the modules whose content or imports changed materialize again
-        say(f"{len(changed)} code module asset(s) changed")
-        _execute(defs, index_job_name(), instance, selection=changed)
+    graphs = graph_dir(home)
+    # one index at a time per state directory: the graph snapshot and the base-tree export are
+    # written in place (a second sweep then finds the index done and re-indexes nothing)
+    with hold(home / "locks" / "index.lock", f"indexing {settings.repo}"):
+        old = (load_summary(graphs) or {}).get("modules", {})
+        new = (load_summary(graphs) or {}).get("modules", {})
+        defs = build_definitions(settings)  # with the code module assets of the new index
+        changed = [AssetKey(asset_key_parts(m)) for m, info in sorted(new.items())
+                   if old.get(m) != info]
+        if changed:  # only the modules whose content or imports changed materialize again
+            say(f"{len(changed)} code module asset(s) changed")
+            _execute(defs, index_job_name(), instance, selection=changed)
+            runs += 1
+        _execute(build_definitions(settings), index_job_name(), instance,
+                 selection=[SYMBOL_GRAPH])
         runs += 1
     reports = []
     for c in sorted(build_campaigns(settings), key=lambda c: not _self_merges(c.campaign)):

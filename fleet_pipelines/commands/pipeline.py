@@ -1,8 +1,12 @@
 """``fleet sweep``, ``fleet demo`` and ``fleet stop``: the pipeline from the command line.
 
-Every sweep goes through a real Dagster instance (``$DAGSTER_HOME``, default ``.fleet/dagster``,
-SQLite), so its runs, assets and checks are in the UI (``make ui``). Dagster is imported inside
-the command functions only.
+The state directory is ``--home``, else ``$FLEET_HOME``, else the repository's own
+``REPO/.fleet`` (``fleet.home``); a state directory that belongs to another repository is refused
+in one line. Every sweep goes through a real Dagster instance (``$DAGSTER_HOME``, default
+``<home>/dagster``, SQLite), so its runs, assets and checks are in the UI (``make ui``). Any number
+of fleet processes may share a repository and its state directory: the Dagster instance is
+created under a lock, the index runs under a lock, and a campaign that another sweep is sweeping
+there is refused in one line (exit 3). Dagster is imported inside the command functions only.
 """
 
 from __future__ import annotations
@@ -10,6 +14,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -47,16 +53,62 @@ def prepare_demo_repo(target: Path) -> Path:
     return target
 
 
+HomeOption = Annotated[Path | None, typer.Option(
+    help="the fleet's state directory (default: $FLEET_HOME, else REPO/.fleet)")]
+BUSY_EXIT = 3  # another sweep holds the campaign on this state directory
+
+
+def resolve_home(home: Path | None, repo: Path | None = None) -> Path:
+    """``--home``, else ``$FLEET_HOME``, else the state directory of the repository ``repo``
+    (default: the one the current directory is in) — ``REPO/.fleet``, see ``fleet.home``."""
+    from fleet.home import default_home
+
+    if home is not None:
+        return home.absolute()
+    if os.environ.get("FLEET_HOME"):
+        return Path(os.environ["FLEET_HOME"]).absolute()
+    return default_home(repo)
+
+
 def _settings(repo: Path, home: Path, campaigns: list[str] | None, agents: int, sandbox: str,
               forge: str, agent: str) -> FleetSettings:
-    from fleet_pipelines.resources import FleetSettings
+    from fleet_pipelines.resources import FleetSettings, default_base_branch
 
     env = {**os.environ, "FLEET_HOME": str(home.resolve()), "FLEET_REPO": str(repo.resolve()),
            "FLEET_AGENTS": str(agents), "FLEET_SANDBOX": sandbox, "FLEET_FORGE": forge,
            "FLEET_AGENT": agent}
+    if not os.environ.get("FLEET_BASE_BRANCH"):  # the repository's, not what a sweep saved
+        env["FLEET_BASE_BRANCH"] = default_base_branch(repo.resolve())
     if campaigns:
         env["FLEET_CAMPAIGNS"] = ",".join(campaigns)
     return FleetSettings.from_env(env)
+
+
+def _lock_name(campaign: str) -> str:
+    import hashlib
+    import re
+
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(campaign).stem)[:40]
+    return f"sweep-{stem}-{hashlib.sha256(campaign.encode()).hexdigest()[:8]}.lock"
+
+
+@contextmanager
+def campaign_locks(home: Path, campaigns: Sequence[str]) -> Iterator[str | None]:
+    """Hold the sweep lock of every campaign on the state directory ``home`` for the block;
+    yields ``None`` when all are taken, else the one-line refusal naming the campaign and the
+    process sweeping it (and holds none)."""
+    from fleet.locks import try_lock
+
+    with ExitStack() as stack:
+        for campaign in sorted(set(campaigns)):
+            held = stack.enter_context(try_lock(home / "locks" / _lock_name(campaign),
+                                                f"fleet sweep -c {campaign}"))
+            if held is not None:
+                stack.close()
+                yield (f"campaign {campaign} is already being swept on the state directory "
+                       f"{home} (process {held.holder}): wait for it to finish, then sweep again")
+                return
+        yield None
 
 
 _CHOICES = {"agent": ("codemod", "claude"), "forge": ("local", "github")}
@@ -133,8 +185,7 @@ def _run(settings: FleetSettings, dagster_home: Path) -> SweepReport:
 
     console = Console(stderr=True)
     settings.save()
-    ensure_instance_config(dagster_home.resolve())
-    with instance_for(dagster_home.resolve()) as instance, console.status(
+    with instance_for(dagster_home.resolve(), ensure_instance_config) as instance, console.status(
         "sweeping", spinner="dots"
     ) as status:
 
@@ -209,24 +260,35 @@ def register(app: typer.Typer) -> None:
         sandbox: Annotated[str, typer.Option(help="auto|microvm|gvisor|bwrap|local")] = "auto",
         forge: Annotated[str, typer.Option(help="local|github")] = "local",
         agent: Annotated[str, typer.Option(help="codemod|claude")] = "codemod",
-        home: Annotated[Path, typer.Option(help="the fleet's state directory")] = Path(".fleet"),
+        home: HomeOption = None,
         test_python: Annotated[Path | None, typer.Option(
             "--test-python", help="the target's own interpreter (its venv, with pytest) for "
             "its tests; default $FLEET_TEST_PYTHON, else the fleet's")] = None,
     ) -> None:
-        """Index REPO, plan the campaign, run the agents, verify, integrate and hand over."""
-        from fleet.errors import FleetError
+        """Index REPO, plan the campaign, run the agents, verify, integrate and hand over.
 
+        The state directory is --home, else $FLEET_HOME, else REPO/.fleet (kept out of git
+        through .git/info/exclude); one that belongs to another repository is refused (exit 2).
+        A campaign another sweep is sweeping on the same state directory is refused (exit 3)."""
+        from fleet.errors import FleetError
+        from fleet.home import claim_home
+
+        home = resolve_home(home, repo)
         dagster_home = Path(os.environ.get("DAGSTER_HOME") or home / "dagster")
         if test_python is not None:  # read by the gates and the integration (inherited by runs)
             os.environ["FLEET_TEST_PYTHON"] = str(test_python.absolute())
         try:
             settings = _settings(repo, home, campaign, agents, sandbox, forge, agent)
             preflight(settings)
+            claim_home(home, repo)
         except FleetError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from exc
-        print_report(_run(settings, dagster_home), settings)
+        with campaign_locks(home, settings.campaigns) as busy:
+            if busy is not None:
+                typer.echo(f"error: {busy}", err=True)
+                raise typer.Exit(BUSY_EXIT)
+            print_report(_run(settings, dagster_home), settings)
 
     @app.command("demo")
     def demo_cmd(
@@ -236,40 +298,47 @@ def register(app: typer.Typer) -> None:
         fresh: Annotated[bool, typer.Option(help="start over from a new copy")] = False,
     ) -> None:
         """Sweep the built-in campaigns over a copy of examples/acme-monorepo (.fleet/demo/)."""
-        if fresh and home.exists():
-            shutil.rmtree(home)
+        from fleet.errors import FleetError
+        from fleet.home import claim_home
         from fleet_pipelines.resources import builtin_campaign_names
 
-        from fleet.errors import FleetError
-
+        if fresh and home.exists():
+            shutil.rmtree(home)
         repo = prepare_demo_repo(home / "demo" / "acme-monorepo")
         settings = _settings(repo, home, list(builtin_campaign_names()), agents, sandbox,
                              "local", "codemod")
         try:
             check_sandbox(sandbox)
+            claim_home(home, repo)
         except FleetError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from exc
         dagster_home = Path(os.environ.get("DAGSTER_HOME") or home / "dagster")
-        print_report(_run(settings, dagster_home), settings)
+        with campaign_locks(home, settings.campaigns) as busy:
+            if busy is not None:
+                typer.echo(f"error: {busy}", err=True)
+                raise typer.Exit(BUSY_EXIT)
+            print_report(_run(settings, dagster_home), settings)
 
     @app.command("stop")
     def stop_cmd(
         reason: Annotated[str, typer.Option(help="why (recorded)")] = "fleet stop",
         off: Annotated[bool, typer.Option("--off", help="release the kill switch")] = False,
-        home: Annotated[Path, typer.Option(help="the fleet's state directory")] = Path(".fleet"),
+        home: HomeOption = None,
         store: StoreOption = None,
         create: Annotated[bool, typer.Option(
             "--create", help="engage even if the store does not exist yet (creates it)")] = False,
     ) -> None:
         """The kill switch: every agent loop, step and sensor stops at its next check.
 
-        The store is --store, else $FLEET_STORE_URL, else <home>/fleet.db; a store that does not
-        exist there is an error (exit 2) unless --create: a switch engaged in a fresh store that
-        no fleet reads stops nothing."""
+        The store is --store, else $FLEET_STORE_URL, else <home>/fleet.db (home: --home, else
+        $FLEET_HOME, else the .fleet of the repository the current directory is in); a store
+        that does not exist there is an error (exit 2) unless --create: a switch engaged in a
+        fresh store that no fleet reads stops nothing."""
         from fleet.errors import ConfigError
         from fleet_pipelines.resources import FleetSettings
 
+        home = resolve_home(home)
         url = store
         if not url:
             try:

@@ -1,6 +1,7 @@
 """``fleet serve``, ``fleet token``, ``fleet memory`` and ``fleet ledger``: the coordinator API and
-the store. The store URL is ``--store``, else ``$FLEET_STORE_URL``, else
-``sqlite:///<cwd>/.fleet/fleet.db``."""
+the store. The store URL is ``--store``, else ``$FLEET_STORE_URL``, else ``fleet.db`` in the state
+directory: ``$FLEET_HOME``, else the ``.fleet`` of the repository (``fleet serve --repo``, or
+the one the current directory is in; ``./.fleet`` outside any), see ``fleet.home``."""
 
 from __future__ import annotations
 
@@ -15,6 +16,19 @@ if TYPE_CHECKING:
     from fleet.api import Launcher
     from fleet.store import Store
 
+def default_store_url(repo: Path | None = None) -> str:
+    """``$FLEET_STORE_URL``, else ``fleet.db`` in ``$FLEET_HOME``, else in the state directory
+    of the repository ``repo`` (default: the one the current directory is in)."""
+    import os
+
+    from fleet.home import default_home
+
+    if os.environ.get("FLEET_STORE_URL"):
+        return os.environ["FLEET_STORE_URL"]
+    home = Path(os.environ.get("FLEET_HOME") or default_home(repo))
+    return f"sqlite:///{home.resolve() / 'fleet.db'}"
+
+
 def store_url_option(value: str | None) -> str | None:
     """``--store``: a URL as given, or a path to a SQLite file (``.fleet/fleet.db``, the path the
     help names as the default) made ``sqlite:////abs/path``."""
@@ -26,7 +40,8 @@ def store_url_option(value: str | None) -> str | None:
 StoreOption = Annotated[
     str | None,
     typer.Option("--store", callback=store_url_option,
-                 help="Store URL or SQLite file (default: $FLEET_STORE_URL or .fleet/fleet.db)."),
+                 help="Store URL or SQLite file (default: $FLEET_STORE_URL, else fleet.db in "
+                      "$FLEET_HOME, else in the repository's .fleet)."),
 ]
 
 token_app = typer.Typer(name="token", help="API tokens of the coordinator.", no_args_is_help=True)
@@ -35,11 +50,11 @@ ledger_app = typer.Typer(name="ledger", help="The append-only ledger.", no_args_
 
 
 def _open(url: str | None, *, existing: bool = False) -> Store:
-    """The store at ``url`` (default: ``default_store_url()``). ``existing`` (the commands that
-    only read or remove): a SQLite file that does not exist is an error (exit 2), not a fresh
-    empty store created wherever the command happened to run."""
+    """The store at ``url`` (default: :func:`default_store_url`). ``existing`` (the commands
+    that only read or remove): a SQLite file that does not exist is an error (exit 2), not a
+    fresh empty store created wherever the command happened to run."""
     from fleet.errors import FleetError
-    from fleet.store import default_store_url, open_store
+    from fleet.store import open_store
 
     url = url or default_store_url()
     if existing and url.startswith("sqlite:///") and not Path(url[len("sqlite:///") :]).is_file():
@@ -88,13 +103,12 @@ def serve(
 ) -> None:
     """Serve the coordinator HTTP API (leases, jobs) with uvicorn (help: ``_SERVE_HELP``)."""
     from fleet.api import serve as run
-    from fleet.store import default_store_url
 
     if repo is not None and not repo.is_dir():
         typer.echo(f"error: --repo {repo}: no such directory", err=True)
         raise typer.Exit(2)
     if no_launch:
-        url = store or default_store_url()
+        url = store or default_store_url(repo)
         root = (repo or Path()).resolve()
         launcher = None
     else:
@@ -112,6 +126,7 @@ def _launching(store: str | None, repo: Path | None) -> tuple[str, Path, Launche
     import os
 
     from fleet.errors import FleetError
+    from fleet.home import claim_home, repo_root
     from fleet_pipelines.resources import FleetSettings
 
     try:  # importing the definitions module builds ``defs`` from the environment, too
@@ -119,7 +134,12 @@ def _launching(store: str | None, repo: Path | None) -> tuple[str, Path, Launche
         from fleet_pipelines.definitions import build_campaigns, build_definitions
         from fleet_pipelines.jobs import DagsterJobLauncher
 
-        settings = FleetSettings.from_env()
+        env = dict(os.environ)
+        if repo is not None:  # its own state directory, unless FLEET_HOME says otherwise
+            env["FLEET_REPO"] = str(repo.resolve())
+        settings = FleetSettings.from_env(env)
+        if repo_root(settings.repo) is not None:  # lease paths may name a plain directory
+            claim_home(Path(settings.home), settings.repo)
         if store:
             settings = dataclasses.replace(settings, store_url=store)
         if repo is not None:

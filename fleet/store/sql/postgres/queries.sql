@@ -206,37 +206,48 @@ LIMIT %(limit)s;
 
 -- ---------------------------------------------------------------- findings
 -- name: finding_get
-SELECT * FROM findings WHERE fingerprint = %(fingerprint)s;
+-- '' (no repository named): any repository's row, an unowned one first
+SELECT * FROM findings WHERE (%(repo)s = '' OR repo = %(repo)s) AND fingerprint = %(fingerprint)s
+ORDER BY repo <> %(repo)s, repo LIMIT 1;
 
 -- name: finding_insert
-INSERT INTO findings (fingerprint, campaign, rule, symbol, path, line, status, issue_ref, data,
-                      first_seen, last_seen)
-VALUES (%(fingerprint)s, %(campaign)s, %(rule)s, %(symbol)s, %(path)s, %(line)s, 'new', NULL,
-        %(data)s, %(now)s, %(now)s);
+INSERT INTO findings (repo, fingerprint, campaign, rule, symbol, path, line, status, issue_ref,
+                      data, first_seen, last_seen)
+VALUES (%(repo)s, %(fingerprint)s, %(campaign)s, %(rule)s, %(symbol)s, %(path)s, %(line)s,
+        'new', NULL, %(data)s, %(now)s, %(now)s);
 
 -- name: finding_seen
 UPDATE findings SET
     status = CASE WHEN status = 'suppressed' THEN 'suppressed'
                   WHEN status = 'fixed' THEN 'new' ELSE 'known' END,
     symbol = %(symbol)s, path = %(path)s, line = %(line)s, data = %(data)s, last_seen = %(now)s
-WHERE fingerprint = %(fingerprint)s;
+WHERE repo = %(repo)s AND fingerprint = %(fingerprint)s;
 
 -- name: finding_set_status
-UPDATE findings SET status = %(status)s WHERE fingerprint = %(fingerprint)s;
+UPDATE findings SET status = %(status)s
+WHERE repo = %(repo)s AND fingerprint = %(fingerprint)s;
 
 -- name: finding_set_issue
-UPDATE findings SET issue_ref = %(issue_ref)s WHERE fingerprint = %(fingerprint)s;
+UPDATE findings SET issue_ref = %(issue_ref)s
+WHERE repo = %(repo)s AND fingerprint = %(fingerprint)s;
 
 -- name: finding_list
+-- '' (no repository named): every repository's findings
 SELECT * FROM findings
-WHERE (%(campaign)s::text IS NULL OR campaign = %(campaign)s::text)
+WHERE (%(repo)s = '' OR repo = %(repo)s) AND (%(campaign)s::text IS NULL OR campaign = %(campaign)s::text)
   AND (%(status)s::text IS NULL OR status = %(status)s::text)
-ORDER BY campaign, path, line, fingerprint;
+ORDER BY campaign, path, line, fingerprint, repo;
 
 -- name: finding_mark_fixed
 UPDATE findings SET status = 'fixed', last_seen = %(now)s
-WHERE campaign = %(campaign)s AND status IN ('new', 'known')
+WHERE repo = %(repo)s AND campaign = %(campaign)s AND status IN ('new', 'known')
   AND fingerprint <> ALL (%(seen)s::text[]);
+
+-- name: finding_adopt
+-- Rows from before findings had a repository ('') become this repository's (a fingerprint
+-- it already has keeps its own row).
+UPDATE findings SET repo = %(repo)s
+WHERE repo = '' AND fingerprint NOT IN (SELECT fingerprint FROM findings WHERE repo = %(repo)s);
 
 -- ---------------------------------------------------------------- changes
 -- name: change_upsert

@@ -380,7 +380,7 @@ CREATE TABLE artifact_refs (
 CREATE INDEX artifact_refs_campaign_unit ON artifact_refs (campaign, unit);
 
 CREATE TABLE findings (
-    fingerprint text PRIMARY KEY,
+    fingerprint text NOT NULL,
     campaign text NOT NULL,
     rule text NOT NULL,
     symbol text NOT NULL,
@@ -390,9 +390,11 @@ CREATE TABLE findings (
     issue_ref text,
     data text NOT NULL,
     first_seen double precision NOT NULL,
-    last_seen double precision NOT NULL
+    last_seen double precision NOT NULL,
+    repo text NOT NULL DEFAULT '',
+    PRIMARY KEY (repo, fingerprint)
 );
-CREATE INDEX findings_campaign_status ON findings (campaign, status);
+CREATE INDEX findings_campaign_status ON findings (repo, campaign, status);
 
 CREATE TABLE changes (
     number bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

@@ -191,35 +191,48 @@ LIMIT :limit;
 
 -- ---------------------------------------------------------------- findings
 -- name: finding_get
-SELECT * FROM findings WHERE fingerprint = :fingerprint;
+-- '' (no repository named): any repository's row, an unowned one first
+SELECT * FROM findings WHERE (:repo = '' OR repo = :repo) AND fingerprint = :fingerprint
+ORDER BY repo <> :repo, repo LIMIT 1;
 
 -- name: finding_insert
-INSERT INTO findings (fingerprint, campaign, rule, symbol, path, line, status, issue_ref, data,
-                      first_seen, last_seen)
-VALUES (:fingerprint, :campaign, :rule, :symbol, :path, :line, 'new', NULL, :data, :now, :now);
+INSERT INTO findings (repo, fingerprint, campaign, rule, symbol, path, line, status, issue_ref,
+                      data, first_seen, last_seen)
+VALUES (:repo, :fingerprint, :campaign, :rule, :symbol, :path, :line, 'new', NULL, :data, :now,
+        :now);
 
 -- name: finding_seen
 UPDATE findings SET
     status = CASE WHEN status = 'suppressed' THEN 'suppressed'
                   WHEN status = 'fixed' THEN 'new' ELSE 'known' END,
     symbol = :symbol, path = :path, line = :line, data = :data, last_seen = :now
-WHERE fingerprint = :fingerprint;
+WHERE repo = :repo AND fingerprint = :fingerprint;
 
 -- name: finding_set_status
-UPDATE findings SET status = :status WHERE fingerprint = :fingerprint;
+UPDATE findings SET status = :status
+WHERE repo = :repo AND fingerprint = :fingerprint;
 
 -- name: finding_set_issue
-UPDATE findings SET issue_ref = :issue_ref WHERE fingerprint = :fingerprint;
+UPDATE findings SET issue_ref = :issue_ref
+WHERE repo = :repo AND fingerprint = :fingerprint;
 
 -- name: finding_list
+-- '' (no repository named): every repository's findings
 SELECT * FROM findings
-WHERE (:campaign IS NULL OR campaign = :campaign) AND (:status IS NULL OR status = :status)
-ORDER BY campaign, path, line, fingerprint;
+WHERE (:repo = '' OR repo = :repo) AND (:campaign IS NULL OR campaign = :campaign)
+  AND (:status IS NULL OR status = :status)
+ORDER BY campaign, path, line, fingerprint, repo;
 
 -- name: finding_mark_fixed
 UPDATE findings SET status = 'fixed', last_seen = :now
-WHERE campaign = :campaign AND status IN ('new', 'known')
+WHERE repo = :repo AND campaign = :campaign AND status IN ('new', 'known')
   AND fingerprint NOT IN (SELECT value FROM json_each(:seen));
+
+-- name: finding_adopt
+-- Rows from before findings had a repository ('') become this repository's (a fingerprint
+-- it already has keeps its own row).
+UPDATE findings SET repo = :repo
+WHERE repo = '' AND fingerprint NOT IN (SELECT fingerprint FROM findings WHERE repo = :repo);
 
 -- ---------------------------------------------------------------- changes
 -- name: change_upsert

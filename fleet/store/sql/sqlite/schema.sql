@@ -112,7 +112,8 @@ CREATE TABLE artifact_refs (
 CREATE INDEX artifact_refs_campaign_unit ON artifact_refs (campaign, unit);
 
 CREATE TABLE findings (
-    fingerprint TEXT PRIMARY KEY,
+    repo TEXT NOT NULL DEFAULT '',
+    fingerprint TEXT NOT NULL,
     campaign TEXT NOT NULL,
     rule TEXT NOT NULL,
     symbol TEXT NOT NULL,
@@ -122,9 +123,10 @@ CREATE TABLE findings (
     issue_ref TEXT,
     data TEXT NOT NULL,
     first_seen REAL NOT NULL,
-    last_seen REAL NOT NULL
+    last_seen REAL NOT NULL,
+    PRIMARY KEY (repo, fingerprint)
 );
-CREATE INDEX findings_campaign_status ON findings (campaign, status);
+CREATE INDEX findings_campaign_status ON findings (repo, campaign, status);
 
 CREATE TABLE changes (
     number INTEGER PRIMARY KEY AUTOINCREMENT,
