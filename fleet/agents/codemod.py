@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from libcst.codemod import TransformFailure, TransformSkip, TransformSuccess
 
-from fleet.campaigns.codemods import apply_codemod
+from fleet.campaigns.codemods import apply_codemod, target_params
 from fleet.campaigns.spec import Campaign
 from fleet.errors import GitError
 from fleet.forge.worktree import workspace_diff
@@ -143,7 +143,8 @@ class CodemodAgent:
         if codemod is None:
             return self._finish(unit, "", [], StopReason.NOTHING_TO_DO,
                                 f"campaign {self.campaign.name} has no codemod")
-        params = derived_params(codemod, self.campaign.fix.params, self.graph)
+        params = {**target_params(codemod, workspace.path),
+                  **derived_params(codemod, self.campaign.fix.params, self.graph)}
         steps: list[AgentStep] = []
         stop = StopReason.FINISHED
         for path in self._paths(unit):

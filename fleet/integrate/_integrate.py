@@ -246,7 +246,7 @@ def _new_failures(run: SuiteRun, base_run: SuiteRun | None) -> list[str]:
         return []
     if base_run is None or base_run.passed or base_run.outcomes is None or run.outcomes is None:
         return ["the test suite fails"]
-    from fleet.verify.dynamic import compare_runs
+    from fleet.verify.evidence import compare_runs
     from fleet.verify.execution import PytestRun
 
     return compare_runs(PytestRun(outcomes=dict(base_run.outcomes), reported=True),

@@ -20,16 +20,20 @@ UNIT_FINISHED = "unit.finished"
 UNIT_REQUEUED = "unit.requeued"
 
 UnitStatus = Literal[
-    "verified", "rejected", "agent_failed", "lease_refused", "killed", "semantic_conflict"
+    "verified", "partial", "rejected", "agent_failed", "lease_refused", "killed",
+    "semantic_conflict",
 ]
-TERMINAL: frozenset[str] = frozenset({"verified", "rejected", "agent_failed"})
+TERMINAL: frozenset[str] = frozenset({"verified", "partial", "rejected", "agent_failed"})
 
 
 @dataclass(frozen=True)
 class UnitResult:
     """What one unit's run produced.
 
-    ``status``: ``verified`` (every gate accepted; ``commit`` is on ``branch``), ``rejected`` (a
+    ``status``: ``verified`` (every gate accepted and every finding was changed; ``commit`` is
+    on ``branch``), ``partial`` (every gate accepted the patch, but the agent left findings as
+    they were: their fingerprints are ``left``, they stay open, the unit is not counted as
+    verified and its patch is not integrated; ``commit`` keeps the work), ``rejected`` (a
     gate said no: ``rejected_by`` names it), ``agent_failed`` (no patch; the repo is untouched),
     ``lease_refused`` (leases not acquired by the deadline: requeue after backoff), ``killed``
     (kill switch). ``grants`` keep the fencing tokens that integration checks.
@@ -52,6 +56,7 @@ class UnitResult:
     agent_s: float = 0.0
     gates_s: float = 0.0
     paths: tuple[str, ...] = ()
+    left: tuple[str, ...] = ()
 
     @property
     def rejected_by(self) -> str | None:
@@ -111,6 +116,7 @@ def result_from_dict(d: dict[str, Any]) -> UnitResult:
         agent_s=float(d.get("agent_s", 0.0)),
         gates_s=float(d.get("gates_s", 0.0)),
         paths=tuple(d.get("paths", ())),
+        left=tuple(d.get("left", ())),
     )
 
 
@@ -182,3 +188,17 @@ def untouched_findings(patch: str, findings: Iterable[Finding]) -> list[Finding]
         if not removed.get(f.path, set()).intersection(lines):
             out.append(f)
     return out
+
+
+def settle(unit: WorkUnit, patch: str) -> tuple[UnitStatus, str, tuple[str, ...]]:
+    """The status of a unit whose every gate accepted ``patch``: ``verified``, or ``partial``
+    when the patch leaves some of the unit's findings as they were (an agent that answered "no
+    change" for them) - with a detail naming them and their fingerprints, which stay open."""
+    left = untouched_findings(patch, unit.findings)
+    if not left:
+        return "verified", "", ()
+    shown = ", ".join(f"{f.path}:{f.line} {f.rule}" for f in left[:5])
+    more = f" and {len(left) - 5} more" if len(left) > 5 else ""
+    detail = (f"{len(left)} of {len(unit.findings)} finding(s) left unfixed (still open, not "
+              f"verified): {shown}{more}")
+    return "partial", detail, tuple(f.fingerprint for f in left)

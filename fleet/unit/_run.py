@@ -38,7 +38,7 @@ from fleet.types import (
     Workspace,
     WorkUnit,
 )
-from fleet.unit._records import UnitResult, record_result
+from fleet.unit._records import UnitResult, record_result, settle
 
 if TYPE_CHECKING:
     from sandbox import Sandbox
@@ -170,8 +170,9 @@ def _work(unit: WorkUnit, env: UnitEnv, acquired: Acquired, actor: str,
         if verdicts and all(v.passed for v in verdicts):
             commit = commit_workspace(workspace, f"fleet({unit.campaign}): unit {unit.key}")
             keep_branch = True
-            return replace(common, status="verified", commit=commit, verdicts=verdicts,
-                           gates_s=gates_s)
+            status, detail, left = settle(unit, outcome.patch)  # partial: findings left
+            return replace(common, status=status, commit=commit, verdicts=verdicts,
+                           gates_s=gates_s, detail=detail, left=left)
         failed = next((v for v in verdicts if not v.passed), None)
         detail = f"{failed.gate}: {failed.evidence[:500]}" if failed else "no gate ran"
         return replace(common, status="rejected", verdicts=verdicts, gates_s=gates_s,

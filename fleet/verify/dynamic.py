@@ -1,184 +1,20 @@
-"""The gates that run code in the sandbox: impacted tests before/after, test-first for bug-fix
-campaigns, and the type check where the target configures mypy."""
+"""The gates that run code in the sandbox besides the impacted tests (:mod:`.impacted`):
+test-first for bug-fix campaigns, and the type check where the target configures mypy."""
 
 from __future__ import annotations
 
 import re
 import sys
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from fleet.types import Verdict
 from fleet.verify._patch import FilePatch, Trees, apply_patch, read
-from fleet.verify.execution import PytestRun, run, run_pytest, target_python
+from fleet.verify.execution import PytestRun, run, run_pytest
 from fleet.verify.gates import is_test_path
 from fleet.verify.integrity import collect_tests
 from sandbox import Sandbox
-
-_BAD = ("failed", "error")
-# The base commit's test outcomes, per (repo, commit, targets, backend): every patch on one base
-# shares them (the corpus, a wave of units), so the "before" run happens once per target set.
-_BASE_RUNS: dict[tuple[str, str, tuple[str, ...], str], PytestRun] = {}
-
-
-def _dotted_names(path: str) -> set[str]:
-    parts = path[: -len(".py")].split("/") if path.endswith(".py") else path.split("/")
-    if parts[-1] == "__init__":
-        parts = parts[:-1]
-    return {".".join(parts[i:]) for i in range(len(parts)) if parts[i:]}
-
-
-def impacted_tests(
-    tree: Path, touched: Iterable[str], files: Iterable[FilePatch], graph: Any = None
-) -> tuple[list[str], str]:
-    """Test files that reach a touched symbol, and how they were found.
-
-    The files of ``graph.tests_reaching`` (with a ``SymbolGraph``) plus the test files that
-    import a touched module or name a touched symbol. Test files the patch touches are always
-    in. An empty list means: run the whole suite (nothing was found, so nothing is excused).
-    """
-    touched = sorted(set(touched))
-    chosen = {f.path for f in files if f.path.endswith(".py") and is_test_path(f.path)}
-    how = "imports and names"
-    if graph is not None and hasattr(graph, "tests_reaching"):
-        known = [s for s in touched if s in getattr(graph, "symbols", {})]
-        chosen |= {str(t).split("::", 1)[0] for t in graph.tests_reaching(known)}
-        how = "the graph, imports and names"
-    # The names pass runs with a graph too: dynamic dispatch and operators hide edges from it.
-    words: set[str] = set()
-    for sym in touched:
-        path, _, qual = sym.partition("::")
-        words |= {n for n in _dotted_names(path) if "." in n or len(n) > 3}
-        if qual and not qual.startswith("<"):
-            words.add(qual.split(".")[0])
-    pattern = re.compile(r"\b(" + "|".join(map(re.escape, sorted(words))) + r")\b")
-    for test in sorted(tree.rglob("*.py")):
-        rel = test.relative_to(tree).as_posix()
-        if rel.rsplit("/", 1)[-1] == "conftest.py" or not is_test_path(rel):
-            continue
-        if words and pattern.search(test.read_text(errors="replace")):
-            chosen.add(rel)
-    chosen = {c for c in chosen if c.endswith(".py") and c.rsplit("/", 1)[-1] != "conftest.py"}
-    return sorted(chosen), how
-
-
-def gate_impacted_tests(
-    trees: Trees,
-    sandbox: Sandbox | None,
-    touched: Iterable[str],
-    files: Sequence[FilePatch],
-    graph: Any = None,
-    timeout_s: float = 300.0,
-) -> Verdict:
-    """A test passing before and failing (or vanished, or skipped) after rejects; so does a
-    new test that fails."""
-    if sandbox is None:
-        return Verdict("impacted_tests", "unknown", "no sandbox: the tests cannot be run")
-    targets, how = impacted_tests(trees.base, touched, files, graph)
-    base_targets = [t for t in targets if (trees.base / t).is_file()]
-    key = (str(trees.repo.resolve()), trees.base_sha, tuple(base_targets),
-           f"{sandbox.name}:{target_python()}")
-    before = _BASE_RUNS.get(key) or run_pytest(sandbox, trees.base, base_targets, timeout_s)
-    if before.reported:
-        _BASE_RUNS[key] = before
-        while len(_BASE_RUNS) > 256:
-            _BASE_RUNS.pop(next(iter(_BASE_RUNS)))
-    after = run_pytest(sandbox, trees.patched,
-                       [t for t in targets if (trees.patched / t).is_file()], timeout_s)
-    scope = f"{len(targets)} test file(s) by {how}" if targets else "the whole suite"
-    details: dict[str, Any] = {"targets": targets, "selected_by": how}
-    for label, result in (("before", before), ("after", after)):
-        if not result.reported:
-            return Verdict("impacted_tests", "unknown",
-                           f"pytest gave no report {label} the patch:\n{result.tail()}", details)
-    problems = compare_runs(before, after)
-    details.update(before=_summary(before), after=_summary(after), problems=problems)
-    if problems:
-        return Verdict("impacted_tests", "reject",
-                       f"{scope}: " + "; ".join(problems) + f"\n{after.tail(15)}", details)
-    if not before.outcomes and not after.outcomes:
-        # pytest collected nothing (a repository without tests, or tests it does not find): an
-        # empty run is no evidence for the patch, so it is not an accept.
-        return Verdict(
-            "impacted_tests", "unknown",
-            f"{scope}: pytest collected no test before or after the patch: nothing checks "
-            f"the patch\n{after.tail(5)}", details,
-        )
-    reaching = _reaching(graph, touched)
-    if reaching and not any("passed" in (_outcome(before, t), _outcome(after, t))
-                            for t in reaching):
-        # The tests that exercise the patched code pass neither before nor after the patch (not
-        # collected, a missing fixture or dependency): other tests passing says nothing about
-        # it. (One that starts passing - an xfail the fix turns into XPASS - is evidence.)
-        details["reaching"] = reaching[:50]
-        return Verdict(
-            "impacted_tests", "unknown",
-            f"{scope}: none of the {len(reaching)} test(s) that reach the patched code passes, "
-            f"before or after it ({_summary(before)} before, {_summary(after)} after): nothing "
-            f"checks the patch\n{before.tail(15)}", details,
-        )
-    if before.outcomes and "passed" not in {*before.outcomes.values(), *after.outcomes.values()}:
-        # Every impacted test errors, fails or is skipped before and after the patch (a missing
-        # test dependency, a suite for another Python): a pass/fail comparison cannot tell
-        # anything about the patch, so it must not count as evidence for it.
-        return Verdict(
-            "impacted_tests", "unknown",
-            f"{scope}: no impacted test passes, before or after the patch ({_summary(before)} "
-            f"before, {_summary(after)} after): nothing checks the patch\n{before.tail(15)}",
-            details,
-        )
-    return Verdict(
-        "impacted_tests", "accept",
-        f"{scope}: {_summary(before)} before, {_summary(after)} after", details,
-    )
-
-
-def _reaching(graph: Any, touched: Iterable[str]) -> list[str]:
-    """Test functions (symbol ids) that reach a touched symbol in the graph, if there is one."""
-    if graph is None or not hasattr(graph, "tests_reaching"):
-        return []
-    known = [s for s in touched if s in getattr(graph, "symbols", {})]
-    return list(graph.tests_reaching(known)) if known else []
-
-
-def _outcome(result: PytestRun, test_id: str) -> str | None:
-    """The best outcome pytest reported for the test function ``path::Qual.name`` (any of its
-    parametrizations); ``None`` when it did not run."""
-    path, _, qual = test_id.partition("::")
-    name = qual.rsplit(".", 1)[-1]
-    found = [o for key, o in result.outcomes.items()
-             if key.partition("::")[0] == path and key.rsplit("::", 1)[-1].split("[")[0] == name]
-    return "passed" if "passed" in found else (found[0] if found else None)
-
-
-def compare_runs(before: PytestRun, after: PytestRun) -> list[str]:
-    problems = []
-    for test, outcome in sorted(before.outcomes.items()):
-        if outcome != "passed":
-            continue
-        now = after.outcomes.get(test)
-        if now in _BAD:
-            problems.append(f"{_short(test)} passed before and {now} after")
-        elif now is None:
-            problems.append(f"{_short(test)} passed before and is gone after")
-        elif now == "skipped":
-            problems.append(f"{_short(test)} passed before and is skipped after")
-    for test, outcome in sorted(after.outcomes.items()):
-        if test not in before.outcomes and outcome in _BAD:
-            problems.append(f"new test {_short(test)} {outcome}")
-    return problems
-
-
-def _short(key: str) -> str:
-    file, _, rest = key.partition("::")
-    return f"{file}::{rest.split('::')[-1]}"
-
-
-def _summary(result: PytestRun) -> str:
-    counts = Counter(result.outcomes.values())
-    return ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no tests"
 
 
 def split_patch(patch: str, keep: set[str]) -> str:

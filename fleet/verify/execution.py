@@ -5,18 +5,22 @@ integration's re-run of the tests and the CLI use it as well as the gates."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sandbox import ExecResult, Limits, Sandbox
+from sandbox import EndReason, ExecResult, Limits, Sandbox
 
 __all__ = [
     "REPORT",
     "PytestRun",
     "collect_unlisted",
+    "is_collection_key",
+    "last_error_line",
+    "parse_collection_errors",
     "parse_junit",
     "run",
     "run_pytest",
@@ -35,10 +39,11 @@ def target_python() -> str:
     return os.environ.get("FLEET_TEST_PYTHON") or sys.executable
 
 
-def sandbox_env() -> dict[str, str]:
-    """The whole environment a sandboxed command gets (never the orchestrator's secrets)."""
+def sandbox_env(python: str | None = None) -> dict[str, str]:
+    """The whole environment a sandboxed command gets (never the orchestrator's secrets), with
+    ``python``'s directory (default :func:`target_python`) first on ``PATH``."""
     return {
-        "PATH": f"{Path(target_python()).parent}:/usr/local/bin:/usr/bin:/bin",
+        "PATH": f"{Path(python or target_python()).parent}:/usr/local/bin:/usr/bin:/bin",
         "HOME": "/tmp",
         "LANG": "C.UTF-8",
         "PYTHONDONTWRITEBYTECODE": "1",
@@ -48,37 +53,99 @@ def sandbox_env() -> dict[str, str]:
 
 @dataclass
 class PytestRun:
-    """Outcome per test id (``passed`` | ``failed`` | ``error`` | ``skipped``) of one run."""
+    """Outcome per test id (``passed`` | ``failed`` | ``error`` | ``skipped``) of one run.
+
+    ``collection_errors``: test file (or directory) -> the last line of its error, for what
+    pytest could not collect (each also an ``error`` in ``outcomes``, see
+    :func:`is_collection_key`) (an import that fails, a conftest below it that raises). A run that
+    pytest aborted on a conftest before any test (``aborted_by`` = that conftest's path) or that
+    ran past its deadline (``timed_out``; ``seen`` = the failures printed until then, the hung
+    process tree killed by the sandbox) has no report."""
 
     outcomes: dict[str, str] = field(default_factory=dict)
     exit_code: int = 0
     output: str = ""
     reported: bool = False
+    collection_errors: dict[str, str] = field(default_factory=dict)
+    timed_out: bool = False
+    wall_s: float = 0.0
+    seen: list[str] = field(default_factory=list)
+    aborted_by: str | None = None
+    python: str = ""
 
     def tail(self, lines: int = 25) -> str:
         return "\n".join(self.output.strip().splitlines()[-lines:])
 
+    def why_unreported(self, timeout_s: float) -> str:
+        """One line on why there is no report: a timeout (with the failures seen), a conftest
+        that aborts pytest, or the last line pytest printed."""
+        if self.timed_out:
+            seen = f"; failures seen before: {', '.join(self.seen)}" if self.seen else ""
+            return f"timed out after {timeout_s:g} s (the process tree was killed){seen}"
+        if self.aborted_by:
+            return f"{self.aborted_by} aborts pytest: {last_error_line(self.output)}"
+        return f"pytest gave no report: {last_error_line(self.output)}"
+
+
+_SEEN = re.compile(r"^(\S+::\S+) (FAILED|ERROR)\b|^(FAILED|ERROR) (\S+::\S+)", re.M)
+_CONFTEST = re.compile(r"while loading conftest '([^']+)'")
+
+
+def last_error_line(output: str) -> str:
+    """The line that says what went wrong: the last ``E   ...`` line (pytest's exception
+    line), else the last non-empty line."""
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    errors = [ln[1:].strip() for ln in lines if ln.startswith("E ")]
+    return (errors[-1] if errors else lines[-1] if lines else "no output")[:300]
+
 
 def run_pytest(
-    sandbox: Sandbox, tree: Path, targets: Sequence[str], timeout_s: float = 300.0
+    sandbox: Sandbox, tree: Path, targets: Sequence[str], timeout_s: float = 300.0,
+    python: str | None = None,
 ) -> PytestRun:
-    """pytest on ``targets`` (paths or node ids; all when empty) in ``tree`` through ``sandbox``."""
+    """pytest on ``targets`` (paths or node ids; all when empty) in ``tree`` through ``sandbox``,
+    with ``python`` (default :func:`target_python`)."""
+    python = python or target_python()
     report = tree / REPORT
     report.unlink(missing_ok=True)
     argv = [
-        target_python(), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+        python, "-m", "pytest", "-v", "-p", "no:cacheprovider", "-p", "no:randomly",
         # one test file that cannot be imported must not hide the others' outcomes
         "--continue-on-collection-errors",
         f"--junitxml={REPORT}", "-o", "junit_family=xunit1", *targets,
     ]
-    result = collect_unlisted(run(sandbox, tree, argv, timeout_s), tree, targets,
-                              lambda named: run(sandbox, tree, [*argv, *named], timeout_s))
-    run_ = PytestRun(exit_code=result.exit_code, output=result.stdout + result.stderr)
+    result = collect_unlisted(run(sandbox, tree, argv, timeout_s, python), tree, targets,
+                              lambda named: run(sandbox, tree, [*argv, *named], timeout_s, python))
+    output = result.stdout + result.stderr
+    run_ = PytestRun(exit_code=result.exit_code, output=output, wall_s=result.wall_s,
+                     timed_out=result.reason is EndReason.TIMEOUT, python=python)
+    run_.seen = sorted({m[1] or m[4] for m in _SEEN.finditer(output)})
     if report.is_file():
-        run_.reported = True
-        run_.outcomes = parse_junit(report.read_text())
+        text = report.read_text()
         report.unlink()
+        if not run_.timed_out:
+            run_.reported = True
+            run_.outcomes = parse_junit(text)
+            run_.collection_errors = parse_collection_errors(text)
+    if not run_.reported and (m := _CONFTEST.search(output)):
+        run_.aborted_by = _relative(tree, m[1])
     return run_
+
+
+def is_collection_key(key: str, errors: dict[str, str]) -> bool:
+    """``key`` of :attr:`PytestRun.outcomes` is the ``error`` entry of a collection error."""
+    parts = key.split("::")
+    return len(parts) == 3 and parts[1] == "" and (
+        parts[0] in errors or parts[2].replace(".", "/") + ".py" in errors)
+
+
+def _relative(tree: Path, path: str) -> str:
+    """``path`` (as the sandbox saw it) relative to ``tree``: the longest suffix that exists."""
+    parts = Path(path).parts
+    for i in range(len(parts)):
+        if (tree.joinpath(*parts[i:])).exists() and parts[i] != "/":
+            return "/".join(parts[i:])
+    return path
 
 
 def collect_unlisted(result: ExecResult, tree: Path, targets: Sequence[str],
@@ -111,9 +178,11 @@ def unlisted_test_files(tree: Path) -> list[str]:
     return sorted(found)
 
 
-def run(sandbox: Sandbox, tree: Path, argv: Sequence[str], timeout_s: float) -> ExecResult:
+def run(sandbox: Sandbox, tree: Path, argv: Sequence[str], timeout_s: float,
+        python: str | None = None) -> ExecResult:
     return sandbox.run(
-        argv, cwd=tree, env=sandbox_env(), timeout=timeout_s, limits=Limits(wall_s=timeout_s)
+        argv, cwd=tree, env=sandbox_env(python), timeout=timeout_s,
+        limits=Limits(wall_s=timeout_s),
     )
 
 
@@ -133,4 +202,18 @@ def parse_junit(text: str) -> dict[str, str]:
         # a test that failed in setup and teardown appears twice: the worst outcome wins
         if out.get(key) not in ("failed", "error"):
             out[key] = outcome
+    return out
+
+
+def parse_collection_errors(text: str) -> dict[str, str]:
+    """Test file or directory -> the last line of its collection error, from a JUnit report
+    (pytest writes one ``<testcase classname="">`` with ``collection failure`` each; an older
+    pytest names the module dotted and gives no ``file``)."""
+    out: dict[str, str] = {}
+    for case in ET.fromstring(text).iter("testcase"):
+        error = case.find("error")
+        if case.get("classname") or error is None or "collection" not in error.get("message", ""):
+            continue
+        path = case.get("file") or case.get("name", "").replace(".", "/") + ".py"
+        out[path] = last_error_line(error.text or error.get("message") or "")
     return out

@@ -12,8 +12,10 @@ from typing import Any
 
 from fleet.types import Verdict, VerdictStatus
 from fleet.verify._patch import Trees, parse_patch
-from fleet.verify.dynamic import gate_impacted_tests, gate_test_first, gate_typecheck
+from fleet.verify.compat import gate_compat
+from fleet.verify.dynamic import gate_test_first, gate_typecheck
 from fleet.verify.gates import gate_applies, gate_lease_scope, gate_parses, touched_symbols
+from fleet.verify.impacted import gate_impacted_tests
 from fleet.verify.integrity import gate_test_integrity
 from fleet.verify.reviewer import OfflineReviewer, Reviewer, ReviewInput, gate_review
 from fleet.verify.security import gate_security
@@ -22,8 +24,8 @@ from sandbox import Sandbox
 log = logging.getLogger(__name__)
 
 GATES = (
-    "applies", "parses", "lease_scope", "security", "test_integrity", "impacted_tests",
-    "test_first", "typecheck", "review",
+    "applies", "parses", "lease_scope", "security", "compat", "test_integrity",
+    "impacted_tests", "test_first", "typecheck", "review",
 )
 
 
@@ -81,6 +83,8 @@ def run_gates(
             verdicts.append(gate_lease_scope(trees, files, write_set))
         if wanted("security"):
             verdicts.append(gate_security(trees, files))
+        if wanted("compat"):
+            verdicts.append(gate_compat(trees, files))
         if wanted("test_integrity"):
             verdicts.append(gate_test_integrity(trees, files))
         cheap_rejected = any(v.status == "reject" for v in verdicts)

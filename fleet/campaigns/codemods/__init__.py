@@ -8,6 +8,7 @@ code); ``spans`` restricts the rewrite to byte ranges (a unit's symbols).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from libcst.codemod import CodemodContext, TransformResult, transform_module
@@ -30,6 +31,7 @@ __all__ = [
     "ScopedCodemodCommand",
     "apply_codemod",
     "build_codemod",
+    "target_params",
 ]
 
 CODEMODS: dict[str, type[ScopedCodemodCommand]] = {
@@ -67,3 +69,14 @@ def apply_codemod(
 ) -> TransformResult:
     """Run codemod ``name`` over ``source``; ``TransformSuccess.code`` is the new source."""
     return transform_module(build_codemod(name, params, spans, path), source)
+
+
+def target_params(name: str, root: Path) -> dict[str, Any]:
+    """Parameters codemod ``name`` takes from the target repository at ``root``: the oldest
+    Python it supports (``min_python``), for the codemods whose spelling depends on it."""
+    if name != "datetime-utcnow":
+        return {}
+    from fleet.verify.target import supported_pythons, version_text
+
+    floor = supported_pythons(root).floor
+    return {} if floor is None else {"min_python": version_text(floor)}

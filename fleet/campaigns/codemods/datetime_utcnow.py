@@ -1,4 +1,6 @@
-"""``ReplaceUtcnowCommand``: ``datetime.utcnow()`` -> ``datetime.now(UTC)``.
+"""``ReplaceUtcnowCommand``: ``datetime.utcnow()`` -> ``datetime.now(UTC)`` (or
+``datetime.now(timezone.utc)`` for a target that supports a Python older than 3.11, where
+``datetime.UTC`` does not exist).
 
 The rewrite turns naive values into aware ones, which changes behaviour where the result is
 compared with (or subtracted from) a naive datetime: that is for the gates to catch, on purpose.
@@ -6,8 +8,11 @@ compared with (or subtracted from) a naive datetime: that is for the gates to ca
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 import libcst as cst
 import libcst.matchers as m
+from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import GlobalScope, ScopeProvider
 
@@ -23,11 +28,23 @@ class ReplaceUtcnowCommand(ScopedCodemodCommand):
     """``X.utcnow()`` -> ``X.now(UTC)`` and ``X.utcfromtimestamp(t)`` -> ``X.fromtimestamp(t,
     UTC)`` wherever ``X`` is ``datetime.datetime`` (``import datetime [as dt]``, ``from datetime
     import datetime [as DT]``); adds ``from datetime import UTC``. A module where ``UTC`` names
-    something else is left alone."""
+    something else is left alone.
+
+    ``min_python`` (``"3.6"``: the oldest Python the target supports, see
+    :func:`fleet.campaigns.codemods.target_params`) below 3.11 spells it ``timezone.utc`` with
+    ``from datetime import timezone`` - or ``datetime.timezone.utc`` (no import) where the module
+    is imported as ``datetime``; a module where ``timezone`` names something else (Django's
+    ``django.utils.timezone``) and ``datetime`` is not the module is then left alone."""
 
     DESCRIPTION = "Replace naive datetime.utcnow() by timezone-aware datetime.now(UTC)."
     EDITS_IMPORTS = True
     METADATA_DEPENDENCIES = (*ScopedCodemodCommand.METADATA_DEPENDENCIES, ScopeProvider)
+
+    def __init__(self, context: CodemodContext, spans: Iterable[Sequence[int]] | None = None,
+                 min_python: str | None = None) -> None:
+        super().__init__(context, spans)
+        self.legacy = min_python is not None and _version(min_python) < (3, 11)
+        self.utc_name = "timezone" if self.legacy else "UTC"
 
     def visit_Module(self, node: cst.Module) -> bool:
         scope = self.get_metadata(ScopeProvider, node, None)
@@ -44,16 +61,33 @@ class ReplaceUtcnowCommand(ScopedCodemodCommand):
                 assert isinstance(target, cst.Name)
                 if dotted_name(assign.value) is not None:
                     self.aliases[target] = assign.value
-        if scope is not None and "UTC" in scope:
-            for assignment in scope["UTC"]:
+        self.module_alias: str | None = None  # `import datetime`: datetime.timezone.utc
+        name = self.utc_name
+        if scope is not None and name in scope:
+            for assignment in scope[name]:
                 names = {q.name for q in scope.get_qualified_names_for(assignment.name)}
-                if "datetime.UTC" not in names:
+                if f"datetime.{name}" not in names:
                     self.utc_taken = True
+        if self.legacy and scope is not None and "datetime" in scope:
+            for assignment in scope["datetime"]:
+                names = {q.name for q in scope.get_qualified_names_for(assignment.name)}
+                if names == {"datetime"}:
+                    self.module_alias = "datetime"
         return True
+
+    def _utc(self) -> cst.BaseExpression:
+        """The aware-UTC argument in the spelling the target's oldest Python has."""
+        if not self.legacy:
+            AddImportsVisitor.add_needed_import(self.context, "datetime", "UTC")
+            return cst.Name("UTC")
+        if self.module_alias is not None:  # no import to add
+            return cst.parse_expression(f"{self.module_alias}.timezone.utc")
+        AddImportsVisitor.add_needed_import(self.context, "datetime", "timezone")
+        return cst.parse_expression("timezone.utc")
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         func = updated_node.func
-        if not isinstance(func, cst.Attribute) or self.utc_taken:
+        if not isinstance(func, cst.Attribute) or (self.utc_taken and self.module_alias is None):
             return updated_node
         target = self.refers_to(original_node.func, (_UTCNOW, _FROMTS)) or self._via_alias(
             original_node.func)
@@ -62,13 +96,12 @@ class ReplaceUtcnowCommand(ScopedCodemodCommand):
         if target == _UTCNOW:
             if updated_node.args:
                 return updated_node
-            new_attr, args = "now", [cst.Arg(cst.Name("UTC"))]
+            new_attr, args = "now", [cst.Arg(self._utc())]
         else:
             if len(updated_node.args) != 1 or updated_node.args[0].keyword is not None:
                 return updated_node
             first = updated_node.args[0].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-            new_attr, args = "fromtimestamp", [first, cst.Arg(cst.Name("UTC"))]
-        AddImportsVisitor.add_needed_import(self.context, "datetime", "UTC")
+            new_attr, args = "fromtimestamp", [first, cst.Arg(self._utc())]
         self.changes += 1
         return updated_node.with_changes(
             func=func.with_changes(attr=cst.Name(new_attr)), args=args
@@ -91,3 +124,8 @@ class ReplaceUtcnowCommand(ScopedCodemodCommand):
             return None
         name = f"datetime.datetime.{func.attr.value}"
         return name if name in (_UTCNOW, _FROMTS) else None
+
+
+def _version(text: str) -> tuple[int, int]:
+    major, _, minor = text.partition(".")
+    return int(major), int(minor or 0)

@@ -41,17 +41,57 @@ def test_tests_that_error_before_the_patch_are_no_evidence(
     assert "nose_that_is_not_installed" in got.evidence
 
 
-def test_one_passing_test_is_still_evidence(
+def test_a_selected_test_file_that_does_not_collect_makes_it_unknown(
     lib_repo: Path, make_patch: MakePatch, bwrap_sandbox: Sandbox
 ) -> None:
+    """Issue 17, defect 1: "1 error, 173 passed before and after" was accepted although the
+    erroring file was one the evidence needed. A selected test file that errors at collection
+    makes the verdict ``unknown``, however many other tests pass (this test used to expect
+    ``accept``); one that the evidence does not need (the graph's reaching tests are elsewhere)
+    leaves the passing tests as evidence."""
     (lib_repo / "tests" / "test_broken.py").write_text(BROKEN_TESTS)
     git(lib_repo, "add", "-A")
     git(lib_repo, "commit", "-qm", "one broken test file beside the working one")
     patch = make_patch({"lib.py": LIB.replace("return sum(values)", "return sum(list(values))")})
     [got] = [v for v in run_gates(lib_repo, patch, ["lib.py::total"], sandbox=bwrap_sandbox,
                                   options=DYNAMIC) if v.gate == "impacted_tests"]
-    assert got.status == "accept", got
+    assert got.status == "unknown", got
     assert "3 passed" in got.evidence and "1 error" in got.evidence
+    assert ("a test file the evidence needs errors at collection, before and after the patch, "
+            "so its tests do not run: tests/test_broken.py: ModuleNotFoundError: No module "
+            "named 'nose_that_is_not_installed'") in got.evidence
+    # The broken file only names `Account` in a comment: selected by name, reached by no test
+    # of the graph, so the evidence (test_deposit in tests/test_lib.py) does not need it.
+    (lib_repo / "tests" / "test_broken.py").write_text(
+        "import nose_that_is_not_installed  # checks Account elsewhere\n")
+    git(lib_repo, "commit", "-qam", "the broken file reaches nothing")
+    patch = make_patch({"lib.py": LIB.replace("+ amount", "+ int(amount)")})
+    [got] = [v for v in run_gates(lib_repo, patch, ["lib.py::Account.deposit"],
+                                  sandbox=bwrap_sandbox, graph=index(lib_repo), options=DYNAMIC)
+             if v.gate == "impacted_tests"]
+    assert got.status == "accept", got
+    assert "tests/test_broken.py" in got.details["targets"]
+    assert "tests/test_lib.py::test_deposit" in got.details["evidence"]
+
+
+def test_a_changed_test_file_that_does_not_import_is_never_accepted(
+    lib_repo: Path, make_patch: MakePatch, bwrap_sandbox: Sandbox
+) -> None:
+    """Issue 17, defect 1 as found: the unit changed a test file that errors at import (a
+    dependency missing), so none of its tests ran, and the passes of another file verified it."""
+    (lib_repo / "tests" / "test_more.py").write_text(BROKEN_TESTS)
+    git(lib_repo, "add", "-A")
+    git(lib_repo, "commit", "-qm", "a test file that needs a missing module")
+    changed = BROKEN_TESTS.replace("== 3", "== 1 + 2")
+    patch = make_patch({"tests/test_more.py": changed,
+                        "lib.py": LIB.replace("return sum(values)", "return sum(list(values))")})
+    write = ["lib.py::total", "tests/test_more.py::test_total"]
+    [got] = [v for v in run_gates(lib_repo, patch, write, sandbox=bwrap_sandbox,
+                                  graph=index(lib_repo), options=DYNAMIC)
+             if v.gate == "impacted_tests"]
+    assert got.status == "unknown", got
+    assert ("a changed test file must itself run, and after the patch it did not: "
+            "tests/test_more.py (errors at collection: ModuleNotFoundError") in got.evidence
 
 
 def test_an_unrelated_passing_test_is_no_evidence_either(

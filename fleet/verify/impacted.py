@@ -1,0 +1,159 @@
+"""The impacted-tests gate: the tests that reach the touched symbols, run in the sandbox on the
+base and on the patched tree, on every test interpreter given, judged by the evidence rules of
+:mod:`fleet.verify.evidence`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from fleet.types import Verdict
+from fleet.verify._patch import FilePatch, Trees
+from fleet.verify.evidence import Judgement, Needs, combine, judge, under
+from fleet.verify.execution import PytestRun, run_pytest, target_python
+from fleet.verify.gates import is_test_path
+from sandbox import Sandbox
+
+__all__ = ["gate_impacted_tests", "impacted_tests"]
+
+# The base commit's test outcomes, per (repo, commit, targets, backend, interpreter): every patch
+# on one base shares them (the corpus, a wave of units), so the "before" run happens once.
+_BASE_RUNS: dict[tuple[str, str, tuple[str, ...], str], PytestRun] = {}
+
+
+def _dotted_names(path: str) -> set[str]:
+    parts = path[: -len(".py")].split("/") if path.endswith(".py") else path.split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return {".".join(parts[i:]) for i in range(len(parts)) if parts[i:]}
+
+
+def impacted_tests(
+    tree: Path, touched: Iterable[str], files: Iterable[FilePatch], graph: Any = None
+) -> tuple[list[str], str]:
+    """Test files that reach a touched symbol, and how they were found.
+
+    The files of ``graph.tests_reaching`` (with a ``SymbolGraph``) plus the test files that
+    import a touched module or name a touched symbol. Test files the patch touches are always
+    in. An empty list means: run the whole suite (nothing was found).
+    """
+    touched = sorted(set(touched))
+    chosen = {f.path for f in files if f.path.endswith(".py") and is_test_path(f.path)}
+    how = "imports and names"
+    if graph is not None and hasattr(graph, "tests_reaching"):
+        chosen |= {str(t).split("::", 1)[0] for t in reaching(graph, touched)}
+        how = "the graph, imports and names"
+    # The names pass runs with a graph too: dynamic dispatch and operators hide edges from it.
+    words: set[str] = set()
+    for sym in touched:
+        path, _, qual = sym.partition("::")
+        words |= {n for n in _dotted_names(path) if "." in n or len(n) > 3}
+        if qual and not qual.startswith("<"):
+            words.add(qual.split(".")[0])
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, sorted(words))) + r")\b")
+    for test in sorted(tree.rglob("*.py")):
+        rel = test.relative_to(tree).as_posix()
+        if rel.rsplit("/", 1)[-1] == "conftest.py" or not is_test_path(rel):
+            continue
+        if words and pattern.search(test.read_text(errors="replace")):
+            chosen.add(rel)
+    chosen = {c for c in chosen if c.endswith(".py") and c.rsplit("/", 1)[-1] != "conftest.py"}
+    return sorted(chosen), how
+
+
+def reaching(graph: Any, touched: Iterable[str]) -> list[str]:
+    """Test functions (symbol ids) that reach a touched symbol in the graph, if there is one."""
+    if graph is None or not hasattr(graph, "tests_reaching"):
+        return []
+    known = [s for s in touched if s in getattr(graph, "symbols", {})]
+    return list(graph.tests_reaching(known)) if known else []
+
+
+def needs_of(files: Sequence[FilePatch], targets: Sequence[str], graph: Any,
+             touched: Iterable[str]) -> Needs:
+    tests = [f for f in files if f.new_path and f.new_path.endswith(".py")
+             and is_test_path(f.new_path) and f.new_path.rsplit("/", 1)[-1] != "conftest.py"]
+    return Needs(
+        reaching=tuple(reaching(graph, touched)),
+        files=tuple(targets),
+        changed=tuple(sorted(f.new_path for f in tests if f.new_path)),
+        added=tuple(sorted(f.new_path for f in tests if f.new_path and f.old_path is None)),
+    )
+
+
+def gate_impacted_tests(
+    trees: Trees,
+    sandbox: Sandbox | None,
+    touched: Iterable[str],
+    files: Sequence[FilePatch],
+    graph: Any = None,
+    timeout_s: float = 300.0,
+    pythons: Sequence[str] = (),
+) -> Verdict:
+    """The impacted tests before and after the patch on each of ``pythons`` (default: the
+    target interpreter), judged by :func:`fleet.verify.evidence.judge`."""
+    if sandbox is None:
+        return Verdict("impacted_tests", "unknown", "no sandbox: the tests cannot be run")
+    touched = sorted(set(touched))
+    targets, how = impacted_tests(trees.base, touched, files, graph)
+    needs = needs_of(files, targets, graph, touched)
+    scope = f"{len(targets)} test file(s) by {how}" if targets else "the whole suite"
+    results: list[tuple[str, Judgement]] = []
+    for python in pythons or (target_python(),):
+        results.append((python, _one_python(trees, sandbox, targets, needs, scope, timeout_s,
+                                            python)))
+    got = combine(results)
+    details: dict[str, Any] = {"targets": targets, "selected_by": how,
+                               "pythons": [p for p, _ in results], **got.details}
+    return Verdict("impacted_tests", got.status, got.evidence, details)
+
+
+def _one_python(trees: Trees, sandbox: Sandbox, targets: list[str], needs: Needs, scope: str,
+                timeout_s: float, python: str) -> Judgement:
+    """Runs before and after on one interpreter. A conftest that aborts pytest costs only the
+    targets below its directory, when the evidence does not need them (else ``unknown`` naming
+    the conftest)."""
+    dropped: list[str] = []
+    while True:
+        before = _base_run(trees, sandbox, targets, timeout_s, python)
+        after = run_pytest(sandbox, trees.patched,
+                           [t for t in targets if (trees.patched / t).is_file()], timeout_s,
+                           python)
+        culprit = next((r.aborted_by for r in (before, after) if r.aborted_by), None)
+        if culprit is None or not targets:
+            break
+        directory = culprit.rpartition("/")[0]
+        needed = sorted(f for f in needs.needed_files if under(f, directory))
+        if needed:
+            return Judgement("unknown", f"{scope}: {culprit} aborts pytest "
+                             f"({(before if before.aborted_by else after).why_unreported(0)}), "
+                             f"and the evidence needs {', '.join(needed[:5])} below it",
+                             {"aborted_by": culprit})
+        dropped.append(culprit)
+        targets = [t for t in targets if not under(t, directory)]
+        if not targets:
+            return Judgement("unknown", f"{scope}: {culprit} aborts pytest and no other test "
+                             "file reaches the patched code", {"aborted_by": culprit})
+    got = judge(before, after, needs, scope, timeout_s)
+    if dropped:
+        got.evidence += (f"\n(not run: the tests below {', '.join(dropped)}, which aborts "
+                         "pytest; the evidence does not need them)")
+        got.details["conftest_dropped"] = dropped
+    return got
+
+
+def _base_run(trees: Trees, sandbox: Sandbox, targets: Sequence[str], timeout_s: float,
+              python: str) -> PytestRun:
+    present = [t for t in targets if (trees.base / t).is_file()]
+    key = (str(trees.repo.resolve()), trees.base_sha, tuple(present), f"{sandbox.name}:{python}")
+    cached = _BASE_RUNS.get(key)
+    if cached is not None:
+        return cached
+    before = run_pytest(sandbox, trees.base, present, timeout_s, python)
+    if before.reported or before.aborted_by:
+        _BASE_RUNS[key] = before
+        while len(_BASE_RUNS) > 256:
+            _BASE_RUNS.pop(next(iter(_BASE_RUNS)))
+    return before
