@@ -9,7 +9,6 @@ would be lost or duplicated) returns ``None`` so the caller keeps the line merge
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -17,6 +16,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from fleet.errors import FleetError
+from fleet.merge._bounds import MAX_FILE_BYTES, parsed_within_bounds
+from fleet.merge._checks import unsure
 from fleet.merge._diff3 import compose_disjoint, diff3
 from fleet.merge._order import match_renames, resolve_order
 from fleet.merge._pykeys import (
@@ -364,7 +365,7 @@ def _merge_texts(
     sentinel number; None means "unsure"."""
     try:
         modules = [cst.parse_module(text) for text in (base, ours, theirs)]
-    except (cst.ParserSyntaxError, RecursionError, ValueError):
+    except (cst.ParserSyntaxError, RecursionError, ValueError, MemoryError):
         return None
     module_b, module_o, module_t = modules
     ctx = _Context(profile, module_o)
@@ -394,10 +395,12 @@ def structural_merge(
     Top-level segments unchanged in all three versions are set aside first (``_reduce``), so
     libcst parses only what changed; they are put back byte for byte in the result.
     """
-    if any(SENTINEL in text for text in (base, ours, theirs)):
+    if any(SENTINEL in text or len(text) > MAX_FILE_BYTES for text in (base, ours, theirs)):
         return None
     reduction = reduce_unchanged(base, ours, theirs)
     texts = reduction[0] if reduction is not None else (base, ours, theirs)
+    if not parsed_within_bounds(texts):
+        return None  # libcst would crash or take too long on it: git's line merge stands
     merged = _merge_texts(*texts, profile)
     if merged is None:
         return None
@@ -408,10 +411,8 @@ def structural_merge(
             return None  # a set-aside segment would be lost or doubled: never in a clean result
         text = expand(text, reduction[1])
     if SENTINEL not in text:  # conflicts abandoned for a clean alternative leave no sentinel
-        try:
-            ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError):
-            return None
+        if unsure(base, ours, theirs, text) is not None:
+            return None  # the result would be wrong in a way no one symbol's merge can see
         return Clean(text, stage="structural")
     marked = _render_markers(text, raw)
     return Conflicted(marked, parse_conflicts(marked), stage="structural")

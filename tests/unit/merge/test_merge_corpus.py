@@ -11,7 +11,7 @@ from fleet.merge import Clean, Conflicted, merge3
 from fleet.merge._line import line_merge
 
 CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "merge"
-CASES = sorted(path.name for path in CORPUS.iterdir() if path.is_dir())
+CASES = sorted(path.name for path in CORPUS.iterdir() if (path / "base.py").exists())
 
 
 def _case(name: str) -> tuple[str, str, str, str, bool]:

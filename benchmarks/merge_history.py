@@ -1,0 +1,344 @@
+"""The structural merge replayed on real merge history, compared with what the humans committed.
+
+    python benchmarks/merge_history.py collect GIT_DIR OUT [--name NAME] [--max-merges N]
+    python benchmarks/merge_history.py run OUT [--json FILE] [--driver N]
+    python benchmarks/merge_history.py export OUT FIXTURES [--max-bytes B] [--per-repo N]
+
+``collect`` walks every two-parent merge commit of a repository (a bare clone is enough) that has
+exactly one merge base, and keeps each ``.py`` file that both parents changed to different
+contents: ``OUT/NAME/<merge>-<path>/{base,ours,theirs,actual}.py`` (``actual`` is the merge
+commit's version; ``meta.json`` names the commit and the path). Identical triples are kept once.
+Files the merge deleted or that a parent deleted are left out: git does not run a merge driver
+for them.
+
+``run`` merges every case with ``git merge-file --diff3`` and with ``fleet.merge.merge3`` (what
+``fleet merge-driver`` runs, in process) and classifies it against ``actual`` with
+``fleet.merge.equivalence.same_program`` (comments, formatting and the order of adjacent
+definitions, imports and imported names ignored):
+
+- git conflicts: ``resolved`` (fleet clean, same program as the humans'), ``conflict`` (fleet
+  conflicts too), ``clean_human_beyond`` (fleet clean, different, and every top-level symbol where
+  the two differ holds lines the humans wrote that are in none of the three inputs: the humans
+  edited beyond both sides), ``clean_wrong`` (fleet clean and different otherwise: the merge's
+  fault);
+- git clean: ``git_clean`` when fleet's result is git's, ``git_clean_changed`` when it is not
+  (``worse`` if git's matched the humans' and fleet's does not).
+
+It prints one row per repository; ``--driver N`` also times ``fleet merge-driver`` as a process
+(start-up included) against ``git merge-file`` on N git-conflicted cases per repository.
+``export`` copies the small git-conflicted cases into the test fixtures with their outcome.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from fleet.merge import Clean, merge3
+from fleet.merge._line import line_merge
+from fleet.merge.equivalence import canonical_dump, same_program
+
+PARTS = ("base", "ours", "theirs", "actual")
+
+
+class _Blobs:
+    """``git cat-file --batch`` kept open: the contents of ``<rev>:<path>``, None if missing."""
+
+    def __init__(self, git_dir: Path) -> None:
+        self.proc = subprocess.Popen(
+            ["git", "--git-dir", str(git_dir), "cat-file", "--batch"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+
+    def get(self, spec: str) -> tuple[str, bytes] | None:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(spec.encode() + b"\n")
+        self.proc.stdin.flush()
+        header = self.proc.stdout.readline().split()
+        if len(header) != 3:
+            return None
+        data = self.proc.stdout.read(int(header[2]) + 1)[:-1]
+        return (header[0].decode(), data) if header[1] == b"blob" else None
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+def _git(git_dir: Path, *args: str) -> str:
+    proc = subprocess.run(
+        ["git", "--git-dir", str(git_dir), *args], capture_output=True, text=True, check=False
+    )
+    return proc.stdout if proc.returncode == 0 else ""
+
+
+def _changed(git_dir: Path, old: str, new: str) -> set[str]:
+    out = _git(git_dir, "diff-tree", "-r", "--no-renames", "--name-only", old, new)
+    return {line for line in out.splitlines() if line.endswith(".py")}
+
+
+def collect(git_dir: Path, out: Path, max_merges: int) -> dict[str, int]:
+    counts = {"merges": 0, "criss_cross": 0, "cases": 0, "duplicates": 0}
+    lines = _git(git_dir, "rev-list", "--merges", "--parents", "--all").splitlines()
+    blobs = _Blobs(git_dir)
+    seen: set[tuple[str, ...]] = set()
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        for line in lines[:max_merges]:
+            shas = line.split()
+            if len(shas) != 3:
+                continue
+            merge, ours, theirs = shas
+            counts["merges"] += 1
+            bases = _git(git_dir, "merge-base", "--all", ours, theirs).split()
+            if len(bases) != 1:
+                counts["criss_cross"] += len(bases) > 1
+                continue
+            base = bases[0]
+            for path in sorted(_changed(git_dir, base, ours) & _changed(git_dir, base, theirs)):
+                got = [blobs.get(f"{rev}:{path}") for rev in (base, ours, theirs, merge)]
+                if any(g is None for g in got):
+                    continue
+                ids = tuple(g[0] for g in got if g is not None)
+                if ids[1] == ids[2] or ids[0] in (ids[1], ids[2]):
+                    continue  # git merges these trees without running a merge driver
+                if ids[:3] in seen:
+                    counts["duplicates"] += 1
+                    continue
+                seen.add(ids[:3])
+                name = f"{merge[:12]}-{re.sub(r'[^A-Za-z0-9_.]+', '_', path)}"
+                folder = out / name
+                folder.mkdir(exist_ok=True)
+                for part, g in zip(PARTS, got, strict=True):
+                    assert g is not None
+                    (folder / f"{part}.py").write_bytes(g[1])
+                meta = {"merge": merge, "ours": ours, "theirs": theirs, "base": base, "path": path}
+                (folder / "meta.json").write_text(json.dumps(meta) + "\n")
+                counts["cases"] += 1
+    finally:
+        blobs.close()
+    return counts
+
+
+def _beyond_lines(actual: str, inputs: tuple[str, str, str]) -> set[str]:
+    """Lines the humans wrote more often than any input has them, or dropped although both
+    sides kept them (stripped of indentation)."""
+    from collections import Counter
+
+    def count(text: str) -> Counter[str]:
+        return Counter(line.strip() for line in text.splitlines() if line.strip())
+
+    human = count(actual)
+    base, ours, theirs = (count(text) for text in inputs)
+    more = {line for line, n in human.items() if n > max(base[line], ours[line], theirs[line])}
+    less = {line for line in ours if human[line] < min(ours[line], theirs[line])}
+    return more | less
+
+
+def _top_level(text: str) -> dict[str, str]:
+    """Top-level statements by a name (def/class/assign target, else the canonical dump) ->
+    their source text."""
+    tree = ast.parse(text)
+    out: dict[str, str] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            key = f"def {stmt.name}"
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            key = f"assign {ast.dump(stmt.targets[0])}"
+        else:
+            key = canonical_dump(ast.unparse(stmt)) or ast.dump(stmt)
+        out[key] = out.get(key, "") + (ast.get_source_segment(text, stmt) or "")
+    return out
+
+
+def human_beyond(merged: str, actual: str, inputs: tuple[str, str, str]) -> bool:
+    """Every top-level symbol where ``merged`` and ``actual`` differ shows the humans editing
+    beyond both sides: a line they wrote more often than any input has it, or a line both sides
+    kept and they dropped (see ``_beyond_lines``)."""
+    beyond = _beyond_lines(actual, inputs)
+    if not beyond:
+        return False
+    ours, theirs = _top_level(merged), _top_level(actual)
+    differing = [
+        k for k in set(ours) | set(theirs) if not same_program(ours.get(k, ""), theirs.get(k, ""))
+    ]
+    return bool(differing) and all(
+        any(
+            line.strip() in beyond
+            for line in (ours.get(k, "") + "\n" + theirs.get(k, "")).splitlines()
+        )
+        for k in differing
+    )
+
+
+def classify(base: str, ours: str, theirs: str, actual: str) -> tuple[str, str, float, float]:
+    """(outcome, fleet stage, fleet seconds, git seconds) of one case (see the module docstring)."""
+    start = time.perf_counter()
+    git = line_merge(base, ours, theirs)
+    git_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    result = merge3(base, ours, theirs, "case.py")
+    fleet_seconds = time.perf_counter() - start
+    stage = f"{type(result).__name__.lower()}:{result.stage}"
+    if isinstance(git, Clean):
+        if isinstance(result, Clean) and result.text == git.text:
+            return "git_clean", stage, fleet_seconds, git_seconds
+        worse = same_program(git.text, actual)
+        return ("worse" if worse else "git_clean_changed"), stage, fleet_seconds, git_seconds
+    if not isinstance(result, Clean):
+        return "conflict", stage, fleet_seconds, git_seconds
+    if same_program(result.text, actual):
+        return "resolved", stage, fleet_seconds, git_seconds
+    if human_beyond(result.text, actual, (base, ours, theirs)):
+        return "clean_human_beyond", stage, fleet_seconds, git_seconds
+    return "clean_wrong", stage, fleet_seconds, git_seconds
+
+
+def _read(folder: Path) -> list[str]:
+    return [
+        (folder / f"{part}.py").read_bytes().decode("utf-8", "surrogateescape") for part in PARTS
+    ]
+
+
+def _driver_ms(folder: Path) -> tuple[float, float]:
+    """(fleet merge-driver, git merge-file) wall milliseconds as processes on one case."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ours = Path(tmp) / "ours.py"
+        times = []
+        for command in (
+            [sys.executable, "-m", "fleet_pipelines.cli", "merge-driver"],
+            ["git", "merge-file", "-p", "--diff3"],
+        ):
+            shutil.copy(folder / "ours.py", ours)
+            files = [folder / "base.py", ours, folder / "theirs.py"]
+            if command[0] == "git":
+                files = [ours, folder / "base.py", folder / "theirs.py"]
+            start = time.perf_counter()
+            subprocess.run([*command, *map(str, files)], capture_output=True, check=False)
+            times.append((time.perf_counter() - start) * 1000)
+        return times[0], times[1]
+
+
+OUTCOMES = (
+    "resolved",
+    "conflict",
+    "clean_human_beyond",
+    "clean_wrong",
+    "git_clean",
+    "git_clean_changed",
+    "worse",
+)
+
+
+def run(corpus: Path, json_out: Path | None, driver: int) -> int:
+    rows = []
+    details = []
+    for repo in sorted(p for p in corpus.iterdir() if p.is_dir()):
+        counts = dict.fromkeys(OUTCOMES, 0)
+        fleet_ms: list[float] = []
+        git_ms: list[float] = []
+        hard: list[Path] = []
+        for folder in sorted(p for p in repo.iterdir() if (p / "actual.py").exists()):
+            base, ours, theirs, actual = _read(folder)
+            if canonical_dump(actual) is None:
+                continue  # the committed merge does not parse: nothing to compare with
+            outcome, stage, fleet_s, git_s = classify(base, ours, theirs, actual)
+            counts[outcome] += 1
+            fleet_ms.append(fleet_s * 1000)
+            git_ms.append(git_s * 1000)
+            if outcome not in ("git_clean", "git_clean_changed", "worse"):
+                hard.append(folder)
+            details.append(
+                {"case": f"{repo.name}/{folder.name}", "outcome": outcome, "stage": stage}
+            )
+        conflicts = sum(counts[k] for k in OUTCOMES[:4])
+        row: dict[str, object] = {"repository": repo.name, "git conflicts": conflicts}
+        row.update(counts)
+        row["resolved share"] = f"{100 * counts['resolved'] / conflicts:.1f}%" if conflicts else "-"
+        row["fleet p50 ms"] = f"{statistics.median(fleet_ms):.1f}" if fleet_ms else "-"
+        row["git p50 ms"] = f"{statistics.median(git_ms):.1f}" if git_ms else "-"
+        if driver and hard:
+            pairs = [_driver_ms(folder) for folder in hard[:driver]]
+            row["driver p50 ms (conflicted)"] = f"{statistics.median(p[0] for p in pairs):.1f}"
+            row["git process p50 ms"] = f"{statistics.median(p[1] for p in pairs):.1f}"
+        rows.append(row)
+        print(json.dumps(row), file=sys.stderr)
+    if not rows:
+        print(f"no <repository>/<case>/actual.py under {corpus}", file=sys.stderr)
+        return 2
+    header = list(rows[0])
+    print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
+    for row in rows:
+        print("| " + " | ".join(str(row.get(key, "-")) for key in header) + " |")
+    if json_out is not None:
+        json_out.write_text(json.dumps({"rows": rows, "cases": details}, indent=1) + "\n")
+    return 0
+
+
+def export(corpus: Path, fixtures: Path, max_bytes: int, per_repo: int) -> int:
+    """Copy up to ``per_repo`` small git-conflicted cases of each repository into ``fixtures``,
+    each with an ``outcome`` file (see :func:`classify`)."""
+    fixtures.mkdir(parents=True, exist_ok=True)
+    for repo in sorted(p for p in corpus.iterdir() if p.is_dir()):
+        kept = 0
+        for folder in sorted(p for p in repo.iterdir() if (p / "actual.py").exists()):
+            if kept >= per_repo:
+                break
+            texts = _read(folder)
+            if max(len(t) for t in texts) > max_bytes or canonical_dump(texts[3]) is None:
+                continue
+            if isinstance(line_merge(*texts[:3]), Clean):
+                continue
+            outcome = classify(*texts)[0]
+            target = fixtures / f"{repo.name}__{folder.name}"
+            target.mkdir(exist_ok=True)
+            for part in PARTS:
+                shutil.copy(folder / f"{part}.py", target / f"{part}.py")
+            shutil.copy(folder / "meta.json", target / "meta.json")
+            (target / "outcome").write_text(outcome + "\n")
+            kept += 1
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    one = sub.add_parser("collect")
+    one.add_argument("git_dir", type=Path)
+    one.add_argument("out", type=Path)
+    one.add_argument("--name")
+    one.add_argument("--max-merges", type=int, default=100_000)
+    two = sub.add_parser("run")
+    two.add_argument("corpus", type=Path)
+    two.add_argument("--json", type=Path)
+    two.add_argument("--driver", type=int, default=0, metavar="N")
+    three = sub.add_parser("export")
+    three.add_argument("corpus", type=Path)
+    three.add_argument("fixtures", type=Path)
+    three.add_argument("--max-bytes", type=int, default=12_000)
+    three.add_argument("--per-repo", type=int, default=12)
+    args = parser.parse_args(argv)
+    if args.command == "collect":
+        name = args.name or os.path.basename(os.path.dirname(os.path.abspath(args.git_dir)))
+        counts = collect(args.git_dir, args.out / name, args.max_merges)
+        print(json.dumps({"repository": name, **counts}))
+        return 0
+    if args.command == "run":
+        return run(args.corpus, args.json, args.driver)
+    return export(args.corpus, args.fixtures, args.max_bytes, args.per_repo)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

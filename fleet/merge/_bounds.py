@@ -1,0 +1,52 @@
+"""What the structural stage may be handed: inputs it is known to handle within its bounds.
+
+libcst's native parser overflows its stack (a segfault that kills the process) on deeply nested
+input that CPython's own parser refuses (``((((...``, 2,000 deep), and the structural stage's
+time and memory grow with the bytes it parses. So before libcst sees anything, every version
+must be at most ``MAX_FILE_BYTES``, parse with ``ast`` (CPython's parser: at most 200 nested
+brackets, 100 indentation levels), and nest at most ``MAX_DEPTH`` syntax nodes deep; what reaches
+libcst (the texts after setting aside what nobody changed) must be at most ``MAX_PARSED_BYTES``.
+Anything else keeps git's line merge, whose own cost is git's.
+"""
+
+from __future__ import annotations
+
+import ast
+
+MAX_FILE_BYTES = 2_000_000
+MAX_PARSED_BYTES = 400_000
+MAX_DEPTH = 120
+
+
+def depth(tree: ast.AST, limit: int = MAX_DEPTH) -> int:
+    """The nesting depth of ``tree`` (iterative, so deep trees cannot overflow the stack);
+    stops counting once it passes ``limit``."""
+    deepest = 0
+    stack: list[tuple[ast.AST, int]] = [(tree, 1)]
+    while stack:
+        node, level = stack.pop()
+        if level > deepest:
+            deepest = level
+            if deepest > limit:
+                return deepest
+        stack.extend((child, level + 1) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
+def parse_within_bounds(text: str) -> ast.Module | None:
+    """``ast.parse(text)`` if ``text`` is within the bounds above, else None."""
+    if len(text) > MAX_FILE_BYTES:
+        return None
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return tree if depth(tree) <= MAX_DEPTH else None
+
+
+def parsed_within_bounds(texts: tuple[str, str, str]) -> bool:
+    """True when the texts libcst is about to parse are within ``MAX_PARSED_BYTES`` and
+    ``MAX_DEPTH``."""
+    if sum(len(text) for text in texts) > MAX_PARSED_BYTES:
+        return False
+    return all(parse_within_bounds(text) is not None for text in texts)

@@ -1,0 +1,173 @@
+"""Checks a structural clean result must pass, else the file conflicts: no wrong clean merge.
+
+The structural stage merges symbol by symbol; these checks look at the whole result against the
+three inputs for what no single symbol's merge can see:
+
+- a *binding* (an imported name, an assignment target, a ``def``/``class`` name, in the module or
+  in a class) that the result binds more often than either side does: two rewrites of one import
+  kept side by side (``from flaskr.flaskr import app`` and ``from .flaskr import app``);
+- an imported name whose source (``from m import x as name``) both sides changed differently;
+- an assignment whose value both sides changed differently, unless the value is a display or a
+  call whose elements the two sides changed disjointly and the result holds exactly both edits;
+- a name the result reads but binds nowhere, that an input did bind: one side removed it (an
+  import, a helper) while the other added a use of it.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from collections import Counter
+from collections.abc import Iterator
+
+from fleet.merge._diff3 import diff3
+
+Bindings = dict[str, list[str]]
+_BUILTINS = frozenset(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__path__"}
+
+
+def _scopes(body: list[ast.stmt], prefix: str = "") -> Iterator[tuple[str, list[ast.stmt]]]:
+    yield prefix, body
+    for stmt in body:
+        if isinstance(stmt, ast.ClassDef):
+            yield from _scopes(stmt.body, f"{prefix}{stmt.name}.")
+
+
+def _bindings(body: list[ast.stmt]) -> tuple[Bindings, dict[str, ast.expr]]:
+    """name -> sources of its bindings in one scope (imports: what is imported; assignments: the
+    value's dump; definitions: their kind), and name -> the value of its one assignment."""
+    out: Bindings = {}
+    values: dict[str, ast.expr] = {}
+    for stmt in body:
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                name = alias.asname or alias.name.split(".")[0]
+                source = alias.name if alias.asname else alias.name.split(".")[0]
+                out.setdefault(name, []).append(f"import {source}")
+        elif isinstance(stmt, ast.ImportFrom):
+            module = "." * stmt.level + (stmt.module or "")
+            for alias in stmt.names:
+                if alias.name != "*":
+                    name = alias.asname or alias.name
+                    out.setdefault(name, []).append(f"from {module} import {alias.name}")
+        elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            out.setdefault(stmt.name, []).append(type(stmt).__name__)
+        elif isinstance(stmt, ast.Assign | ast.AnnAssign) and stmt.value is not None:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            if len(targets) == 1 and isinstance(targets[0], ast.Name):
+                name = targets[0].id
+                out.setdefault(name, []).append(f"= {ast.dump(stmt.value)}")
+                values[name] = stmt.value
+    return out, values
+
+
+def _elements(node: ast.expr) -> tuple[str, list[str]] | None:
+    """A display's or a call's frame and its elements as dumps, for an element-wise merge."""
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        return type(node).__name__, [ast.dump(e) for e in node.elts]
+    if isinstance(node, ast.Dict):
+        return "Dict", [
+            ast.dump(k) + ":" + ast.dump(v) if k is not None else "**" + ast.dump(v)
+            for k, v in zip(node.keys, node.values, strict=True)
+        ]
+    if isinstance(node, ast.Call):
+        return "Call " + ast.dump(node.func), [ast.dump(a) for a in node.args] + [
+            ast.dump(k) for k in node.keywords
+        ]
+    return None
+
+
+def _exact_combination(values: list[ast.expr | None]) -> bool:
+    """The merged value holds exactly both sides' disjoint element edits of the base value."""
+    if any(value is None for value in values):
+        return False
+    parts = [_elements(value) for value in values if value is not None]
+    if any(part is None for part in parts) or len({part[0] for part in parts if part}) != 1:
+        return False
+    base, ours, theirs, merged = (part[1] for part in parts if part is not None)
+    if all(
+        isinstance(value, ast.List | ast.Tuple | ast.Set)
+        and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts)
+        for value in values
+    ):  # a list of names (``__all__``) is merged as a set
+        b, o, t = set(base), set(ours), set(theirs)
+        expected = (o | t) - (b - o) - (b - t)
+        return len(merged) == len(set(merged)) and set(merged) == expected
+    combined: list[str] = []
+    for chunk in diff3(base, ours, theirs):
+        if chunk.kind == "conflict":
+            return False
+        source = theirs if chunk.kind == "theirs" else ours
+        span = chunk.theirs if chunk.kind == "theirs" else chunk.ours
+        combined.extend(source[span[0] : span[1]])
+    return combined == merged
+
+
+def _scope_problem(bodies: list[list[ast.stmt]], scope: str) -> str | None:
+    (base, _), (ours, _), (theirs, _), (merged, merged_values) = (_bindings(b) for b in bodies)
+    values = [_bindings(b)[1] for b in bodies]
+    for name, sources in merged.items():
+        sides = [side.get(name, []) for side in (base, ours, theirs)]
+        if len(sources) > max(len(sides[1]), len(sides[2])):
+            return f"{scope}{name} would be bound {len(sources)} times"
+        b, o, t = (sorted(s) for s in sides)
+        if o in (b, t) or t == b:
+            continue
+        if any(s.startswith(("import ", "from ")) for s in (*o, *t)):
+            return f"the import of {scope}{name} changed on both sides differently"
+        if any(s.startswith("= ") for s in (*o, *t)):
+            trio = [v.get(name) for v in values[:3]]
+            if not _exact_combination([*trio, merged_values.get(name)]):
+                return f"{scope}{name} = ... changed on both sides differently"
+    return None
+
+
+def _names(tree: ast.AST) -> tuple[set[str], set[str], bool]:
+    """(names read, names bound anywhere, whether a star import or a dynamic scope is used)."""
+    read: set[str] = set()
+    bound: set[str] = set()
+    dynamic = False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, ast.alias):
+            if node.name == "*":
+                dynamic = True
+            bound.add(node.asname or node.name.split(".")[0])
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            bound.update(node.names)
+        elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            bound.add(node.rest)
+    return read, bound, dynamic
+
+
+def unsure(base: str, ours: str, theirs: str, merged: str) -> str | None:
+    """Why the clean structural result ``merged`` cannot be trusted, or None when it passes
+    every check above. Inputs that do not parse are unsure."""
+    try:
+        trees = [ast.parse(text) for text in (base, ours, theirs, merged)]
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return "an input does not parse"
+    scopes = [dict(_scopes(tree.body)) for tree in trees]
+    for scope, body in scopes[3].items():
+        bodies = [s.get(scope, []) for s in scopes[:3]] + [body]
+        problem = _scope_problem(bodies, scope)
+        if problem is not None:
+            return problem
+    read, bound, dynamic = _names(trees[3])
+    if not dynamic:
+        earlier: Counter[str] = Counter()
+        for tree in trees[:3]:
+            earlier.update(_names(tree)[1])
+        missing = sorted(name for name in read - bound - _BUILTINS if earlier[name])
+        if missing:
+            return f"{missing[0]} is used but no longer bound"
+    return None

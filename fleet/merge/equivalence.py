@@ -1,0 +1,76 @@
+"""Whether two merge results mean the same program, as a reviewer comparing them would judge.
+
+``same_program(a, b)`` compares the syntax trees (comments and formatting ignored) after putting
+into a canonical order what a merge may order either way: the names of one ``from m import ...``,
+and each run of adjacent imports and each run of adjacent ``def``/``class`` statements in a
+module or class body. The real-history benchmark uses it to compare a merge with the result the
+humans committed.
+"""
+
+from __future__ import annotations
+
+import ast
+
+_DEFINITION = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_IMPORT = (ast.Import, ast.ImportFrom)
+
+
+def _run_kind(stmt: ast.stmt) -> str:
+    if isinstance(stmt, _IMPORT):
+        return "import"
+    if isinstance(stmt, _DEFINITION):
+        return "definition"
+    return ""
+
+
+def _canonical_body(body: list[ast.stmt]) -> list[ast.stmt]:
+    out: list[ast.stmt] = []
+    run: list[ast.stmt] = []
+    kind = ""
+    for stmt in [*body, None]:
+        this = _run_kind(stmt) if stmt is not None else ""
+        if run and this != kind:
+            out.extend(sorted(run, key=ast.dump) if kind else run)
+            run = []
+        if stmt is None:
+            break
+        kind = this
+        run.append(stmt)
+    return out
+
+
+class _Canonical(ast.NodeTransformer):
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> ast.ImportFrom:
+        node.names.sort(key=lambda alias: (alias.name, alias.asname or ""))
+        return node
+
+    def visit_Import(self, node: ast.Import) -> ast.Import:
+        node.names.sort(key=lambda alias: (alias.name, alias.asname or ""))
+        return node
+
+    def _scope(self, node: ast.Module | ast.ClassDef) -> ast.AST:
+        self.generic_visit(node)
+        node.body = _canonical_body(node.body)
+        return node
+
+    def visit_Module(self, node: ast.Module) -> ast.AST:
+        return self._scope(node)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
+        return self._scope(node)
+
+
+def canonical_dump(text: str) -> str | None:
+    """The canonical AST dump of ``text`` (see the module docstring), None if it does not parse."""
+    try:
+        tree = ast.parse(text)
+        return ast.dump(_Canonical().visit(tree))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def same_program(a: str, b: str) -> bool:
+    """True when both texts parse and are equal up to comments, formatting and the order of
+    adjacent definitions, adjacent imports and imported names."""
+    dump_a = canonical_dump(a)
+    return dump_a is not None and dump_a == canonical_dump(b)
