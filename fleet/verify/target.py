@@ -55,12 +55,11 @@ def supported_pythons(root: Path) -> TargetPythons:
     is absent (many old projects state only classifiers)."""
     sources: list[str] = []
     spec = _specifier(root, sources)
-    listed = _listed(root, sources)
     if spec is not None:
         versions = [v for v in KNOWN if spec.contains(f"{version_text(v)}.0")
                     or spec.contains(f"{version_text(v)}.99")]
     else:
-        versions = sorted(listed)
+        versions = sorted(_listed(root, sources))
     return TargetPythons(tuple(versions), tuple(sources))
 
 
