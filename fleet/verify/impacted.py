@@ -12,8 +12,9 @@ from typing import Any
 from fleet.types import Verdict
 from fleet.verify._patch import FilePatch, Trees
 from fleet.verify.evidence import Judgement, Needs, combine, judge, under
-from fleet.verify.execution import PytestRun, run_pytest, target_python
+from fleet.verify.execution import PytestRun, run_pytest
 from fleet.verify.gates import is_test_path
+from fleet.verify.target import test_pythons
 from sandbox import Sandbox
 
 __all__ = ["gate_impacted_tests", "impacted_tests"]
@@ -92,8 +93,9 @@ def gate_impacted_tests(
     timeout_s: float = 300.0,
     pythons: Sequence[str] = (),
 ) -> Verdict:
-    """The impacted tests before and after the patch on each of ``pythons`` (default: the
-    target interpreter), judged by :func:`fleet.verify.evidence.judge`."""
+    """The impacted tests before and after the patch on each of ``pythons`` (default:
+    :func:`fleet.verify.target.test_pythons`), judged by :func:`fleet.verify.evidence.judge`:
+    any interpreter's rejection rejects, and the verdict names the interpreter."""
     if sandbox is None:
         return Verdict("impacted_tests", "unknown", "no sandbox: the tests cannot be run")
     touched = sorted(set(touched))
@@ -101,7 +103,7 @@ def gate_impacted_tests(
     needs = needs_of(files, targets, graph, touched)
     scope = f"{len(targets)} test file(s) by {how}" if targets else "the whole suite"
     results: list[tuple[str, Judgement]] = []
-    for python in pythons or (target_python(),):
+    for python in pythons or test_pythons(trees.base):
         results.append((python, _one_python(trees, sandbox, targets, needs, scope, timeout_s,
                                             python)))
     got = combine(results)

@@ -108,3 +108,32 @@ def test_the_timezone_utc_fix_passes_pyjwts_own_tests(pyjwt: Path, bwrap: Sandbo
                                              options=options)}
     assert [v.status for v in verdicts.values()] == ["accept"] * len(verdicts), verdicts
     assert "passed" in verdicts["impacted_tests"].evidence
+
+
+@pytest.mark.sandbox
+def test_the_tests_run_on_every_interpreter_given_and_a_failure_names_it(
+    git_repo: Path, bwrap: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``FLEET_TEST_PYTHONS``: the impacted tests run before and after on each interpreter; a
+    test that breaks on one of them only rejects, naming that interpreter."""
+    import sys
+
+    base_python = str(Path(sys.base_prefix) / "bin" / "python3")  # pyenv's, with pytest
+    (git_repo / "lib.py").write_text("def where():\n    return 'x'\n")
+    (git_repo / "test_lib.py").write_text(
+        "import sys\n\nfrom lib import where\n\n\ndef test_where():\n"
+        "    assert where() == 'x' or sys.prefix == sys.base_prefix\n")
+    git(git_repo, "add", "-A")
+    git(git_repo, "commit", "-qm", "lib")
+    (git_repo / "lib.py").write_text("def where():\n    return 'y'\n")
+    patch = git(git_repo, "diff")
+    git(git_repo, "checkout", "-q", "--", ".")
+    monkeypatch.setenv("FLEET_TEST_PYTHONS", f"{sys.executable}:{base_python}")
+    [got] = [v for v in run_gates(git_repo, patch, ["lib.py::where"], sandbox=bwrap,
+                                  options=GateOptions(fail_fast=False, skip=frozenset({"review"})))
+             if v.gate == "impacted_tests"]
+    assert got.status == "reject", got
+    assert got.details["pythons"] == [sys.executable, base_python]
+    assert got.evidence.startswith(f"[{sys.executable}] 1 test file(s) by imports and names: "
+                                   "test_lib.py::test_where passed before and failed after")
+    assert f"[{base_python}]" not in got.evidence  # it passes there
