@@ -218,7 +218,7 @@ def unit_env(campaign: str, repo: Path, home: Path, store: StoreSource, sandbox:
     return UnitEnv(
         leases=opened.leases, ledger=opened.ledger, agent=agent.open(spec, graph, opened),
         sandbox=sandbox.open(), workspaces=GitWorkspaces(repo),
-        gates=VerifyGates(repo, graph, GateOptions(campaign=campaign)), budget=spec.budget,
+        gates=VerifyGates(repo, graph, GateOptions(campaign=campaign), spec), budget=spec.budget,
         killed=opened.controls.engaged, requests=lambda unit: lease_requests(graph, unit),
     )
 

@@ -226,20 +226,18 @@ class AgentResource(ConfigurableResource):
     base_url: str = ""
 
     def open(self, campaign: Campaign, graph: SymbolGraph, store: Store) -> Agent:
-        if self.kind == "codemod":
-            from fleet.agents.codemod import CodemodAgent
+        """The campaign's own fixer (``codemod``: its codemod, or its ``fix.command``) or the
+        Claude agent wired from the campaign file (``fleet.agents.select.agent_for``)."""
+        from fleet.agents.select import agent_for
 
-            return CodemodAgent(campaign, graph=graph, ledger=store.ledger)
-        if self.kind == "claude":
-            from fleet.agents.anthropic_model import AnthropicModel
-            from fleet.agents.claude import ClaudeAgent
-
-            model = AnthropicModel(model=self.model, base_url=self.base_url or None)
-            return ClaudeAgent(model=model, campaign_brief=campaign.description,
-                               notes=[n.text for n in store.memory.list()], graph=graph,
-                               controls=store.controls,
-                               kill_switch=store.controls.engaged)
-        raise ConfigError(f"FLEET_AGENT: unknown agent {self.kind!r} (codemod|claude)")
+        if self.kind not in ("codemod", "claude"):
+            raise ConfigError(f"FLEET_AGENT: unknown agent {self.kind!r} (codemod|claude)")
+        kind = "command" if campaign.fix.command else "codemod"
+        kind = "claude" if self.kind == "claude" else kind
+        return agent_for(kind, campaign, graph=graph, ledger=store.ledger, controls=store.controls,
+                         notes=tuple(n.text for n in store.memory.list()),
+                         model=None if self.model == DEFAULT_MODEL else self.model,
+                         base_url=self.base_url or None)
 
 
 class ForgeResource(ConfigurableResource):

@@ -57,9 +57,7 @@ def agent_for(
         from fleet.agents.command import CommandAgent
 
         return CommandAgent(campaign)
-    if kind == "codemod":
-        if fix.codemod is None:
-            raise ConfigError(f"campaign {campaign.name} has no fix.codemod")
+    if kind == "codemod":  # without a codemod, each unit ends nothing_to_do, saying so
         from fleet.agents.codemod import CodemodAgent
 
         return CodemodAgent(campaign, graph=graph, ledger=ledger)

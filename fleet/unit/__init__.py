@@ -35,7 +35,7 @@ from fleet.unit._run import (
     run_unit,
     run_units,
 )
-from fleet.unit._wiring import GitWorkspaces, VerifyGates
+from fleet.unit._wiring import GitWorkspaces, VerifyGates, default_reviewer
 
 __all__ = [
     "TERMINAL",
@@ -50,6 +50,7 @@ __all__ = [
     "VerifyGates",
     "Workspaces",
     "commit_workspace",
+    "default_reviewer",
     "latest_results",
     "lease_requests",
     "load_units",

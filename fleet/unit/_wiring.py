@@ -3,15 +3,22 @@
 
 from __future__ import annotations
 
+import os
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from fleet.forge.worktree import create_workspace, remove_workspace
 from fleet.types import AgentOutcome, Verdict, Workspace, WorkUnit
-from fleet.verify import GateOptions, run_gates
+from fleet.verify import GATES, GateOptions, OfflineReviewer, run_gates
 
 if TYPE_CHECKING:
+    from fleet.campaigns.spec import Campaign
+    from fleet.graph import SymbolGraph
+    from fleet.verify.reviewer import Reviewer
     from sandbox import Sandbox
+
+__all__ = ["GitWorkspaces", "VerifyGates", "default_reviewer"]
 
 
 class GitWorkspaces:
@@ -29,17 +36,52 @@ class GitWorkspaces:
         remove_workspace(workspace, delete_branch=not keep_branch)
 
 
-class VerifyGates:
-    """Every gate of :mod:`fleet.verify` on the agent's patch against the unit's base commit,
-    with the unit's write set as the lease scope and ``graph`` selecting the impacted tests."""
+def default_reviewer(campaign: Campaign | None = None, environ: dict[str, str] | None = None
+                     ) -> Reviewer:
+    """The Claude reviewer when an API key is configured (``ANTHROPIC_API_KEY``; the model of
+    ``resolve_model``), else the offline reviewer."""
+    env = os.environ if environ is None else environ
+    if not env.get("ANTHROPIC_API_KEY"):
+        return OfflineReviewer()
+    from fleet.agents.anthropic_model import AnthropicModel, resolve_model
+    from fleet.verify import ClaudeReviewer
 
-    def __init__(self, repo: Path, graph: Any = None, options: GateOptions | None = None) -> None:
+    model = resolve_model(None, campaign.model if campaign is not None else None, dict(env))
+    return ClaudeReviewer(AnthropicModel(model=model))
+
+
+class VerifyGates:
+    """The gates of :mod:`fleet.verify` on the agent's patch against the unit's base commit,
+    with the unit's write set as the lease scope and ``graph`` selecting the impacted tests.
+
+    With the loaded ``campaign``: only the gates it lists run, and the review gate is
+    ``reviewer`` (default :func:`default_reviewer`: Claude whenever a key is configured). The
+    review verdict's ``details["reviewer"]`` names the reviewer that ran (in the unit's record)."""
+
+    def __init__(self, repo: Path, graph: SymbolGraph | None = None,
+                 options: GateOptions | None = None, campaign: Campaign | None = None,
+                 reviewer: Reviewer | None = None) -> None:
         self.repo = repo
         self.graph = graph
         self.options = options
+        self.campaign = campaign
+        self.reviewer = reviewer
+
+    def _options(self, unit: WorkUnit) -> GateOptions:
+        options = self.options or GateOptions(campaign=unit.campaign)
+        if self.campaign is None:
+            return options
+        if self.reviewer is None and options.reviewer is None and "review" in self.campaign.gates:
+            self.reviewer = default_reviewer(self.campaign)
+        skip = frozenset(GATES) - set(self.campaign.gates)
+        return replace(options, skip=options.skip | skip,
+                       reviewer=options.reviewer or self.reviewer)
 
     def __call__(self, unit: WorkUnit, workspace: Workspace, outcome: AgentOutcome,
                  sandbox: Sandbox) -> list[Verdict]:
-        options = self.options or GateOptions(campaign=unit.campaign)
-        return run_gates(self.repo, outcome.patch, unit.write_set, base=unit.base_commit,
-                         sandbox=sandbox, graph=self.graph, options=options)
+        options = self._options(unit)
+        verdicts = run_gates(self.repo, outcome.patch, unit.write_set, base=unit.base_commit,
+                             sandbox=sandbox, graph=self.graph, options=options)
+        name = (options.reviewer or OfflineReviewer()).name
+        return [replace(v, details={**v.details, "reviewer": name}) if v.gate == "review" else v
+                for v in verdicts]

@@ -2,8 +2,9 @@
 
 - ``fleet plan REPO --campaign C [--json FILE]``: dry run - findings, units, lock order, waves and
   the expected parallelism. Changes nothing in REPO.
-- ``fleet fix REPO --campaign C --unit K``: one unit end to end (index, plan, find the unit, make
-  its workspace, run the ``CodemodAgent``, print the patch, remove the workspace).
+- ``fleet fix REPO --campaign C --unit K [--agent auto|codemod|command|claude]``: one unit end to
+  end through ``fleet.unit.run_unit`` (leases, the agent in the sandbox, the campaign's gates,
+  the ledger), print the patch; the unit's branch goes unless ``--keep-branch``.
 - ``fleet gc REPO``: remove workspaces and branches left behind by crashed fleet processes.
 - ``fleet campaigns``: list the built-in campaigns.
 """
@@ -11,6 +12,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -93,34 +95,63 @@ def fix_command(
     repo: RepoArg,
     campaign: CampaignOpt,
     unit: Annotated[str, typer.Option("--unit", "-u", help="The unit's key (or a prefix).")],
+    agent: Annotated[str, typer.Option(
+        help="auto (the campaign's codemod or command), codemod, command or claude.")] = "auto",
+    model: Annotated[str | None, typer.Option(
+        help="The Claude model (default: the campaign's, else $FLEET_MODEL, else a current "
+             "Sonnet).")] = None,
+    sandbox: Annotated[str, typer.Option(help="auto, microvm, gvisor, bwrap or local.")] = "auto",
+    store: Annotated[str | None, typer.Option(
+        help="Store URL (default: $FLEET_STORE_URL, else .fleet/fleet.db here).")] = None,
+    keep_branch: Annotated[bool, typer.Option(
+        "--keep-branch", help="Keep a verified unit's branch fleet/<campaign>/<unit>.")] = False,
+    require_verified: Annotated[bool, typer.Option(
+        "--require-verified", help="Exit 1 unless every gate accepted the patch.")] = False,
 ) -> None:
-    """Run one unit end to end with the CodemodAgent and print its patch (nothing is merged)."""
-    from fleet.agents.codemod import CodemodAgent
+    """Run one unit end to end through the unit stage (leases, the agent in the sandbox, the
+    campaign's gates, the ledger) and print its patch; nothing is merged. Exit 1 when the agent
+    failed (or, with --require-verified, when a gate did not accept)."""
+    from fleet.agents.select import agent_for
     from fleet.campaigns.spec import load_campaign
     from fleet.errors import FleetError
-    from fleet.forge.worktree import workspace
-    from fleet.plan import plan_campaign
+    from fleet.plan import lease_requests, plan_campaign
+    from fleet.store import default_store_url, open_store
+    from fleet.unit import GitWorkspaces, UnitEnv, VerifyGates, run_unit, untouched_findings
+    from fleet.verify import GateOptions
+    from sandbox import SandboxUnavailable, select_sandbox
 
     try:
         spec = load_campaign(campaign)
         plan = plan_campaign(repo, spec)
-        target = plan.unit(unit)
-        with workspace(repo, spec.name, target.key, target.base_commit) as ws:
-            outcome = CodemodAgent(spec, plan.graph).run(target, ws, None, spec.budget)
-    except FleetError as exc:
+        target, graph = plan.unit(unit), plan.graph
+        box = select_sandbox(sandbox)
+        with open_store(store or default_store_url()) as opened:
+            worker = agent_for(agent, spec, graph=plan.graph, ledger=opened.ledger,
+                               controls=opened.controls, model=model,
+                               notes=tuple(n.text for n in opened.memory.list()))
+            env = UnitEnv(leases=opened.leases, ledger=opened.ledger, agent=worker, sandbox=box,
+                          workspaces=GitWorkspaces(repo),
+                          gates=VerifyGates(repo, graph, GateOptions(campaign=spec.name), spec),
+                          budget=spec.budget, killed=opened.controls.engaged,
+                          requests=None if graph is None else lambda u: lease_requests(graph, u))
+            result = run_unit(target, env, worker="fix")
+    except (FleetError, SandboxUnavailable) as exc:
         raise _fail(str(exc)) from exc
-    for step in outcome.steps:
-        print(f"# step {step.index} {step.action} {step.arguments['path']}: {step.result}",
-              file=sys.stderr)
-    print(f"# {outcome.stop_reason.value}: {outcome.detail}", file=sys.stderr)
-    from fleet.unit import untouched_findings
-
-    left = untouched_findings(outcome.patch, target.findings) if outcome.patch else []
+    for v in result.verdicts:
+        print(f"# gate {v.gate}: {v.status}", file=sys.stderr)
+    print(f"# {result.status} ({result.stop_reason}): {result.detail}", file=sys.stderr)
+    left = untouched_findings(result.patch, target.findings) if result.patch else []
     for f in left:
         print(f"# left as it was: {f.path}:{f.line} {f.rule} {f.snippet.splitlines()[0][:80]}",
               file=sys.stderr)
-    sys.stdout.write(outcome.patch)
-    if not outcome.ok:
+    if result.status == "verified" and result.branch and not keep_branch:
+        subprocess.run(["git", "branch", "-D", result.branch], cwd=repo, capture_output=True,
+                       check=False)
+    elif result.status == "verified":
+        print(f"# branch {result.branch}", file=sys.stderr)
+    sys.stdout.write(result.patch)
+    if result.status in ("agent_failed", "lease_refused", "killed") or (
+            require_verified and result.status != "verified"):
         raise typer.Exit(1)
 
 
