@@ -47,7 +47,7 @@ demo: deps-demo $(STAMP)
 
 ui: $(STAMP)
 	$(BIN)/python -c 'import sys; from pathlib import Path; from fleet_pipelines.storage import ensure_instance_config; ensure_instance_config(Path(sys.argv[1]))' $(DAGSTER_HOME)
-	$(BIN)/dagster dev -w workspace.yaml -h $(HOST) -p $(PORT)
+	$(BIN)/dg dev -w workspace.yaml -h $(HOST) -p $(PORT)
 
 bench: $(STAMP)
 	@set -e; for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b; done

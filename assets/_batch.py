@@ -20,17 +20,20 @@ from dagster import (
     AssetRecordsFilter,
     Output,
 )
-from dagster._core.definitions.asset_checks.asset_check_evaluation import (
+
+from assets._dagster_private import (
     AssetCheckEvaluationTargetMaterializationData,
-)
-from dagster._core.events import (
     DagsterEvent,
     DagsterEventBatchMetadata,
     DagsterEventType,
     generate_event_batch_id,
 )
-
-from assets._metadata import batch_metadata, unit_metadata
+from assets._metadata import (
+    batch_metadata,
+    readable_evidence,
+    unit_metadata,
+    verdict_description,
+)
 from fleet.types import WorkUnit
 from fleet.unit import UnitEnv, UnitResult, run_units
 
@@ -64,6 +67,9 @@ def run_batch(context: AssetExecutionContext, gates: Sequence[str], units: Seque
         future.result()
     context.log.info(f"batch: {batch_metadata(results)}")
     yield from _step_checks(gates, results, single)
+    if single:  # after the step's (WARN) result: the partition's latest verdict is the unit's
+        for result in results:
+            _log_unit_checks(context, gates, result)
 
 
 def log_materializations(context: AssetExecutionContext,
@@ -97,14 +103,17 @@ def _log_unit_checks(context: AssetExecutionContext, gates: Sequence[str],
                      result: UnitResult) -> None:
     """One check evaluation per gate on the unit's partition, logged as one event batch (the
     fleet's event log storage writes a batch in one transaction; others store them one by
-    one)."""
+    one). A gate that rejects the unit (or cannot judge it) fails with ERROR severity: the
+    partition's check is red in the UI. These events bypass the step's blocking-check rule, so
+    the verified units of the batch still reach ``verified_patches``."""
     target = _target(context, result.unit)
     evaluations = [
         AssetCheckEvaluation(
             asset_key=context.asset_key, check_name=f"candidate_patches_{v.gate}",
             passed=v.passed, partition=result.unit, severity=AssetCheckSeverity.ERROR,
-            target_materialization_data=target,
-            metadata={"status": v.status, "evidence": v.evidence[:2000]})
+            target_materialization_data=target, blocking=True,
+            description=verdict_description(v.gate, v.status, v.evidence),
+            metadata={"status": v.status, "evidence": readable_evidence(v.evidence)})
         for v in result.verdicts if v.gate in gates
     ]
     step = context.op_execution_context.get_step_execution_context()
@@ -121,12 +130,13 @@ def _step_checks(gates: Sequence[str], results: Sequence[UnitResult], single: bo
                  ) -> Iterator[AssetCheckResult]:
     """One result per gate for the step (a check may yield once per step).
 
-    A single-unit run (a re-run from the UI) yields the unit's verdict as the check result, which
-    Dagster records for that partition. In a batch, every unit's verdict was logged for its
-    partition and this result judges the batch: passed when every judged unit was accepted.
-    Failures are WARN: a rejected patch is an expected outcome, not a failed run, and the verified
-    units of the batch must still reach ``verified_patches``, which admits only units whose every
-    gate passed (DESIGN.md: blocking checks record, ``verified_patches`` decides)."""
+    This result judges the batch: passed when every judged unit was accepted, its description
+    says how many the gate rejected. Its failures are WARN: a rejected patch is an expected
+    outcome, not a failed run, and the verified units of the batch must still reach
+    ``verified_patches``, which admits only units whose every gate passed (DESIGN.md: blocking
+    checks record, ``verified_patches`` decides). Each unit's own verdict is on its partition
+    with ERROR severity (``_log_unit_checks``; in a single-unit run, logged after this result,
+    which Dagster records for the same partition)."""
     for gate in gates:
         verdicts = {r.unit: v for r in results for v in r.verdicts if v.gate == gate}
         rejected = sorted(k for k, v in verdicts.items() if not v.passed)
@@ -135,6 +145,15 @@ def _step_checks(gates: Sequence[str], results: Sequence[UnitResult], single: bo
                                     "rejected_units": ", ".join(rejected)}
         if single and verdicts:
             only = next(iter(verdicts.values()))
-            metadata.update(status=only.status, evidence=only.evidence[:2000])
+            metadata.update(status=only.status, evidence=readable_evidence(only.evidence))
+            description = verdict_description(gate, only.status, only.evidence)
+        elif not verdicts:
+            description = f"gate {gate} judged no unit of this batch"
+        elif rejected:
+            description = (f"gate {gate} rejected {len(rejected)} of {len(verdicts)} unit(s) of "
+                           "this batch (each unit's verdict is on its partition)")
+        else:
+            description = f"gate {gate} accepted all {len(verdicts)} unit(s) of this batch"
         yield AssetCheckResult(check_name=f"candidate_patches_{gate}", passed=not rejected,
-                               severity=AssetCheckSeverity.WARN, metadata=metadata)
+                               severity=AssetCheckSeverity.WARN, metadata=metadata,
+                               description=description)

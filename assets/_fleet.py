@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from dagster import MetadataValue
 
+from assets._metadata import link
 from assets._modules import module_summary, save_summary
 from assets._seams import AgentSource, ForgeSource, SandboxSource, StoreSource
 from fleet.errors import ConfigError
@@ -122,14 +123,15 @@ class FindReport:
     issues: tuple[str, ...] = ()
 
     def metadata(self) -> dict[str, Any]:
-        links = "\n".join(f"- {url}" for url in self.issues[:MAX_ISSUE_LINKS])
-        if len(self.issues) > MAX_ISSUE_LINKS:
-            links += f"\n- ... {len(self.issues) - MAX_ISSUE_LINKS} more"
+        from fleet.forge import issue_links
+
+        links = issue_links(self.issues, MAX_ISSUE_LINKS)
         return {"findings": len(self.findings), "new": self.new, "known": self.known,
                 "fixed": self.fixed,
                 "rules": ", ".join(sorted({f.rule for f in self.findings})),
                 "issues_filed": self.filed, "issues_already_filed": self.already_filed,
-                "issue_links": MetadataValue.md(links or "none filed in this sweep")}
+                "issue_links": MetadataValue.md(links or "none filed in this sweep"),
+                **({"last_issue": link(self.issues[-1])} if self.issues else {})}
 
 
 @dataclass(frozen=True)

@@ -2,14 +2,59 @@
 
 from __future__ import annotations
 
+import hashlib
+import re
+import tempfile
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from dagster import MetadataValue
 
 from fleet.integrate import IntegrationResult
 from fleet.unit import UnitResult
+
+# The gates run pytest in scratch trees (``fleet.verify._patch.Trees``: <tmp>/fleet-verify-*/base
+# or /patched): a reader wants the repository path, not where the tree happened to be.
+_SCRATCH = re.compile(r"(?:/[^\s'\"():]*)?/fleet-verify-[^/\s]+/[^/\s]+/")
+_TEMP = re.compile("(?:" + "|".join(re.escape(d) for d in sorted(
+    {tempfile.gettempdir(), "/tmp", "/var/tmp"}, key=len, reverse=True)) + r")/[^\s'\"():]+/")
+# pytest's end-of-run warnings of the target's own tests: noise beside the gate's verdict
+_WARNINGS = re.compile(r"^=+ warnings summary =+$.*?(?=^=+ |^-- Docs: .*$\n?|\Z)",
+                       re.MULTILINE | re.DOTALL)
+_DOCS = re.compile(r"^-- Docs: https://docs\.pytest\.org/\S+\n?", re.MULTILINE)
+
+
+def readable_evidence(text: str, limit: int = 2000) -> str:
+    """A gate's evidence for the UI: paths relative to the repository (no scratch-tree or other
+    temporary prefixes), without pytest's warnings summary, at most ``limit`` characters."""
+    text = _SCRATCH.sub("", text)
+    text = _TEMP.sub("<tmp>/", text)
+    text = _DOCS.sub("", _WARNINGS.sub("", text))
+    text = re.sub(r"\n{3,}", "\n\n", text).strip()
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def verdict_description(gate: str, status: str, evidence: str) -> str:
+    """What the check shows as its outcome: the gate's verdict and the first line of why."""
+    first = next((ln.strip() for ln in readable_evidence(evidence).splitlines() if ln.strip()),
+                 "")
+    said = {"accept": "accepted", "reject": "rejected"}.get(status, "could not judge")
+    line = f"gate {gate} {said} the unit" + (f": {first}" if first else "")
+    return line if len(line) <= 300 else line[:297] + "..."
+
+
+def content_version(parts: Iterable[str]) -> str:
+    """A data version for a set of identities (fingerprints, unit keys): equal sets, equal
+    versions, so a re-materialization that found the same leaves nothing downstream stale."""
+    return hashlib.sha256("\n".join(sorted(parts)).encode()).hexdigest()[:24]
+
+
+def link(url: str, text: str | None = None) -> Any:
+    """``MetadataValue.url`` (clickable in the UI) for a web or file URL, else plain text."""
+    if url.startswith(("http://", "https://", "file://")):
+        return MetadataValue.url(url)
+    return text if text is not None else url
 
 
 def unit_metadata(result: UnitResult) -> dict[str, Any]:

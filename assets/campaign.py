@@ -23,6 +23,7 @@ from dagster import (
     BackfillPolicy,
     BetaWarning,
     DagsterType,
+    DataVersion,
     DynamicPartitionsDefinition,
     MaterializeResult,
     Nothing,
@@ -33,9 +34,10 @@ from dagster import (
 
 from assets import _fleet
 from assets._batch import log_materializations, run_batch
-from assets._metadata import integration_metadata, unit_metadata
+from assets._metadata import content_version, integration_metadata, link, unit_metadata
 from assets._seams import AgentSource, ForgeSource, RepoSource, SandboxSource, StoreSource
 from fleet.errors import KillSwitchEngaged
+from fleet.forge import branch_url
 from fleet.unit import TERMINAL, latest_results, load_units
 
 AGENT_POOL = "agent_sandbox"
@@ -97,7 +99,8 @@ def _campaign_assets(
                  forge: ResourceParam[ForgeSource]) -> MaterializeResult:
         _check_killed(store)
         report = _fleet.find(campaign, Path(repo.path), Path(repo.home), store, forge)
-        return MaterializeResult(metadata=report.metadata())
+        return MaterializeResult(metadata=report.metadata(), data_version=DataVersion(
+            content_version(f.fingerprint for f in report.findings)))
 
     @asset(key=[prefix, "work_units"], deps=[findings], group_name=group,
            description="Work units planned from the findings; registers their partitions.")
@@ -117,12 +120,15 @@ def _campaign_assets(
         new = [k for k in keys if k not in existing]
         context.instance.add_dynamic_partitions(partitions.name or "", new)
         return MaterializeResult(metadata={**plan.metadata(), "partitions_added": len(new),
-                                           "partitions_deleted": len(obsolete)})
+                                           "partitions_deleted": len(obsolete)},
+                                 data_version=DataVersion(content_version(keys)))
 
     check_specs = [
         AssetCheckSpec(f"candidate_patches_{g}", asset=[prefix, "candidate_patches"],
                        blocking=True, partitions_def=partitions,
-                       description=f"gate `{g}` accepted the unit (in a batch: every unit)")
+                       description=f"Gate `{g}` on the unit's patch: passes when the gate "
+                                   "accepts it (in a batch run: every unit; each unit's "
+                                   "verdict is on its partition, failed with ERROR)")
         for g in gates
     ]
 
@@ -173,8 +179,8 @@ def _campaign_assets(
             return MaterializeResult(metadata={"published": False})
         ref, merge = done.ref, done.self_merge
         return MaterializeResult(metadata={
-            "published": True, "forge": ref.forge, "branch": ref.branch,
-            "number": ref.number or 0, "url": ref.url, "state": ref.state,
+            "published": True, "forge": ref.forge, "branch": link(branch_url(ref), ref.branch),
+            "number": ref.number or 0, "url": link(ref.url), "state": ref.state,
             "self_merged": bool(merge and merge.merged),
             "self_merge": done.self_merge_message if merge else "review required"})
 

@@ -13,6 +13,7 @@ from dagster import (
     AssetKey,
     AssetsDefinition,
     AssetSpec,
+    DataVersion,
     MaterializeResult,
     MetadataValue,
     ResourceParam,
@@ -37,7 +38,10 @@ def symbol_graph(store: ResourceParam[StoreSource], repo: ResourceParam[RepoSour
     if store.killed():
         raise KillSwitchEngaged("kill switch engaged")
     stats = _fleet.index(Path(repo.path), Path(repo.home), repo.base_branch)
-    return MaterializeResult(metadata=stats)
+    # The graph is a function of the base commit: re-indexing an unchanged base gives the same
+    # data version, so nothing downstream turns stale ("Unsynced") after a sweep that changed
+    # nothing.
+    return MaterializeResult(metadata=stats, data_version=DataVersion(str(stats["commit"])))
 
 
 def code_module_assets(home: Path) -> list[AssetsDefinition]:
@@ -68,13 +72,14 @@ def code_module_assets(home: Path) -> list[AssetsDefinition]:
         now = {AssetKey(asset_key_parts(n)): i for n, i in current["modules"].items()}
         for key in _dependencies_first(context.selected_asset_keys, by_key, keys):
             info = now.get(key, by_key[key])
-            yield MaterializeResult(asset_key=key, metadata={
-                "symbols": info["symbols"],
-                "kinds": MetadataValue.json(info["kinds"]),
-                "lines": info["lines"],
-                "sha256": info["sha256"],
-                "imports": len(info["deps"]),
-            })
+            yield MaterializeResult(asset_key=key, data_version=DataVersion(info["sha256"]),
+                                    metadata={
+                                        "symbols": info["symbols"],
+                                        "kinds": MetadataValue.json(info["kinds"]),
+                                        "lines": info["lines"],
+                                        "sha256": info["sha256"],
+                                        "imports": len(info["deps"]),
+                                    })
 
     return [code_modules]
 

@@ -22,11 +22,9 @@ from dagster import (
     Definitions,
     define_asset_job,
 )
-from dagster._core.definitions.unresolved_asset_job_definition import (
-    UnresolvedAssetJobDefinition,
-)
 
 from assets import SYMBOL_GRAPH, TARGET_FILES_TAG, CampaignAssets
+from assets._dagster_private import UnresolvedAssetJobDefinition
 from fleet.types import JOB_FINISHED
 
 
@@ -53,10 +51,13 @@ def build_jobs(campaigns: Sequence[CampaignAssets], code: Sequence[AssetsDefinit
                              description="Index the repository and refresh the code assets.")]
     for c in campaigns:
         tags = {"fleet/campaign": c.campaign}
+        # The plan job re-indexes (a self-merging campaign may have moved the base); the code
+        # module assets come along so that they record the graph they were built from: an
+        # unchanged graph keeps its data version, and nothing downstream turns "Unsynced".
         jobs.append(define_asset_job(
             plan_job_name(c),
-            AssetSelection.assets(SYMBOL_GRAPH, c.key("findings"), c.key("work_units")),
-            tags=tags, description=f"Find and plan the units of {c.campaign}."))
+            AssetSelection.assets(SYMBOL_GRAPH, *code_keys, c.key("findings"), c.key("work_units")),
+            tags=tags, description=f"Index, then find and plan the units of {c.campaign}."))
         jobs.append(define_asset_job(
             fix_job_name(c),
             AssetSelection.assets(c.key("candidate_patches"), c.key("verified_patches")),

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dagster import ConfigurableResource
+from dagster import ConfigurableResource, EnvVar
 
 from fleet.agents.anthropic_model import DEFAULT_MODEL
 from fleet.errors import ConfigError
@@ -143,7 +143,7 @@ class FleetSettings:
             batch_size=max(batch, 1),
             campaigns=tuple(c.strip() for c in campaigns) or builtin_campaign_names(),
             github_repo=env.get("FLEET_GITHUB_REPO", ""),
-            github_url=env.get("FLEET_GITHUB_URL", "https://api.github.com"),
+            github_url=env.get("FLEET_GITHUB_API_URL") or "https://api.github.com",
         )
 
 
@@ -156,7 +156,7 @@ class FleetSettings:
             "FLEET_AGENT": self.agent, "FLEET_FORGE": self.forge,
             "FLEET_AGENTS": str(self.agents), "FLEET_BATCH_SIZE": str(self.batch_size),
             "FLEET_CAMPAIGNS": ",".join(self.campaigns),
-            "FLEET_GITHUB_REPO": self.github_repo, "FLEET_GITHUB_URL": self.github_url,
+            "FLEET_GITHUB_REPO": self.github_repo, "FLEET_GITHUB_API_URL": self.github_url,
         }
 
     def save(self) -> Path:
@@ -240,15 +240,29 @@ class AgentResource(ConfigurableResource):
                          base_url=self.base_url or None)
 
 
+GITHUB_TOKEN_VARS = ("FLEET_GITHUB_TOKEN", "GITHUB_TOKEN")
+
+
+def github_token(environ: Mapping[str, str] | None = None) -> EnvVar | str:
+    """The token field of the github forge: ``EnvVar`` of the first of ``FLEET_GITHUB_TOKEN``,
+    ``GITHUB_TOKEN`` that is set (Dagster resolves it when the resource starts and shows the
+    variable's name, never its value, in the UI); ``""`` when neither is."""
+    env = os.environ if environ is None else environ
+    return next((EnvVar(name) for name in GITHUB_TOKEN_VARS if env.get(name)), "")
+
+
 class ForgeResource(ConfigurableResource):
-    """``local`` (a branch + change record in the ledger) or ``github`` (PyGithub; the token
-    from ``$GITHUB_TOKEN``, ``git push`` to ``$FLEET_GITHUB_PUSH_URL`` if set, else github.com)."""
+    """``local`` (a branch + change record in the ledger) or ``github`` (PyGithub; the token from
+    ``FLEET_GITHUB_TOKEN`` or ``GITHUB_TOKEN`` and the push URL from ``FLEET_GITHUB_PUSH_URL``
+    as ``EnvVar`` fields, see ``build_resources``; ``git push`` goes to github.com when no push
+    URL is set)."""
 
     kind: str = "local"
     base_branch: str = "main"
     github_repo: str = ""
     github_url: str = "https://api.github.com"
-    token_env: str = "GITHUB_TOKEN"
+    token: str = ""
+    push_url: str = ""
 
     def open(self, store: Store) -> Forge:
         if self.kind == "local":
@@ -256,18 +270,23 @@ class ForgeResource(ConfigurableResource):
 
             return LocalGitForge(store.changes, store.ledger, base_branch=self.base_branch)
         if self.kind == "github":
-            from fleet.forge.github import GitHubForge, GitHubForgeConfig
+            from fleet.forge.github import GitHubForge
 
-            token = os.environ.get(self.token_env, "")
-            if not token or not self.github_repo:
-                raise ConfigError(f"the github forge needs FLEET_GITHUB_REPO and {self.token_env}")
-            return GitHubForge(GitHubForgeConfig(repo=self.github_repo, token=token,
-                                                 base_url=self.github_url,
-                                                 push_url=os.environ.get(
-                                                     "FLEET_GITHUB_PUSH_URL") or None,
-                                                 base_branch=self.base_branch),
-                               ledger=store.ledger)
+            return GitHubForge(self.github_config(), ledger=store.ledger)
         raise ConfigError(f"FLEET_FORGE: unknown forge {self.kind!r} (local|github)")
+
+    def github_config(self) -> Any:
+        """The ``GitHubForgeConfig`` of these fields; ``ConfigError`` naming what is missing."""
+        from fleet.forge.github import GitHubForgeConfig
+
+        if not self.github_repo:
+            raise ConfigError("the github forge needs FLEET_GITHUB_REPO (owner/name)")
+        if not self.token:
+            raise ConfigError("the github forge needs a token: set FLEET_GITHUB_TOKEN (or "
+                              "GITHUB_TOKEN)")
+        return GitHubForgeConfig(repo=self.github_repo, token=self.token,
+                                 base_url=self.github_url, push_url=self.push_url or None,
+                                 base_branch=self.base_branch)
 
 
 class RepoResource(ConfigurableResource):
@@ -286,9 +305,21 @@ def build_resources(settings: FleetSettings) -> dict[str, Any]:
                                repo=store_key(settings.home, settings.repo)),
         "sandbox": SandboxResource(backend=settings.sandbox),
         "agent": AgentResource(kind=settings.agent),
-        "forge": ForgeResource(kind=settings.forge, base_branch=settings.base_branch,
-                               github_repo=settings.github_repo,
-                               github_url=settings.github_url),
+        "forge": forge_resource(settings),
         "repo": RepoResource(path=settings.repo, base_branch=settings.base_branch,
                              home=settings.home, agents=settings.agents),
     }
+
+
+def forge_resource(settings: FleetSettings, environ: Mapping[str, str] | None = None
+                   ) -> ForgeResource:
+    """The forge of ``settings``; for ``github`` its secrets as ``EnvVar`` fields."""
+    env = os.environ if environ is None else environ
+    secrets: dict[str, Any] = {}
+    if settings.forge == "github":
+        secrets["token"] = github_token(env)
+        if env.get("FLEET_GITHUB_PUSH_URL"):
+            secrets["push_url"] = EnvVar("FLEET_GITHUB_PUSH_URL")
+    return ForgeResource(kind=settings.forge, base_branch=settings.base_branch,
+                         github_repo=settings.github_repo, github_url=settings.github_url,
+                         **secrets)

@@ -22,15 +22,13 @@ from dagster import (
     SkipReason,
     sensor,
 )
-from dagster._core.definitions.unresolved_asset_job_definition import (
-    UnresolvedAssetJobDefinition,
-)
-from dagster._core.storage.tags import (
-    ASSET_PARTITION_RANGE_END_TAG,
-    ASSET_PARTITION_RANGE_START_TAG,
-)
 
 from assets import CampaignAssets, pending_units
+from assets._dagster_private import (
+    ASSET_PARTITION_RANGE_END_TAG,
+    ASSET_PARTITION_RANGE_START_TAG,
+    UnresolvedAssetJobDefinition,
+)
 from fleet.types import ChangeRef
 from fleet_pipelines.jobs import fix_job_name, integrate_job_name
 from fleet_pipelines.resources import ForgeResource, RepoResource, StoreResource

@@ -36,18 +36,21 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from dagster._core.events import ASSET_CHECK_EVENTS, ASSET_EVENTS, DagsterEventType
-from dagster._core.events.log import EventLogEntry
-from dagster._core.storage.event_log.sqlite.sqlite_event_log import (
-    INDEX_SHARD_NAME,
-    SqliteEventLogStorage,
-)
-from dagster._core.storage.sql import create_engine
-from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
-from dagster._serdes import ConfigurableClassData
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.pool import NullPool
+
+from assets._dagster_private import (
+    ASSET_CHECK_EVENTS,
+    ASSET_EVENTS,
+    INDEX_SHARD_NAME,
+    SQLITE_BUSY_TIMEOUT_SECONDS,
+    ConfigurableClassData,
+    DagsterEventType,
+    EventLogEntry,
+    SqliteEventLogStorage,
+    create_engine,
+)
 
 STORAGE_KEYS = ("storage", "run_storage", "event_log_storage", "schedule_storage")
 EVENT_BATCH_SIZE = "1000"

@@ -1,2 +1,35 @@
 """Forges and workspaces: per-unit git worktrees, ``LocalGitForge`` (branch + change record in the
-store) and ``GitHubForge`` (PyGithub)."""
+store) and ``GitHubForge`` (PyGithub).
+
+``branch_url(ref)`` is where a person looks at a handed-over change's branch: on GitHub the
+branch's page (from the pull request's URL), locally the repository's ``file://`` URL with the
+branch as fragment (what ``LocalGitForge`` puts in its refs)."""
+
+from __future__ import annotations
+
+import re
+
+from fleet.types import ChangeRef
+
+__all__ = ["branch_url", "issue_links"]
+
+
+def branch_url(ref: ChangeRef) -> str:
+    """The web (or file) URL of ``ref``'s branch; ``""`` when the forge gives none."""
+    pull = re.fullmatch(r"(https?://.+)/pull/\d+/?", ref.url)
+    if pull:
+        return f"{pull.group(1)}/tree/{ref.branch}"
+    return ref.url if ref.url.startswith("file://") else ""
+
+
+def issue_links(urls: list[str] | tuple[str, ...], limit: int = 50) -> str:
+    """Markdown list of issue links (``[#N](url)``, clickable in a PR body and in the Dagster
+    UI), at most ``limit`` of them and a count of the rest."""
+    lines = []
+    for url in urls[:limit]:
+        number = re.search(r"/(\d+)/?$", url)
+        label = f"#{number.group(1)}" if number else url
+        lines.append(f"- [{label}]({url})")
+    if len(urls) > limit:
+        lines.append(f"- ... {len(urls) - limit} more")
+    return "\n".join(lines)

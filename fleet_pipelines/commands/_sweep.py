@@ -13,12 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from dagster import AssetKey, BetaWarning, DagsterInstance, Definitions, PreviewWarning
-from dagster._core.storage.tags import (
-    ASSET_PARTITION_RANGE_END_TAG,
-    ASSET_PARTITION_RANGE_START_TAG,
-)
 
 from assets import SYMBOL_GRAPH, CampaignAssets, pending_units
+from assets._dagster_private import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
 from fleet.home import store_key
 from fleet.locks import hold
 from assets._fleet import graph_dir

@@ -77,7 +77,7 @@ def test_github_forge_holds_one_issue_per_fingerprint(
     with FakeGitHub(token=GH_TOKEN) as fake:
         fake.add_repo(GH_REPO)
         settings = _settings(tmp_path, acme_repo, FLEET_FORGE="github",
-                             FLEET_GITHUB_REPO=GH_REPO, FLEET_GITHUB_URL=fake.base_url)
+                             FLEET_GITHUB_REPO=GH_REPO, FLEET_GITHUB_API_URL=fake.base_url)
         first = _materialize(settings, instance)
         second = _materialize(settings, instance)
         issues = fake.issues(GH_REPO)

@@ -50,6 +50,43 @@ def _checks(instance: DagsterInstance, key: AssetKey, gate: str) -> dict[str, st
     return out
 
 
+def _severities(instance: DagsterInstance, key: AssetKey, gate: str) -> dict[str, str]:
+    """Per partition, the severity of the latest failed evaluation of one gate's check."""
+    records = instance.event_log_storage.get_asset_check_execution_history(
+        AssetCheckKey(key, f"candidate_patches_{gate}"), limit=1000)
+    out: dict[str, str] = {}
+    for rec in sorted(records, key=lambda r: r.id):
+        evaluation = rec.event.asset_check_evaluation if rec.event else None
+        if rec.partition is not None and evaluation is not None:
+            out[rec.partition] = "" if evaluation.passed else evaluation.severity.value
+    return out
+
+
+def _stale_inputs(instance: DagsterInstance, keys: list[AssetKey]
+                  ) -> tuple[dict[str, str], set[str]]:
+    """Assets whose latest materialization recorded an input data version that is no longer its
+    input's current one (what the UI shows as "Unsynced" / "Upstream data"), and the versioned
+    inputs compared (an input without a data version of its own is not one)."""
+    def tags(key: AssetKey) -> dict[str, str]:
+        event = instance.get_latest_materialization_event(key)
+        assert event is not None and event.asset_materialization is not None, key
+        return dict(event.asset_materialization.tags or {})
+
+    current: dict[str, str] = {}
+    stale: dict[str, str] = {}
+    for key in keys:
+        for tag, version in tags(key).items():
+            if not tag.startswith("dagster/input_data_version/"):
+                continue
+            upstream = tag.removeprefix("dagster/input_data_version/")
+            if upstream not in current:
+                current[upstream] = tags(AssetKey.from_user_string(upstream)).get(
+                    "dagster/data_version", "")
+            if current[upstream] and version != current[upstream]:
+                stale[key.to_user_string()] = upstream
+    return stale, {k for k, v in current.items() if v}
+
+
 def test_the_whole_chain_then_nothing_new(
     tmp_path: Path, acme_repo: Path, instance: DagsterInstance, bwrap: Sandbox
 ) -> None:
@@ -98,6 +135,20 @@ def test_the_whole_chain_then_nothing_new(
     assert first.rejected_by is not None
     gate_checks = _checks(instance, AssetKey([*utc, "candidate_patches"]), first.rejected_by)
     assert gate_checks[first.unit] == "FAILED"
+    # ... with ERROR severity (red in the UI), also for a unit that ran alone, and a description
+    # that says what the gate did
+    severities = _severities(instance, AssetKey([*utc, "candidate_patches"]), first.rejected_by)
+    assert severities[first.unit] == "ERROR"
+    assert all(severities[r.unit] == "ERROR" for r in rejected
+               if r.rejected_by == first.rejected_by)
+    latest = max(instance.event_log_storage.get_asset_check_execution_history(
+        AssetCheckKey(AssetKey([*utc, "candidate_patches"]),
+                      f"candidate_patches_{first.rejected_by}"), limit=1000),
+        key=lambda r: (r.partition == first.unit, r.id))
+    assert latest.event is not None and latest.event.asset_check_evaluation is not None
+    said = latest.event.asset_check_evaluation.description or ""
+    assert said.startswith(f"gate {first.rejected_by} ") and " accepted" not in said
+    assert "/tmp/" not in str(latest.event.asset_check_evaluation.metadata)
     applies = _checks(instance, AssetKey([*utc, "candidate_patches"]), "applies")
     assert set(applies.values()) == {"SUCCEEDED"}
     assert store.ledger.verify() == []
@@ -108,6 +159,14 @@ def test_the_whole_chain_then_nothing_new(
     assert [c.batches for c in second.campaigns] == [0, 0]
     assert len(latest_results(store.ledger, "yaml-safe-load")) == len(yaml_results)
     assert len(store.ledger.events(kind="integration.finished", campaign="yaml-safe-load")) == 1
+    # nothing changed, so nothing is stale: the re-index and the re-plans gave the same data
+    # versions as the materializations downstream of them recorded
+    keys = [k for k in instance.get_asset_keys()
+            if instance.get_latest_materialization_event(k) is not None]
+    assert len(keys) > 10
+    stale, compared = _stale_inputs(instance, keys)
+    assert stale == {}
+    assert {"symbol_graph", "yaml_safe_load/findings", "datetime_utcnow/findings"} <= compared
     store.close()
     subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=acme_repo,
                    check=False)

@@ -61,7 +61,7 @@ def test_sweep_hands_over_through_github_once(
         settings = FleetSettings.from_env({
             "FLEET_HOME": str(tmp_path / "home"), "FLEET_REPO": str(acme_repo),
             "FLEET_CAMPAIGNS": CAMPAIGN, "FLEET_SANDBOX": "bwrap", "FLEET_FORGE": "github",
-            "FLEET_GITHUB_REPO": GH_REPO, "FLEET_GITHUB_URL": fake.base_url})
+            "FLEET_GITHUB_REPO": GH_REPO, "FLEET_GITHUB_API_URL": fake.base_url})
         first = sweep(settings, instance, say=lambda _: None)
         pulls_after_first = fake.issues(GH_REPO, pulls=True)
         issues_after_first = fake.issues(GH_REPO)

@@ -1,0 +1,85 @@
+"""Every name this project takes from Dagster's private modules (``dagster._*``), in one place.
+
+Checked against dagster 1.13.27 (pinned in pyproject.toml with dagster-webserver 1.13.27 and
+dagster-postgres 0.29.27). Private modules may change in any release: after a Dagster upgrade,
+this module is the one to read again (and the tests named below are the ones that notice).
+Nothing else in ``assets`` or ``fleet_pipelines`` imports ``dagster._*``.
+
+Why each is needed (no public equivalent in 1.13):
+
+- ``AssetCheckEvaluationTargetMaterializationData``, ``DagsterEvent``,
+  ``DagsterEventBatchMetadata``, ``DagsterEventType``, ``generate_event_batch_id``: a batched
+  ``candidate_patches`` step logs one check evaluation per unit *partition* and
+  ``verified_patches`` one materialization per verified unit, each unit's events as one event
+  batch (``assets/_batch.py``). A step may yield a check result once; these events carry the
+  per-partition verdicts (tests/pipelines/test_pipeline_chain.py, test_pooled_event_log_storage).
+- ``UnresolvedAssetJobDefinition``: the type ``define_asset_job`` returns, which the sensors and
+  the dispatcher annotate (fleet_pipelines/jobs.py, sensors.py).
+- ``ASSET_PARTITION_RANGE_START_TAG`` / ``_END_TAG``: the run tags that make a run cover a
+  partition range (one run per batch of units: sensors.py, commands/_sweep.py).
+- ``ASSET_CHECK_EVENTS``, ``ASSET_EVENTS``, ``EventLogEntry``, ``INDEX_SHARD_NAME``,
+  ``SqliteEventLogStorage``, ``create_engine``, ``SQLITE_BUSY_TIMEOUT_SECONDS``,
+  ``ConfigurableClassData``: the pooled SQLite event log storage that writes an event batch in
+  one transaction (fleet_pipelines/storage.py, tests/pipelines/test_pooled_event_log_storage.py).
+- ``JobSubsetSelector``, ``CodeLocation``, ``WorkspaceProcessContext``,
+  ``WorkspaceRequestContext``, ``WorkspaceFileTarget``: submitting a run to the instance's run
+  queue from the command line, as the webserver does (fleet_pipelines/engine/).
+"""
+
+from dagster._core.definitions.asset_checks.asset_check_evaluation import (
+    AssetCheckEvaluationTargetMaterializationData,
+)
+from dagster._core.definitions.selector import JobSubsetSelector
+from dagster._core.definitions.unresolved_asset_job_definition import (
+    UnresolvedAssetJobDefinition,
+)
+from dagster._core.events import (
+    ASSET_CHECK_EVENTS,
+    ASSET_EVENTS,
+    DagsterEvent,
+    DagsterEventBatchMetadata,
+    DagsterEventType,
+    generate_event_batch_id,
+)
+from dagster._core.events.log import EventLogEntry
+from dagster._core.remote_representation.code_location import CodeLocation
+from dagster._core.storage.event_log.sqlite.sqlite_event_log import (
+    INDEX_SHARD_NAME,
+    SqliteEventLogStorage,
+)
+from dagster._core.storage.sql import create_engine
+from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
+from dagster._core.storage.tags import (
+    ASSET_PARTITION_RANGE_END_TAG,
+    ASSET_PARTITION_RANGE_START_TAG,
+)
+from dagster._core.workspace.context import WorkspaceProcessContext, WorkspaceRequestContext
+from dagster._core.workspace.load_target import WorkspaceFileTarget
+from dagster._serdes import ConfigurableClassData
+
+DAGSTER_VERSION_CHECKED = "1.13.27"
+
+__all__ = [
+    "ASSET_CHECK_EVENTS",
+    "ASSET_EVENTS",
+    "ASSET_PARTITION_RANGE_END_TAG",
+    "ASSET_PARTITION_RANGE_START_TAG",
+    "DAGSTER_VERSION_CHECKED",
+    "INDEX_SHARD_NAME",
+    "SQLITE_BUSY_TIMEOUT_SECONDS",
+    "AssetCheckEvaluationTargetMaterializationData",
+    "CodeLocation",
+    "ConfigurableClassData",
+    "DagsterEvent",
+    "DagsterEventBatchMetadata",
+    "DagsterEventType",
+    "EventLogEntry",
+    "JobSubsetSelector",
+    "SqliteEventLogStorage",
+    "UnresolvedAssetJobDefinition",
+    "WorkspaceFileTarget",
+    "WorkspaceProcessContext",
+    "WorkspaceRequestContext",
+    "create_engine",
+    "generate_event_batch_id",
+]

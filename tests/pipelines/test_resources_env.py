@@ -1,0 +1,72 @@
+"""The resources declare their secrets as ``EnvVar`` fields (resolved by Dagster when a run
+starts, shown by name in the UI), and every module's Dagster-private imports are in one place."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import dagster
+from dagster import EnvVar
+
+from assets._dagster_private import DAGSTER_VERSION_CHECKED
+from fleet_pipelines.definitions import build_definitions
+from fleet_pipelines.resources import FleetSettings, ForgeResource, forge_resource
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _settings(tmp_path: Path, **env: str) -> FleetSettings:
+    return FleetSettings.from_env({"FLEET_HOME": str(tmp_path / "home"),
+                                   "FLEET_REPO": str(tmp_path), "FLEET_CAMPAIGNS": "yaml-safe-load",
+                                   **env})
+
+
+def test_the_github_forge_reads_its_secrets_as_env_vars(tmp_path: Path) -> None:
+    settings = _settings(tmp_path, FLEET_FORGE="github", FLEET_GITHUB_REPO="acme/shop",
+                         FLEET_GITHUB_API_URL="http://127.0.0.1:9/api")
+    both = forge_resource(settings, {"FLEET_GITHUB_TOKEN": "a", "GITHUB_TOKEN": "b",
+                                     "FLEET_GITHUB_PUSH_URL": "/srv/remote.git"})
+    assert isinstance(both.token, EnvVar) and both.token.env_var_name == "FLEET_GITHUB_TOKEN"
+    assert isinstance(both.push_url, EnvVar)
+    assert both.push_url.env_var_name == "FLEET_GITHUB_PUSH_URL"
+    assert both.github_url == "http://127.0.0.1:9/api"
+    fallback = forge_resource(settings, {"GITHUB_TOKEN": "b"})
+    assert isinstance(fallback.token, EnvVar) and fallback.token.env_var_name == "GITHUB_TOKEN"
+    assert fallback.push_url == ""
+    # the local forge has no secrets to declare
+    local = forge_resource(_settings(tmp_path), {"FLEET_GITHUB_TOKEN": "a"})
+    assert local.token == "" and not isinstance(local.token, EnvVar)
+
+
+def test_dagster_resolves_the_token_when_the_resource_starts(
+    tmp_path: Path, monkeypatch: object
+) -> None:
+    import pytest
+
+    assert isinstance(monkeypatch, pytest.MonkeyPatch)
+    monkeypatch.setenv("FLEET_GITHUB_TOKEN", "ghp_resolved")
+    settings = _settings(tmp_path, FLEET_FORGE="github", FLEET_GITHUB_REPO="acme/shop")
+    defs = build_definitions(settings)
+    forge = (defs.resources or {})["forge"]
+    assert isinstance(forge, ForgeResource) and isinstance(forge.token, EnvVar)
+    started = forge.process_config_and_initialize()
+    assert started.token == "ghp_resolved"
+    assert started.github_config().token == "ghp_resolved"
+
+
+def test_dagster_private_imports_live_in_one_module() -> None:
+    """Only ``assets/_dagster_private.py`` imports ``dagster._*`` (checked on the version it
+    names, the one installed)."""
+    offenders = []
+    for package in ("assets", "fleet_pipelines", "fleet", "sandbox"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if path.name == "_dagster_private.py":
+                continue
+            for node in ast.walk(ast.parse(path.read_text())):
+                names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                         else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+                offenders += [f"{path.relative_to(ROOT)}: {n}" for n in names
+                              if n.startswith(("dagster._", "dagster_postgres._"))]
+    assert offenders == []
+    assert dagster.__version__ == DAGSTER_VERSION_CHECKED
