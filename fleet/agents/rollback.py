@@ -10,14 +10,15 @@ commit after it, so any step can be restored on its own.
 
 from __future__ import annotations
 
-import subprocess
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fleet.errors import FleetError, GitError
+from fleet.errors import FleetError
+from fleet.forge._git import git
+from fleet.forge._git import run as run_git
 from fleet.protocols import Ledger
 from fleet.types import AgentStep
 
@@ -67,16 +68,9 @@ def step_recorder(
 
 
 def _git(cwd: Path, *args: str, stdin: str | None = None) -> str:
-    done = subprocess.run(
-        ["git", "-c", "user.name=fleet", "-c", "user.email=fleet@fleet.invalid", *args],
-        cwd=cwd, capture_output=True,
-        # a diff of a file in a legacy encoding carries its bytes as surrogate escapes
-        input=None if stdin is None else stdin.encode("utf-8", "surrogateescape"),
-    )
-    if done.returncode != 0:
-        stderr = done.stderr.decode("utf-8", "replace").strip()
-        raise GitError(f"git {' '.join(args)} in {cwd}: {stderr}")
-    return done.stdout.decode("utf-8", "surrogateescape")
+    # a diff of a file in a legacy encoding carries its bytes as surrogate escapes
+    data = None if stdin is None else stdin.encode("utf-8", "surrogateescape")
+    return git(cwd, *args, input=data)
 
 
 def _last_run(ledger: Ledger, unit: str) -> list[Any]:
@@ -142,9 +136,8 @@ def restore_unit(
         raise RollbackError(f"the steps of unit {unit} name no campaign")
     _step_diff(run, unit, to_step)  # refuse an unknown step before touching the repository
     branch = branch_name(campaign, unit)
-    head = subprocess.run(["git", "rev-parse", "--verify", "-q", f"refs/heads/{branch}"],
-                          cwd=repo, capture_output=True, text=True)
-    previous = head.stdout.strip() if head.returncode == 0 else None
+    head = run_git(repo, "rev-parse", "--verify", "-q", f"refs/heads/{branch}")
+    previous = head.stdout.decode().strip() if head.returncode == 0 else None
     kept_as = None
     if previous is not None:  # the branch is about to move: keep its head reachable for good
         kept_as = f"refs/fleet/rollback/{campaign}/{unit}/{previous}"
@@ -159,8 +152,7 @@ def restore_unit(
     except BaseException:
         remove_workspace(ws, delete_branch=True)
         if previous is not None:  # put the branch back where it was
-            subprocess.run(["git", "branch", "-f", branch, previous], cwd=repo,
-                           capture_output=True)
+            run_git(repo, "branch", "-f", branch, previous)
         raise
 
 
@@ -178,9 +170,8 @@ def rollback_patch(
         _git(tree, "revert", "--no-edit", commit)
         head = _git(tree, "rev-parse", "HEAD").strip()
     finally:
-        subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=repo,
-                       capture_output=True)
-        subprocess.run(["git", "worktree", "prune"], cwd=repo, capture_output=True)
+        run_git(repo, "worktree", "remove", "--force", str(tree))
+        run_git(repo, "worktree", "prune")
     event = ledger.append(
         ROLLBACK_PATCH,
         {"branch": branch, "reverted": commit, "head": head, "patch": patch},
@@ -195,12 +186,10 @@ def _find_commit(repo: Path, branch: str, patch: str) -> str:
     commits = found.split()
     if commits:
         return commits[0]
-    done = subprocess.run(["git", "rev-parse", "--verify", f"{patch}^{{commit}}"], cwd=repo,
-                          capture_output=True, text=True)
+    done = run_git(repo, "rev-parse", "--verify", f"{patch}^{{commit}}")
     if done.returncode == 0:
-        sha = done.stdout.strip()
-        on_branch = subprocess.run(["git", "merge-base", "--is-ancestor", sha, branch],
-                                   cwd=repo, capture_output=True)
+        sha = done.stdout.decode().strip()
+        on_branch = run_git(repo, "merge-base", "--is-ancestor", sha, branch)
         if on_branch.returncode == 0:
             return sha
         raise RollbackError(f"commit {patch} is not on {branch}")

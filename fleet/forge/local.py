@@ -9,12 +9,12 @@ exactly once per fingerprint.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from fleet.errors import GitError
+from fleet.forge._git import git, run
 from fleet.protocols import Ledger
 from fleet.store.records import ChangeRecord, SqlChanges
 from fleet.types import ChangeRef, Finding, IssueRef
@@ -24,13 +24,6 @@ __all__ = ["LocalGitForge"]
 CHANGE_PUBLISHED = "change.published"
 CHANGE_STATUS = "change.status"
 ISSUE_FILED = "issue.filed"
-
-
-def _git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=False)
-    if check and proc.returncode != 0:
-        raise GitError(f"git {' '.join(args)} in {repo}: {proc.stderr.strip()}")
-    return proc
 
 
 class LocalGitForge:
@@ -57,7 +50,7 @@ class LocalGitForge:
         """Open the change of ``branch`` (which must exist in ``repo_path``), or update it (title,
         body, labels; reopened) keeping its number. Raises ``GitError`` if the branch is missing."""
         repo = Path(repo_path).resolve()
-        head = _git(repo, "rev-parse", "--verify", f"refs/heads/{branch}").stdout.strip()
+        head = git(repo, "rev-parse", "--verify", f"refs/heads/{branch}").strip()
         record = self.changes.upsert(str(repo), branch, title, body, labels)
         self.ledger.append(CHANGE_PUBLISHED, {"number": record.number, "repo": str(repo),
                            "branch": branch, "head": head, "base": self.base_branch,
@@ -72,13 +65,12 @@ class LocalGitForge:
         if record is None:
             raise GitError(f"no local change #{ref.number} for branch {ref.branch}")
         repo = Path(record.repo)
-        head = _git(repo, "rev-parse", "--verify", "-q", f"refs/heads/{record.branch}",
-                    check=False)
+        head = run(repo, "rev-parse", "--verify", "-q", f"refs/heads/{record.branch}")
         if head.returncode != 0:
             state = "closed"
         else:
-            merged = _git(repo, "merge-base", "--is-ancestor", head.stdout.strip(),
-                          f"refs/heads/{self.base_branch}", check=False)
+            merged = run(repo, "merge-base", "--is-ancestor", head.stdout.decode().strip(),
+                         f"refs/heads/{self.base_branch}")
             state = "merged" if merged.returncode == 0 else "open"
         if state != record.state:
             self.changes.set_state(record.number, state)

@@ -14,7 +14,9 @@ Creating, removing and collecting workspaces is safe from many threads and proce
 git names a worktree's admin dir after the tree's basename (``.git/worktrees/tree<N>``) and
 picks ``<N>`` racily, and ``git worktree prune`` can delete a half-made one, so every change of
 the worktree set holds an exclusive ``flock`` on ``<git-common-dir>/fleet-worktrees.lock``
-(re-entrant within a thread; milliseconds next to a unit's seconds).
+(re-entrant within a thread; milliseconds next to a unit's seconds). Integration's merge tree is
+one more worktree of that set (:func:`scratch_tree`): same place, same lock, same owner lock
+reason, so ``gc`` collects it after a crash.
 """
 
 from __future__ import annotations
@@ -24,14 +26,15 @@ import os
 import re
 import shutil
 import socket
-import subprocess
 import threading
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from fleet.errors import GitError
+from fleet.forge._git import git, run
 from fleet.types import Workspace
 
 __all__ = [
@@ -40,6 +43,7 @@ __all__ = [
     "create_workspace",
     "gc",
     "remove_workspace",
+    "scratch_tree",
     "workspace",
     "workspaces_root",
 ]
@@ -49,25 +53,13 @@ _REASON = re.compile(r"fleet host=(?P<host>\S+) pid=(?P<pid>\d+)")
 _held = threading.local()  # the lock files this thread holds (so gc inside create re-enters)
 
 
-def _git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=False)
-    if check and proc.returncode != 0:
-        raise GitError(f"git {' '.join(args)} in {repo}: {proc.stderr.strip()}")
-    return proc
-
-
 def workspace_diff(ws: Workspace) -> str:
     """The worktree's change against the unit's base commit, new files included. A hunk of a
     file in a legacy encoding (PEP 263) is not UTF-8: its bytes survive as surrogate escapes
     (``surrogateescape``), which the ledger and the gates keep losslessly."""
-    for args in (("add", "-A"),
-                 ("diff", "--cached", "--binary", "--no-color", "--no-ext-diff",
-                  ws.base_commit, "--")):
-        proc = subprocess.run(["git", *args], cwd=ws.path, capture_output=True, check=False)
-        if proc.returncode != 0:
-            raise GitError(f"git {' '.join(args)} in {ws.path}: "
-                           f"{proc.stderr.decode(errors='replace').strip()}")
-    return proc.stdout.decode(errors="surrogateescape")
+    git(ws.path, "add", "-A")
+    return git(ws.path, "diff", "--cached", "--binary", "--no-color", "--no-ext-diff",
+               ws.base_commit, "--")
 
 
 def branch_name(campaign: str, unit: str) -> str:
@@ -76,7 +68,7 @@ def branch_name(campaign: str, unit: str) -> str:
 
 def workspaces_root(repo: str | Path) -> Path:
     repo = Path(repo).resolve()
-    common = _git(repo, "rev-parse", "--git-common-dir").stdout.strip()
+    common = git(repo, "rev-parse", "--git-common-dir").strip()
     return (repo / common).resolve() / "fleet-worktrees"
 
 
@@ -103,7 +95,7 @@ def create_workspace(repo: str | Path, campaign: str, unit: str, base_commit: st
     """Add the unit's worktree (branch reset to ``base_commit``) and an empty scratch dir.
     Safe to call concurrently (threads or processes) for different units of one repository."""
     repo = Path(repo).resolve()
-    base = _git(repo, "rev-parse", "--verify", f"{base_commit}^{{commit}}").stdout.strip()
+    base = git(repo, "rev-parse", "--verify", f"{base_commit}^{{commit}}").strip()
     with _worktree_lock(repo):
         return _create(repo, campaign, unit, base)
 
@@ -117,12 +109,11 @@ def _create(repo: Path, campaign: str, unit: str, base: str) -> Workspace:
             raise GitError(f"workspace {home} is in use by a live fleet process")
     tree, scratch = home / "tree", home / "scratch"
     scratch.mkdir(parents=True)
-    reason = f"fleet host={socket.gethostname()} pid={os.getpid()}"
-    proc = _git(repo, "worktree", "add", "--lock", "--reason", reason, "-B", branch, str(tree),
-                base, check=False)
+    proc = run(repo, "worktree", "add", "--lock", "--reason", _owner(), "-B", branch, str(tree),
+               base)
     if proc.returncode != 0:
         shutil.rmtree(home, ignore_errors=True)
-        raise GitError(f"git worktree add {tree} ({branch}): {proc.stderr.strip()}")
+        raise GitError(f"git worktree add {tree} ({branch}): {proc.stderr.decode().strip()}")
     return Workspace(path=tree, branch=branch, base_commit=base, scratch=scratch, repo=repo)
 
 
@@ -130,11 +121,9 @@ def remove_workspace(ws: Workspace, *, delete_branch: bool = True) -> None:
     """Remove the worktree, its scratch dir and (by default) its branch. Idempotent; safe to
     call concurrently with other workspaces' creation and removal."""
     with _worktree_lock(ws.repo):
-        _git(ws.repo, "worktree", "remove", "--force", "--force", str(ws.path), check=False)
-        shutil.rmtree(ws.path.parent, ignore_errors=True)
-        _git(ws.repo, "worktree", "prune", check=False)
+        _drop_tree(ws.repo, ws.path)
         if delete_branch:
-            _git(ws.repo, "branch", "-D", ws.branch, check=False)
+            run(ws.repo, "branch", "-D", ws.branch)
 
 
 @contextmanager
@@ -146,6 +135,42 @@ def workspace(
         yield ws
     finally:
         remove_workspace(ws, delete_branch=not keep_branch)
+
+
+def _owner() -> str:
+    """The lock reason of a worktree: who owns it (``gc`` removes it once that process is gone)."""
+    return f"fleet host={socket.gethostname()} pid={os.getpid()}"
+
+
+def _drop_tree(repo: Path, tree: Path) -> None:
+    """Remove the worktree ``tree`` and its home; the caller holds the worktree lock."""
+    run(repo, "worktree", "remove", "--force", "--force", str(tree))
+    shutil.rmtree(tree.parent, ignore_errors=True)
+    run(repo, "worktree", "prune")
+
+
+@contextmanager
+def scratch_tree(repo: str | Path, purpose: str, commit: str) -> Iterator[Path]:
+    """A detached worktree at ``commit`` for ``purpose`` (integration's merge tree), registered
+    like a unit's: under :func:`workspaces_root`, locked with its owner, added and removed under
+    the worktree lock. After a crash (kill -9) ``gc`` -- and the next ``scratch_tree`` of the
+    repository, which first collects dead owners' trees -- removes it."""
+    repo = Path(repo).resolve()
+    with _worktree_lock(repo):
+        _gc_trees(repo, dry_run=False)
+        home = workspaces_root(repo) / f"{_SAFE.sub('-', purpose)}--{uuid.uuid4().hex[:12]}"
+        tree = home / "tree"
+        home.mkdir(parents=True)
+        proc = run(repo, "worktree", "add", "--lock", "--reason", _owner(), "--detach",
+                   str(tree), commit)
+        if proc.returncode != 0:
+            shutil.rmtree(home, ignore_errors=True)
+            raise GitError(f"git worktree add {tree}: {proc.stderr.decode().strip()}")
+    try:
+        yield tree
+    finally:
+        with _worktree_lock(repo):
+            _drop_tree(repo, tree)
 
 
 @dataclass
@@ -171,7 +196,7 @@ def _alive(host: str, pid: int) -> bool:
 def _worktrees(repo: Path) -> list[dict[str, str]]:
     out: list[dict[str, str]] = []
     current: dict[str, str] = {}
-    for line in [*_git(repo, "worktree", "list", "--porcelain").stdout.splitlines(), ""]:
+    for line in [*git(repo, "worktree", "list", "--porcelain").splitlines(), ""]:
         if not line:
             if current:
                 out.append(current)
@@ -190,9 +215,16 @@ def gc(repo: str | Path, *, dry_run: bool = False) -> GcReport:
 
 
 def _gc(repo: Path, dry_run: bool) -> GcReport:
+    report = _gc_trees(repo, dry_run)
+    _gc_branches(repo, dry_run, report)
+    return report
+
+
+def _gc_trees(repo: Path, dry_run: bool, report: GcReport | None = None) -> GcReport:
+    """The worktrees (unit and integration) whose owner is gone, and homes without a tree."""
     root = workspaces_root(repo)
-    report = GcReport()
-    _git(repo, "worktree", "prune", check=False)
+    report = report if report is not None else GcReport()
+    run(repo, "worktree", "prune")
     live_homes: set[Path] = set()
     for wt in _worktrees(repo):
         path = Path(wt.get("worktree", ""))
@@ -205,7 +237,7 @@ def _gc(repo: Path, dry_run: bool) -> GcReport:
             continue
         report.removed_worktrees.append(str(path))
         if not dry_run:
-            _git(repo, "worktree", "remove", "--force", "--force", str(path), check=False)
+            run(repo, "worktree", "remove", "--force", "--force", str(path))
             shutil.rmtree(path.parent, ignore_errors=True)
     if root.is_dir():
         for home in sorted(root.iterdir()):
@@ -213,21 +245,25 @@ def _gc(repo: Path, dry_run: bool) -> GcReport:
                 report.removed_scratch.append(str(home))
                 if not dry_run:
                     shutil.rmtree(home, ignore_errors=True)
-    _git(repo, "worktree", "prune", check=False)
+    run(repo, "worktree", "prune")
+    return report
+
+
+def _gc_branches(repo: Path, dry_run: bool, report: GcReport) -> None:
+    """``fleet/*`` branches not checked out that hold nothing other branches do not."""
     checked_out = {wt.get("branch", "") for wt in _worktrees(repo)}
-    refs = _git(repo, "for-each-ref", "--format=%(refname)", "refs/heads/fleet/").stdout.split()
+    refs = git(repo, "for-each-ref", "--format=%(refname)", "refs/heads/fleet/").split()
     others = [
-        r for r in _git(repo, "for-each-ref", "--format=%(refname)", "refs/heads/").stdout.split()
+        r for r in git(repo, "for-each-ref", "--format=%(refname)", "refs/heads/").split()
         if not r.startswith("refs/heads/fleet/")
     ]
     for ref in refs:
         if ref in checked_out:
             continue
-        unique = _git(repo, "rev-list", "--count", ref, "--not", *others, check=False)
-        if unique.returncode == 0 and unique.stdout.strip() == "0":
+        unique = run(repo, "rev-list", "--count", ref, "--not", *others)
+        if unique.returncode == 0 and unique.stdout.strip() == b"0":
             report.removed_branches.append(ref.removeprefix("refs/heads/"))
             if not dry_run:
-                _git(repo, "branch", "-D", ref.removeprefix("refs/heads/"), check=False)
+                run(repo, "branch", "-D", ref.removeprefix("refs/heads/"))
         else:
             report.kept.append(ref.removeprefix("refs/heads/"))
-    return report

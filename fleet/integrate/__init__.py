@@ -4,7 +4,8 @@ fencing-token check -> tests on the combination -> bisect out a patch that break
 ``integrate(repo, patches, *, base_branch, branch, leases, ledger, run_tests, structural=None)
 -> IntegrationResult``; ``pytest_runner(sandbox, tests)`` is the default ``SuiteRunner``;
 ``fast_forward(repo, base_branch, branch) -> SelfMerge`` is the self-merge a campaign's autonomy
-may allow.
+may allow. Every hand-over leaves a ledger checkpoint as a git note on the integration commit
+(``handover_checkpoints(repo)`` reads them back for ``fleet ledger verify``).
 """
 
 from fleet.integrate._integrate import (
@@ -13,6 +14,7 @@ from fleet.integrate._integrate import (
     SuiteRun,
     SuiteRunner,
     fence_ok,
+    handover_checkpoints,
     integrate,
 )
 from fleet.integrate._selfmerge import SelfMerge, fast_forward
@@ -26,6 +28,7 @@ __all__ = [
     "SuiteRunner",
     "fast_forward",
     "fence_ok",
+    "handover_checkpoints",
     "integrate",
     "pytest_runner",
 ]

@@ -15,16 +15,18 @@
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fleet.integrate._git import changed_paths, git, merge_file, show
+from fleet.errors import GitError
+from fleet.forge._git import add_note, changed_paths, git, merge_file, notes, show
+from fleet.forge.worktree import scratch_tree
 from fleet.merge import Clean, merge3
 from fleet.protocols import LeaseStore, Ledger
+from fleet.store.checkpoint import NOTES_REF, Checkpoint, parse_checkpoints
+from fleet.types import LedgerEvent
 from fleet.unit import UnitResult, requeue
 
 
@@ -170,13 +172,12 @@ def integrate(
                       unit=p.unit, campaign=p.campaign, actor=actor)
         requeue(ledger, p.unit, p.campaign, "stale fencing token", actor)
 
-    tmp = Path(tempfile.mkdtemp(prefix="fleet-integrate-"))
-    tree = tmp / "tree"
-    git(repo, "worktree", "add", "-q", "--detach", str(tree), base)
     runs = 0
     semantic: list[UnitResult] = []
     base_run: SuiteRun | None = None
-    try:
+    # The merge tree is a registered worktree (forge.worktree): created and removed under the
+    # worktree lock that units take, collected by `fleet gc` and the next run after a kill -9.
+    with scratch_tree(repo, "integrate", base) as tree:
         applied, conflicts, commits = _build(tree, repo, base, candidates, structural)
         tests = run_tests(tree) if applied else None
         runs += 1 if applied else 0
@@ -210,10 +211,6 @@ def integrate(
             requeue(ledger, p.unit, p.campaign, "merge conflict", actor)
         head = git(tree, "rev-parse", "HEAD").strip()
         git(repo, "branch", "-f", branch, head)
-    finally:
-        git(repo, "worktree", "remove", "--force", str(tree), check=False)
-        shutil.rmtree(tmp, ignore_errors=True)
-        git(repo, "worktree", "prune", check=False)
     outcome = IntegrationResult(
         branch=branch, base_commit=base, head=head,
         merged=tuple(p.unit for p in applied),
@@ -224,7 +221,7 @@ def integrate(
         new_failures=tuple(_new_failures(tests, base_run)) if tests is not None else (),
         test_runs=runs, wall_s=time.perf_counter() - started, commits=commits,
     )
-    ledger.append("integration.finished", {
+    finished = ledger.append("integration.finished", {
         "branch": branch, "base": base, "head": head, "merged": list(outcome.merged),
         "semantic_conflicts": list(outcome.semantic_conflicts),
         "merge_conflicts": list(outcome.merge_conflicts), "stale": list(outcome.stale),
@@ -235,7 +232,35 @@ def integrate(
         "tests_collected": None if tests is None or tests.outcomes is None
         else len(tests.outcomes),
     }, campaign=campaign, actor=actor)
+    _checkpoint(repo, head, finished)
     return outcome
+
+
+def _checkpoint(repo: Path, head: str, finished: LedgerEvent) -> None:
+    """The hand-over's ledger checkpoint, outside the database: a git note on the integration
+    branch's commit (``refs/notes/fleet-ledger``), which ``fleet ledger verify`` holds the
+    ledger against (:mod:`fleet.store.checkpoint`). Two integrations noting at once race on the
+    notes ref: the loser retries."""
+    text = Checkpoint(finished.seq, finished.hash).text()
+    for attempt in range(5):
+        try:
+            add_note(repo, NOTES_REF, head, text)
+            return
+        except GitError:
+            if attempt == 4:
+                raise
+            time.sleep(0.05 * (attempt + 1))
+
+
+def handover_checkpoints(repo: Path) -> list[Checkpoint]:
+    """The ledger checkpoints the hand-overs into ``repo`` left (git notes under
+    ``refs/notes/fleet-ledger``), oldest seq first; none when ``repo`` has no such notes."""
+    found = [
+        c
+        for commit, text in notes(repo, NOTES_REF)
+        for c in parse_checkpoints(text, f"hand-over {commit[:12]}")
+    ]
+    return sorted(found, key=lambda c: c.seq)
 
 
 def _new_failures(run: SuiteRun, base_run: SuiteRun | None) -> list[str]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from fleet.integrate._git import git
+from fleet.forge._git import git
 
 
 @dataclass(frozen=True)

@@ -29,13 +29,17 @@ import base64
 import binascii
 import hashlib
 import json
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from fleet.store._db import Database, Row
+from fleet.store.checkpoint import Checkpoint, check
 from fleet.types import LedgerEvent
 
 __all__ = [
     "GENESIS",
+    "LedgerAudit",
     "SqlLedger",
     "canonical_json",
     "decode_payload",
@@ -108,8 +112,10 @@ def _untag(tag: str, body: Any) -> tuple[bool, Any]:
             return True, base64.b64decode(body, validate=True).decode("utf-8", "surrogatepass")
     except (binascii.Error, UnicodeDecodeError):
         return False, None
-    if tag == _ITEMS and isinstance(body, list) and all(
-        isinstance(p, list) and len(p) == 2 for p in body
+    if (
+        tag == _ITEMS
+        and isinstance(body, list)
+        and all(isinstance(p, list) and len(p) == 2 for p in body)
     ):
         pairs = [(decode_payload(k), decode_payload(v)) for k, v in body]
         if all(isinstance(k, str) for k, _ in pairs):
@@ -209,8 +215,15 @@ class SqlLedger:
                 },
             )
         return LedgerEvent(
-            seq, kind, unit, campaign, actor, decode_payload(json.loads(payload_json)), created_at,
-            prev, digest,
+            seq,
+            kind,
+            unit,
+            campaign,
+            actor,
+            decode_payload(json.loads(payload_json)),
+            created_at,
+            prev,
+            digest,
         )
 
     def events(
@@ -226,36 +239,87 @@ class SqlLedger:
         with self.db.read() as tx:
             return [_event(row) for row in tx.all("ledger_events", params)]
 
+    def head(self) -> Checkpoint:
+        """The newest event's seq and hash (seq 0 and :data:`GENESIS` for an empty ledger)."""
+        with self.db.read() as tx:
+            last = tx.one("ledger_last")
+        if last is None:
+            return Checkpoint(0, GENESIS)
+        return Checkpoint(int(last["seq"]), str(last["hash"]))
+
     def verify(self) -> list[str]:
         """Every break in the chain: a gap in ``seq``, a ``prev_hash`` that is not the previous
         event's hash, or a ``hash`` that does not match the stored event. Empty when it verifies."""
+        return self.audit().problems
+
+    def audit(self, checkpoints: Sequence[Checkpoint] = ()) -> LedgerAudit:
+        """:meth:`verify`, plus each of ``checkpoints`` (heads kept outside the database) held
+        against the chain: truncation and a recomputed chain break one of them. A row that
+        cannot be read (a payload that is not JSON, a ``created_at`` that is not a number) is
+        a problem named by its seq, never an exception."""
         problems: list[str] = []
         params = {"unit": None, "campaign": None, "kind": None, "since": None, "until": None}
         with self.db.read() as tx:
             rows = tx.all("ledger_events", params)
         prev = GENESIS
         expected_seq = 1
+        hashes: dict[int, str] = {}
         for row in rows:
-            seq = int(row["seq"])
+            seq = _int(row["seq"])
+            if seq is None:
+                problems.append(f"row after seq {expected_seq - 1}: seq is not a number")
+                continue
             if seq != expected_seq:
                 problems.append(f"seq {seq}: expected seq {expected_seq} (events missing)")
             if row["prev_hash"] != prev:
                 problems.append(f"seq {seq}: prev_hash does not match the hash of the event before")
-            try:
-                digest = event_hash(
-                    row["prev_hash"],
-                    row["kind"],
-                    row["unit"],
-                    row["campaign"],
-                    row["actor"],
-                    row["payload"],
-                    float(row["created_at"]),
-                )
-            except ValueError:
-                problems.append(f"seq {seq}: payload is not valid JSON")
-                digest = ""
-            if digest != row["hash"]:
-                problems.append(f"seq {seq}: hash does not match the event's content")
+            problems.extend(f"seq {seq}: {p}" for p in _row_problems(row))
+            hashes[seq] = str(row["hash"])
             prev = row["hash"]
             expected_seq = seq + 1
-        return problems
+        last = expected_seq - 1
+        for checkpoint in checkpoints:
+            problems.extend(check(checkpoint, hashes, last))
+        head = Checkpoint(last, hashes.get(last, GENESIS))
+        return LedgerAudit(count=len(rows), head=head, problems=problems)
+
+
+def _int(value: object) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return None
+
+
+def _row_problems(row: Row) -> list[str]:
+    """What is wrong with one stored event on its own (its content against its hash)."""
+    created_at = row["created_at"]
+    if isinstance(created_at, bool) or not isinstance(created_at, int | float):
+        return [f"created_at is not a number: {str(created_at)[:40]!r}"]
+    if not all(isinstance(row[k], str) for k in ("kind", "actor", "payload", "hash")):
+        return ["kind, actor, payload or hash is not text"]
+    try:
+        digest = event_hash(
+            row["prev_hash"] if isinstance(row["prev_hash"], str) else "",
+            row["kind"],
+            row["unit"],
+            row["campaign"],
+            row["actor"],
+            row["payload"],
+            float(created_at),
+        )
+    except ValueError:
+        return ["payload is not valid JSON"]
+    except TypeError:
+        return ["unit or campaign is not text"]
+    if digest != row["hash"]:
+        return ["hash does not match the event's content"]
+    return []
+
+
+@dataclass(frozen=True)
+class LedgerAudit:
+    """The outcome of :meth:`SqlLedger.audit`: how many events, the head, every problem."""
+
+    count: int
+    head: Checkpoint
+    problems: list[str]

@@ -14,8 +14,6 @@ Failure semantics:
 from __future__ import annotations
 
 import inspect
-import os
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -26,7 +24,8 @@ from typing import TYPE_CHECKING
 
 from fleet.agents.rollback import step_recorder
 from fleet.backoff import backoff_s as jittered_backoff
-from fleet.errors import FleetError, GitError
+from fleet.errors import FleetError
+from fleet.forge._git import git
 from fleet.protocols import Agent, Gates, LeaseStore, Ledger, Workspaces
 from fleet.types import (
     Acquired,
@@ -42,14 +41,6 @@ from fleet.unit._records import UnitResult, record_result, settle
 
 if TYPE_CHECKING:
     from sandbox import Sandbox
-
-GIT_IDENTITY = {
-    "GIT_AUTHOR_NAME": "fleet",
-    "GIT_AUTHOR_EMAIL": "fleet@fleet.invalid",
-    "GIT_COMMITTER_NAME": "fleet",
-    "GIT_COMMITTER_EMAIL": "fleet@fleet.invalid",
-}
-
 
 @dataclass(frozen=True)
 class UnitEnv:
@@ -81,15 +72,9 @@ def lease_requests(unit: WorkUnit) -> list[LeaseRequest]:
 
 def commit_workspace(workspace: Workspace, message: str) -> str:
     """Commit everything in the worktree on its branch; returns the commit id."""
-    env = {**os.environ, **GIT_IDENTITY}
-    for args in (["add", "-A"], ["commit", "-q", "--no-verify", "-m", message]):
-        proc = subprocess.run(["git", *args], cwd=workspace.path, env=env, capture_output=True,
-                              text=True, check=False)
-        if proc.returncode != 0:
-            raise GitError(f"git {' '.join(args)} in {workspace.path}: {proc.stderr.strip()}")
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=workspace.path, capture_output=True,
-                          text=True, check=True)
-    return head.stdout.strip()
+    git(workspace.path, "add", "-A")
+    git(workspace.path, "commit", "-q", "--no-verify", "-m", message)
+    return git(workspace.path, "rev-parse", "HEAD").strip()
 
 
 class _Heartbeat:
@@ -248,6 +233,4 @@ def run_units(
 
 def repo_untouched(repo: Path) -> bool:
     """True when the user's checkout has no uncommitted changes (what a failed agent leaves)."""
-    proc = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True,
-                          text=True, check=True)
-    return proc.stdout.strip() == ""
+    return git(repo, "status", "--porcelain").strip() == ""

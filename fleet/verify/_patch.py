@@ -14,6 +14,7 @@ from pathlib import Path
 from types import TracebackType
 
 from fleet.errors import GitError
+from fleet.forge._git import run as run_git
 from fleet.verify.spans import decode_source
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
@@ -106,7 +107,7 @@ def parse_patch(text: str) -> list[FilePatch]:
 
 
 def git(cwd: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True)
+    return run_git(cwd, *args, input=stdin)
 
 
 def export_tree(repo: Path, rev: str, dest: Path) -> None:

@@ -29,13 +29,12 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "acme-monorepo"
-GIT_ID = {"GIT_AUTHOR_NAME": "fleet demo", "GIT_AUTHOR_EMAIL": "demo@fleet.invalid",
-          "GIT_COMMITTER_NAME": "fleet demo", "GIT_COMMITTER_EMAIL": "demo@fleet.invalid"}
 
 
 def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=repo, env={**os.environ, **GIT_ID},
-                          capture_output=True, text=True, check=True).stdout
+    from fleet.forge._git import git
+
+    return git(repo, *args)
 
 
 def prepare_demo_repo(target: Path) -> Path:

@@ -262,12 +262,45 @@ def ledger_show(
             )
 
 
+def _repo_of(repo: Path | None) -> Path | None:
+    """``--repo``, else the repository the current directory is in (None outside any)."""
+    import subprocess
+
+    if repo is not None:
+        return repo
+    done = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True,
+                          text=True, check=False)
+    return Path(done.stdout.strip()) if done.returncode == 0 else None
+
+
 @ledger_app.command("verify")
-def ledger_verify(store: StoreOption = None) -> None:
-    """Recompute the hash chain; exit 1 and list every break when it does not verify."""
-    with _open(store, existing=True) as opened:
-        problems = opened.ledger.verify()
-        count = len(opened.ledger.events())
+def ledger_verify(
+    against: Annotated[list[Path] | None, typer.Option(
+        "--against",
+        help="A checkpoint file (`fleet ledger checkpoint --out`); repeatable.")] = None,
+    repo: Annotated[Path | None, typer.Option(
+        help="Repository whose hand-over checkpoints (git notes refs/notes/fleet-ledger) are "
+             "checked too (default: the one the current directory is in).")] = None,
+    store: StoreOption = None,
+) -> None:
+    """Recompute the hash chain and hold it against the checkpoints kept outside the database
+    (every hand-over's git note, and --against files): exit 1 and list every problem when it
+    does not verify (events deleted, an event edited, the chain recomputed); exit 2 with one
+    line when the store is missing, empty or not a fleet store."""
+    from fleet.errors import FleetError
+    from fleet.integrate import handover_checkpoints
+    from fleet.store.audit import audit_store
+    from fleet.store.checkpoint import read_checkpoint
+
+    try:
+        checkpoints = [read_checkpoint(path) for path in against or []]
+        where = _repo_of(repo)
+        handed = handover_checkpoints(where) if where is not None else []
+        report = audit_store(store or default_store_url(), [*checkpoints, *handed])
+    except FleetError as exc:
+        typer.echo(f"error: {str(exc).splitlines()[0] if str(exc) else exc!r}", err=True)
+        raise typer.Exit(2) from None
+    count, problems = report.count, report.problems
     if problems:
         for p in problems:
             typer.echo(p)
@@ -275,7 +308,41 @@ def ledger_verify(store: StoreOption = None) -> None:
             f"ledger does NOT verify: {len(problems)} problem(s) in {count} events", err=True
         )
         raise typer.Exit(1)
-    typer.echo(f"ledger verifies: {count} events")
+    held = len(checkpoints) + len(handed)
+    suffix = f", {held} checkpoint(s) hold" if held else ""
+    typer.echo(f"ledger verifies: {count} events{suffix}")
+
+
+@ledger_app.command("checkpoint")
+def ledger_checkpoint(
+    out: Annotated[Path | None, typer.Option(
+        help="Write the checkpoint to this file (default: print it).")] = None,
+    store: StoreOption = None,
+) -> None:
+    """The ledger's head (seq and hash) as one line, to keep outside the database and give to
+    `fleet ledger verify --against` later."""
+    from fleet.errors import FleetError
+    from fleet.store.audit import audit_store
+
+    try:
+        report = audit_store(store or default_store_url())
+    except FleetError as exc:
+        typer.echo(f"error: {str(exc).splitlines()[0] if str(exc) else exc!r}", err=True)
+        raise typer.Exit(2) from None
+    if report.problems:
+        typer.echo(f"error: the ledger does not verify ({report.problems[0]}): no checkpoint "
+                   "of a broken chain", err=True)
+        raise typer.Exit(1)
+    line = report.head.text()
+    if out is None:
+        typer.echo(line)
+        return
+    try:
+        out.write_text(line + "\n", encoding="utf-8")
+    except OSError as exc:
+        typer.echo(f"error: cannot write {out}: {exc.strerror}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(f"wrote {out}: {line}")
 
 
 def register(app: typer.Typer) -> None:

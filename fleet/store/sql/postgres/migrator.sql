@@ -20,3 +20,9 @@ SELECT version FROM schema_migrations;
 
 -- name: migration_record
 INSERT INTO schema_migrations (version, name, applied_at) VALUES (%s, %s, %s);
+
+-- name: schema_tables
+-- Which of the store's own tables exist (fleet ledger verify: a database without them is no store).
+SELECT c.relname FROM pg_class c
+WHERE c.relkind IN ('r', 'p') AND c.relname IN ('schema_migrations', 'ledger')
+  AND pg_table_is_visible(c.oid);

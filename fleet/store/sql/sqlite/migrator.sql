@@ -13,3 +13,7 @@ SELECT version FROM schema_migrations;
 
 -- name: migration_record
 INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?);
+
+-- name: schema_tables
+-- Which of the store's own tables exist (fleet ledger verify: a file without them is no store).
+SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('schema_migrations', 'ledger');

@@ -1,0 +1,68 @@
+"""Auditing a store that must already exist: ``fleet ledger verify`` opens the store without
+migrating it, so a missing, empty (0-byte), foreign or corrupted store is a one-line
+``StoreError`` naming it -- never a fresh schema that then "verifies: 0 events", never a
+traceback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from fleet.errors import FleetError, StoreError
+from fleet.store.checkpoint import Checkpoint
+from fleet.store.ledger import LedgerAudit
+
+__all__ = ["audit_store"]
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def _check_sqlite_file(path: Path) -> None:
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as handle:
+            magic = handle.read(len(_SQLITE_MAGIC))
+    except FileNotFoundError:
+        raise StoreError(f"no fleet store at {path}") from None
+    except OSError as exc:
+        raise StoreError(f"store {path}: cannot read it ({exc.strerror})") from None
+    if not path.is_file():
+        raise StoreError(f"store {path} is not a file")
+    if size == 0:
+        raise StoreError(f"store {path} is empty (0 bytes): not a fleet store")
+    if magic != _SQLITE_MAGIC:
+        raise StoreError(f"store {path} is not a SQLite database (corrupted or foreign file)")
+
+
+def audit_store(url: str, checkpoints: Sequence[Checkpoint] = ()) -> LedgerAudit:
+    """The ledger audit (:meth:`fleet.store.ledger.SqlLedger.audit`) of the existing store at
+    ``url``. Raises ``StoreError`` (one line) when it is missing, empty, not a store of ours
+    or unreadable; ``ConfigError`` for a bad url."""
+    from fleet.store import open_database
+    from fleet.store.ledger import SqlLedger
+    from fleet.store.sql import migrator
+
+    if url.startswith("sqlite:///"):
+        _check_sqlite_file(Path(url[len("sqlite:///") :]))
+    db = open_database(url)
+    try:
+        with db.read() as tx:
+            rows = tx.raw(migrator(db.dialect)["schema_tables"]).fetchall()
+        found = {next(iter(r.values())) if isinstance(r, dict) else r[0] for r in rows}
+        missing = sorted({"schema_migrations", "ledger"} - found)
+        if missing:
+            raise StoreError(f"store {url} has no {' or '.join(missing)} table: not a fleet store")
+        return SqlLedger(db).audit(checkpoints)
+    except StoreError as exc:
+        line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if url in line:
+            raise
+        raise StoreError(f"store {url}: {line}") from exc
+    except FleetError:
+        raise
+    except Exception as exc:  # a driver fault the dialect did not translate
+        line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise StoreError(f"store {url}: {line}") from exc
+    finally:
+        db.close()
