@@ -164,8 +164,8 @@ def score(graph, sites: list, truth: list) -> dict:
         right = {sid for d in defs if d[0] and (sid := symbol_at(by_path_name, *d[:3]))}
         for d in defs:
             if not d[0] and d[5]:
-                sid, exact = graph.resolve_dotted(d[4])
-                if sid is not None and exact:
+                sid = graph.resolve_dotted(d[4])
+                if sid is not None:
                     right.add(sid)
         inside = [d for d in defs if d[0]] or [d for d in defs if not d[0] and d[5] and right]
         refs = [r for r in refs_at.get((rel, line), ())

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 import unicodedata
 
 import tree_sitter as ts
@@ -33,6 +34,7 @@ _CHAIN_NODES = frozenset(
     {"identifier", "attribute", "member_expression", "selector_expression", "type_identifier",
      "nested_type_identifier", "scoped_type_identifier"}
 )
+_QUERY_LOCK = threading.Lock()
 _new = tuple.__new__  # builds a named tuple without the Python-level __new__ (hot loops)
 
 
@@ -54,7 +56,8 @@ def extract(path: str, src: bytes, spec: LanguageSpec, module: str | None,
     if spec.name == "python" and native_available():
         fd = extract_python(path, src, module, record)
     else:
-        fd = extract_query(path, src, spec, module, record)
+        with _QUERY_LOCK:  # one parser and query cursor per grammar, shared by the threads
+            fd = extract_query(path, src, spec, module, record)
     add_facts(fd, src)
     return fd
 

@@ -20,11 +20,13 @@ import stat
 import subprocess
 import time
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from fleet.errors import FleetError
 from fleet.graph._affected import affected_files
 from fleet.graph._extract import extract
+from fleet.graph._extract_native import available as native_available
 from fleet.graph._graph import SymbolGraph
 from fleet.graph._lang import LANGUAGE_NAMES, spec_for
 from fleet.graph._model import FileData, FileRecord, Reference
@@ -134,6 +136,22 @@ def _read(root: Path, rel: str, language: str, max_bytes: int
     return FileRecord(rel, language, digest, lines, len(src), "ok"), src
 
 
+MAX_FILE_BYTES = 1_000_000
+"""The size cap of one source file (``index``'s ``max_file_bytes`` default)."""
+
+
+def read_source(root: str | Path, rel: str, max_bytes: int = MAX_FILE_BYTES
+                ) -> tuple[bytes | None, str]:
+    """The one reader of repository source files, shared by the index, the campaign matchers,
+    the codemods and the gates: ``(bytes, "")``, or ``(None, reason)`` with the per-file reason
+    ``fleet index`` prints (``symlink``, ``not a regular file``, ``too large: N bytes > cap M``,
+    ``unreadable: ...``, ``binary``). Never follows a symlink (a link to ``/dev/zero``, a FIFO,
+    outside the repository, dangling or looping is refused by ``lstat`` before any ``open``),
+    never opens a device or FIFO, never reads past the cap."""
+    record, src = _read(Path(root), rel, "", max_bytes)
+    return src, record.reason
+
+
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector: indexing allocates millions of small acyclic
@@ -163,6 +181,21 @@ def index(repo: str | Path, previous: SymbolGraph | None = None, *,
                       progress=progress, exclude=exclude, phase=phase)
 
 
+def _threads(files: int) -> int:
+    """Extraction threads: one per usable core (at most 4) when the C extractor is there and
+    the repository is big enough for threads to pay; ``FLEET_GRAPH_THREADS`` overrides."""
+    native = native_available()  # loads the extension here, not in racing threads
+    wanted = os.environ.get("FLEET_GRAPH_THREADS")
+    if wanted is not None:
+        try:
+            return max(1, int(wanted))
+        except ValueError:
+            raise IndexingError(f"FLEET_GRAPH_THREADS={wanted!r}: not a number") from None
+    if files < 64 or not native:
+        return 1
+    return min(4, len(os.sched_getaffinity(0)))
+
+
 def _index(repo: str | Path, previous: SymbolGraph | None = None, *,
           languages: frozenset[str] | set[str] | None = None, max_file_bytes: int = 1_000_000,
           progress: Progress | None = None, exclude: Iterable[str] = (),
@@ -182,7 +215,9 @@ def _index(repo: str | Path, previous: SymbolGraph | None = None, *,
     prev_data = previous._data if previous is not None and previous.root == root else {}
     data: dict[str, FileData] = {}
     changed: list[str] = []
-    for done, rel in enumerate(paths, 1):
+
+    def load(rel: str) -> tuple[FileData, bool]:
+        """The file's data (reused when unchanged) and whether it was (re-)extracted."""
         spec = spec_for(rel, langs)
         assert spec is not None
         record, src = _read(root, rel, spec.name, max_file_bytes)
@@ -190,21 +225,30 @@ def _index(repo: str | Path, previous: SymbolGraph | None = None, *,
         old = prev_data.get(rel)
         if (old is not None and record.sha256 and old.record.sha256 == record.sha256
                 and old.module == module and old.record.language == spec.name):
-            data[rel] = old
+            return old, False
+        if src is None:
+            return FileData(record, module), True
+        if record.status == "ok":
+            try:
+                src.decode("utf-8")
+            except UnicodeDecodeError:
+                record = FileRecord(rel, spec.name, record.sha256, record.lines,
+                                    record.size, "partial", "not valid UTF-8")
+        return extract(rel, src, spec, module, record), True
+
+    workers = _threads(len(paths))
+    with contextlib.ExitStack() as stack:
+        if workers > 1:  # the C extractor parses without the GIL: files in parallel
+            pool = stack.enter_context(ThreadPoolExecutor(workers, "fleet-index"))
+            loaded: Iterable[tuple[FileData, bool]] = pool.map(load, paths, chunksize=1)
         else:
-            changed.append(rel)
-            if src is None:
-                data[rel] = FileData(record, module)
-            else:
-                if record.status == "ok":
-                    try:
-                        src.decode("utf-8")
-                    except UnicodeDecodeError:
-                        record = FileRecord(rel, spec.name, record.sha256, record.lines,
-                                            record.size, "partial", "not valid UTF-8")
-                data[rel] = extract(rel, src, spec, module, record)
-        if progress is not None:
-            progress(done, len(paths), rel)
+            loaded = map(load, paths)
+        for done, (rel, (fd, fresh)) in enumerate(zip(paths, loaded, strict=True), 1):
+            data[rel] = fd
+            if fresh:
+                changed.append(rel)
+            if progress is not None:
+                progress(done, len(paths), rel)
 
     if phase is not None:
         phase("resolve")
