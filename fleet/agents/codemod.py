@@ -21,6 +21,7 @@ from fleet.campaigns.codemods import apply_codemod, target_params
 from fleet.campaigns.spec import Campaign
 from fleet.errors import GitError
 from fleet.forge.worktree import workspace_diff
+from fleet.graph import read_source
 from fleet.protocols import Ledger, StepCallback
 from fleet.types import (
     AgentOutcome,
@@ -190,7 +191,9 @@ class CodemodAgent:
         file = ws.path / path
         arguments: dict[str, Any] = {"path": path, "codemod": codemod, "spans": spans}
         try:
-            raw = file.read_bytes()
+            raw, refused = read_source(ws.path, path)  # the one source reader (fleet.graph)
+            if raw is None:
+                raise OSError(f"skipped {path}: {refused}")
             source, encoding = decode_source(raw)
         except (OSError, SyntaxError, UnicodeDecodeError) as exc:
             step = AgentStep(index, "codemod", arguments, f"cannot read {path}: {exc}", ok=False)

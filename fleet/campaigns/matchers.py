@@ -38,6 +38,7 @@ from fleet.campaigns._models import ModelFilter
 from fleet.campaigns.findings import fingerprint, normalized_syntax
 from fleet.campaigns.spec import Campaign, Matcher
 from fleet.errors import ConfigError
+from fleet.graph import read_source
 from fleet.types import Finding
 
 if TYPE_CHECKING:
@@ -68,12 +69,18 @@ class Sources:
         self.root = root
         self._trees: dict[str, tuple[bytes, ts.Tree]] = {}
         self._parsers: dict[str, ts.Parser] = {}
+        #: files refused by the one source reader (``fleet.graph.read_source``), with the
+        #: reason ``fleet index`` prints: they are read as empty and match nothing
+        self.skipped: dict[str, str] = {}
 
     def tree(self, path: str, language: str = "python") -> tuple[bytes, ts.Tree]:
         if path not in self._trees:
             if language not in self._parsers:
                 self._parsers[language] = ts.Parser(_language(language))
-            data = (self.root / path).read_bytes()
+            data, reason = read_source(self.root, path)
+            if data is None:
+                self.skipped[path] = reason
+                data = b""
             self._trees[path] = (data, self._parsers[language].parse(data))
         return self._trees[path]
 
@@ -235,7 +242,8 @@ def _by_query(graph: SymbolGraph, sources: Sources, matcher: Matcher) -> Iterato
         raise ConfigError(f"{matcher.rule}: invalid tree-sitter query: {exc}") from exc
     models = _models(graph, matcher)
     for path in sorted(graph.files):
-        if not path.endswith(extensions) or _excluded(matcher, path):
+        if (not path.endswith(extensions) or _excluded(matcher, path)
+                or graph.files[path].status == "skipped"):  # a link, a FIFO, too large...
             continue
         _, tree = sources.tree(path, matcher.language)
         for _, captures in ts.QueryCursor(query).matches(tree.root_node):

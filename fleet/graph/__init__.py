@@ -36,7 +36,14 @@ compiler at install, or ``FLEET_GRAPH_NATIVE=0``). Both give the same graph.
 
 from fleet.graph._extract_native import available as _native_available
 from fleet.graph._graph import SymbolGraph, is_test_file
-from fleet.graph._index import IndexingError, Progress, index, source_files
+from fleet.graph._index import (
+    MAX_FILE_BYTES,
+    IndexingError,
+    Progress,
+    index,
+    read_source,
+    source_files,
+)
 from fleet.graph._lang import LANGUAGE_NAMES
 from fleet.graph._model import FileRecord, Reference, Symbol
 from fleet.graph._persist import SnapshotError
@@ -51,6 +58,7 @@ def python_extractor() -> str:
 
 __all__ = [
     "LANGUAGE_NAMES",
+    "MAX_FILE_BYTES",
     "FileRecord",
     "IndexingError",
     "Progress",
@@ -62,5 +70,6 @@ __all__ = [
     "is_test_file",
     "load",
     "python_extractor",
+    "read_source",
     "source_files",
 ]
