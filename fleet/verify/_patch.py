@@ -15,6 +15,7 @@ from types import TracebackType
 
 from fleet.errors import GitError
 from fleet.forge._git import run as run_git
+from fleet.graph import read_source
 from fleet.verify.spans import decode_source
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
@@ -178,11 +179,12 @@ def read(tree: Path, path: str | None) -> str | None:
     """The text of ``path`` in ``tree`` (None when absent or not text)."""
     if path is None:
         return None
-    target = tree / path
+    raw, _ = read_source(tree, path)  # never a link, device, FIFO or oversized file
+    if raw is None:
+        return None
     try:
-        raw = target.read_bytes()
         # PEP 263: a Python file's coding declaration or BOM
         text = decode_source(raw)[0] if path.endswith((".py", ".pyi")) else raw.decode("utf-8")
-    except (FileNotFoundError, IsADirectoryError, UnicodeDecodeError, SyntaxError, LookupError):
+    except (UnicodeDecodeError, SyntaxError, LookupError):
         return None
     return text.replace("\r\n", "\n").replace("\r", "\n")
