@@ -15,6 +15,12 @@ Measured per corpus:
 - tree-sitter only: resolve + graph build + SCC condensation + lock ranks (CPU-s), the whole
   ``index()`` (CPU-s), save/load of a snapshot, and a 1-file incremental re-index.
 Writes benchmarks/results/bench_index.json and prints a markdown table.
+
+``--whole`` measures instead, from outside as a user runs it, the whole ``fleet index CORPUS -o
+SNAPSHOT`` process (cold: no snapshot; interpreter start, imports, extraction, resolution,
+graph, ranks, snapshot) with 1 extraction thread and with the default (one per core), against
+the ``ast`` peer's process, interleaved: CPU-s (user + sys), wall, peak RSS from ``wait4``,
+and our phases from ``fleet index``'s progress lines. Writes bench_index_whole.json.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from __future__ import annotations
 import argparse
 import ast
 import gc
+import itertools
 import json
 import os
 import resource
@@ -319,6 +326,94 @@ def _reresolved(new: object, old: object) -> int:
                if new._refs.get(p) is not old._refs.get(p))  # type: ignore[attr-defined]
 
 
+# -- whole process ---------------------------------------------------------------------------
+def _run_whole(cmd: list[str], env: dict[str, str]) -> tuple[dict[str, float], str, str]:
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    w0 = time.perf_counter()
+    # the pipes are small for these outputs: wait4 first, then read what is buffered
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - w0
+    out = proc.stdout.read().decode() if proc.stdout else ""
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise SystemExit(f"{cmd} failed:\n{err}")
+    return ({"cpu_s": usage.ru_utime + usage.ru_stime, "wall_s": wall,
+             "rss_mb": usage.ru_maxrss / 1024}, out, err)
+
+
+def _phases(stderr: str) -> dict[str, float]:
+    """CPU-s of each phase from ``fleet index``'s lines (``resolve  started  3.1 s  (CPU
+    2.9 s)``): the CPU at a phase's start minus the CPU at the previous one's."""
+    marks = []
+    for line in stderr.splitlines():
+        words = line.split()
+        if "(CPU" in words:
+            marks.append((words[0], float(words[words.index("(CPU") + 1])))
+    out = {}
+    for (name, cpu), (_, nxt) in itertools.pairwise(marks):
+        out[f"{name}_cpu_s"] = round(nxt - cpu, 3)
+    if marks:
+        out["startup_cpu_s"] = marks[0][1]
+    return out
+
+
+def whole(names: list[str], runs: int) -> dict[str, object]:
+    fleet = str(Path(sys.executable).with_name("fleet"))
+    results: dict[str, object] = {"python": sys.version.split()[0], "cpus": os.cpu_count(),
+                                  "load_avg_start": os.getloadavg()[0]}
+    for name, (root, exclude) in corpora(names).items():
+        rows: dict[str, list[dict[str, float]]] = {"ours_1": [], "ours": [], "ast": []}
+        with tempfile.TemporaryDirectory(prefix="bench_whole_") as tmp:
+            snap = Path(tmp) / "graph.pickle"
+            ours = [fleet, "index", str(root), "-o", str(snap), "--progress-every", "1e9",
+                    *[f"--exclude={p}" for p in exclude]]
+            peer = [sys.executable, __file__, "--worker", "ast", "--root", str(root),
+                    "--out", str(Path(tmp) / "ast.json"), *[f"--exclude={p}" for p in exclude]]
+            for _ in range(runs):
+                for kind in ("ours_1", "ours", "ast"):
+                    snap.unlink(missing_ok=True)
+                    env = dict(os.environ)
+                    if kind == "ours_1":
+                        env["FLEET_GRAPH_THREADS"] = "1"
+                    got, out, err = _run_whole(ours if kind != "ast" else peer, env)
+                    if kind == "ast":
+                        got["extract_cpu_s"] = json.loads(out.strip().splitlines()[-1])[
+                            "extract_cpu_s"]
+                    else:
+                        got.update(_phases(err))
+                    rows[kind].append(got)
+                    print(f"{name} {kind}: {got}", file=sys.stderr)
+        med = {kind: {k: _median(v, k) for k in v[0]} for kind, v in rows.items()}  # type: ignore[arg-type]
+        results[name] = {
+            **med,
+            "cpu_ratio": med["ast"]["extract_cpu_s"] / med["ours"]["cpu_s"],
+            "rss_ratio": med["ours"]["rss_mb"] / med["ast"]["rss_mb"],
+            "wall_drop_threads": med["ours_1"]["wall_s"] / med["ours"]["wall_s"],
+        }
+    results["load_avg_end"] = os.getloadavg()[0]
+    return results
+
+
+def whole_table(results: dict[str, object]) -> str:
+    out = ["| corpus | process | CPU-s | wall-s | peak RSS MB | phases CPU-s |", "|---" * 6 + "|"]
+    for name in ("django", "stdlib"):
+        r = results.get(name)
+        if not isinstance(r, dict):
+            continue
+        for kind, label in (("ours", "fleet index (threads: cores)"),
+                            ("ours_1", "fleet index (1 thread)"), ("ast", "ast peer")):
+            m = r[kind]
+            phases = ", ".join(f"{k.removesuffix('_cpu_s')} {v:.2f}" for k, v in m.items()
+                               if k.endswith("_cpu_s") and k != "cpu_s")
+            out.append(f"| {name} | {label} | {m['cpu_s']:.2f} | {m['wall_s']:.2f} "
+                       f"| {m['rss_mb']:.0f} | {phases} |")
+        out.append(f"| {name} | peer extraction CPU / our whole CPU; our RSS / peer's; "
+                   f"wall 1 thread / cores | {r['cpu_ratio']:.2f}x | "
+                   f"{r['wall_drop_threads']:.2f}x | {r['rss_ratio']:.2f}x | |")
+    return "\n".join(out)
+
+
 # -- driver ---------------------------------------------------------------------------------
 def run_worker(kind: str, root: Path, exclude: list[str], out: Path) -> dict[str, object]:
     cmd = [sys.executable, __file__, "--worker", kind, "--root", str(root), "--out", str(out)]
@@ -347,7 +442,15 @@ def main() -> int:
     parser.add_argument("--root", type=Path)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--exclude", action="append", default=[])
+    parser.add_argument("--whole", action="store_true",
+                        help="the whole fleet index process against the ast peer's")
     args = parser.parse_args()
+    if args.whole:
+        got = whole(args.corpus or ["stdlib"], args.runs)
+        RESULTS.mkdir(exist_ok=True)
+        (RESULTS / "bench_index_whole.json").write_text(json.dumps(got, indent=2) + "\n")
+        print(whole_table(got))
+        return 0
     if args.worker:
         fn = {"ts": worker_treesitter, "ast": worker_ast, "index": worker_index}[args.worker]
         gc.disable()  # both extractors alike; index() pauses it itself

@@ -39,8 +39,8 @@ class _Lines:
     def phase(self, name: str) -> None:
         self.name = name
         self.last = time.monotonic()
-        print(f"{name:<8} started  {self.last - self.started:6.1f} s", file=sys.stderr,
-              flush=True)
+        print(f"{name:<8} started  {self.last - self.started:6.1f} s  "
+              f"(CPU {time.process_time():.1f} s)", file=sys.stderr, flush=True)
 
     def progress(self, done: int, total: int, rel: str) -> None:
         now = time.monotonic()
@@ -50,7 +50,8 @@ class _Lines:
                   f"{now - self.started:6.1f} s  {rel}", file=sys.stderr, flush=True)
 
 
-def _build(path: Path, out: Path | None, quiet: bool, every: float = 5.0) -> SymbolGraph:
+def _build(path: Path, out: Path | None, quiet: bool, every: float = 5.0,
+           exclude: tuple[str, ...] = ()) -> SymbolGraph:
     """Index ``path`` (incrementally from the snapshot ``out`` when it loads), save to ``out``.
     Progress on stderr unless ``quiet``: a bar on a terminal, lines elsewhere."""
     from rich.console import Console
@@ -66,7 +67,7 @@ def _build(path: Path, out: Path | None, quiet: bool, every: float = 5.0) -> Sym
             previous = None  # rebuilt from scratch and overwritten below
     if quiet or not sys.stderr.isatty():
         lines = None if quiet else _Lines(every)
-        graph = index(path, previous=previous,
+        graph = index(path, previous=previous, exclude=exclude,
                       progress=lines.progress if lines is not None else None,
                       phase=lines.phase if lines is not None else None)
         if out is not None:
@@ -74,7 +75,8 @@ def _build(path: Path, out: Path | None, quiet: bool, every: float = 5.0) -> Sym
                 lines.phase("save")
             graph.save(out)
         if lines is not None:
-            print(f"done     {time.monotonic() - lines.started:6.1f} s", file=sys.stderr)
+            print(f"done     {time.monotonic() - lines.started:6.1f} s  "
+                  f"(CPU {time.process_time():.1f} s)", file=sys.stderr)
         return graph
     with Progress(
         TextColumn("{task.fields[phase]:<9}"), BarColumn(), MofNCompleteColumn(),
@@ -93,7 +95,8 @@ def _build(path: Path, out: Path | None, quiet: bool, every: float = 5.0) -> Sym
             else:
                 bar.reset(task, total=None, phase=PHASES[name], description="")
 
-        graph = index(path, previous=previous, progress=progress, phase=phase)
+        graph = index(path, previous=previous, progress=progress, phase=phase,
+                      exclude=exclude)
         if out is not None:
             phase("save")
             graph.save(out)
@@ -131,12 +134,17 @@ def index_command(
         float, typer.Option("--progress-every", help="Seconds between progress lines off a "
                             "terminal.", min=0.0)
     ] = 5.0,
+    exclude: Annotated[
+        list[str] | None,
+        typer.Option("--exclude", help="Skip paths with a prefix or component matching this "
+                     "glob (repeatable), e.g. site-packages."),
+    ] = None,
 ) -> None:
     """Index PATH into a symbol graph and print a summary."""
     from fleet.graph import IndexingError, python_extractor
 
     try:
-        graph = _build(path, out, quiet=quiet, every=every)
+        graph = _build(path, out, quiet=quiet, every=every, exclude=tuple(exclude or ()))
     except IndexingError as exc:
         print(str(exc), file=sys.stderr)
         raise typer.Exit(2) from None
