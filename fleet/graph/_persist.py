@@ -25,7 +25,18 @@ from fleet.graph._model import FileData, FileRecord, RawRef, Reference, Symbol
 # 7: parenthesised single assignment targets are variables; names NFKC-normalised
 # 8: type facts (attribute types, return annotations, properties, __all__) and call-chain
 #    references; super(), typed attributes, module-level instances, star re-exports resolved
-FORMAT = "fleet.graph/8"
+# 9: references and raw references pickled per file, as columns
+FORMAT = "fleet.graph/9"
+
+
+def _columns(rows: list[Any]) -> bytes:
+    """One file's named tuples as one pickle of columns: no per-row tuple is copied, so a save
+    holds one file's worth of extra objects at a time (not a copy of every reference)."""
+    return pickle.dumps(list(zip(*rows, strict=True)), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _rows(blob: bytes, make: Any) -> list[Any]:
+    return [make(t) for t in zip(*pickle.loads(blob), strict=True)]
 
 
 class SnapshotError(FleetError):
@@ -43,12 +54,12 @@ def save(graph: SymbolGraph, path: Path) -> Path:
             kind: tuple[str, ...] = attr["kinds"]
             edges.extend((number[u], number[v], kinds.setdefault(kind, len(kinds))))
     data = {
-        p: ([tuple(r) for r in d.refs], d.star_imports, d.params, d.local_types,
+        p: (_columns(d.refs), d.star_imports, d.params, d.local_types,
             d.fixture_params, d.scoped_imports, d.attr_types, d.returns, d.properties,
             d.exports)
         for p, d in graph._data.items()
     }
-    refs = {p: [tuple(r) for r in rs] for p, rs in graph._refs.items()}
+    refs = {p: _columns(rs) for p, rs in graph._refs.items()}
     key_number: dict[str, int] = {}
     deps = {p: [key_number.setdefault(k, len(key_number)) for k in ks]
             for p, ks in graph._deps.items()}
@@ -114,7 +125,7 @@ def _load(path: Path) -> SymbolGraph:
     def _decode(part: str) -> Any:
         if part == "refs":
             raw = pickle.loads(state["refs"])
-            return {p: [Reference._make(t) for t in rs] for p, rs in raw.items()}
+            return {p: _rows(blob, Reference._make) for p, blob in raw.items()}
         if part == "deps":
             keys, numbers = pickle.loads(state["deps"])
             return {p: frozenset(keys[i] for i in ns) for p, ns in numbers.items()}
@@ -125,7 +136,7 @@ def _load(path: Path) -> SymbolGraph:
         for p, (refs, stars, params, types, fixtures, scoped, attrs, returns, props,
                 exports) in pickle.loads(state["data"]).items():
             out[p] = FileData(files[p], modules.get(p), by_path.get(p, []),
-                              [RawRef._make(t) for t in refs], dict(imports.get(p, {})),
+                              _rows(refs, RawRef._make), dict(imports.get(p, {})),
                               stars, params, types, fixtures, scoped, attrs, returns, props,
                               exports)
         return out
