@@ -200,6 +200,19 @@ def _models(graph: SymbolGraph, matcher: Matcher) -> ModelFilter | None:
     return ModelFilter(graph, [models] if isinstance(models, str) else list(models))
 
 
+def _calls_target(graph: SymbolGraph, ref: Reference, targets: set[str], leaves: set[str],
+                  aliases: Aliases) -> bool:
+    """``ref`` names one of ``targets``: resolved by the graph, or through a sound module-level
+    alias - ``real_datetime.utcnow`` (``real_datetime = datetime.datetime``) as well as the
+    alias of the callable itself, ``_UTCNOW()`` (``_UTCNOW = datetime.datetime.utcnow``)."""
+    if _qualified(graph, ref) in targets:
+        return True
+    head = ref.name.partition(".")[0]
+    if "." in ref.name and (ref.exact or ref.name.rpartition(".")[2] not in leaves):
+        return False
+    return ref.target == f"{ref.path}::{head}" and aliases.qualified(ref) in targets
+
+
 def _by_refs(graph: SymbolGraph, sources: Sources, matcher: Matcher) -> Iterator[_Hit]:
     targets = set(matcher.target)
     models = _models(graph, matcher)
@@ -209,10 +222,14 @@ def _by_refs(graph: SymbolGraph, sources: Sources, matcher: Matcher) -> Iterator
         if _excluded(matcher, ref.path) or not ref.path.endswith((".py", ".pyi")):
             continue
         node: ts.Node | None = None
-        if matcher.kind == "call" and (_qualified(graph, ref) in targets or (
-                not ref.exact and ref.name.rpartition(".")[2] in leaves
-                and aliases.qualified(ref) in targets)):
+        if matcher.kind == "call" and _calls_target(graph, ref, targets, leaves, aliases):
             node = _call_node(sources, ref)
+            if node is None and ref.kind != "import":
+                # a reference that is not a call (`_UTCNOW = datetime.datetime.utcnow`, a
+                # callback argument): the callable escapes, so its calls are sites too
+                node = sources.node(ref.path, ref.start_byte, ref.end_byte)
+                if node is not None and (_is_store(node) or _up(node, *_IMPORT_NODES)):
+                    node = None
             if node is not None and not _where_ok(matcher, node):
                 node = None
         elif matcher.kind == "import" and ref.kind == "import":
