@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import shutil
 import subprocess
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
@@ -19,13 +18,21 @@ from assets._metadata import link
 from assets._modules import module_summary, save_summary
 from assets._seams import AgentSource, ForgeSource, SandboxSource, StoreSource
 from fleet.errors import ConfigError
-from fleet.integrate import IntegrationResult, SelfMerge, fast_forward, pytest_runner
+from fleet.integrate import (
+    Handover,
+    IntegrationResult,
+    SelfMerge,
+    handover,
+    pytest_runner,
+    self_merge_locally,
+)
 from fleet.integrate import integrate as integrate_patches
-from fleet.types import ChangeRef, Finding, WorkUnit
+from fleet.types import Finding, WorkUnit
 from fleet.unit import GitWorkspaces, UnitEnv, VerifyGates, latest_results, record_planned
 from fleet.verify import GateOptions
 
 if TYPE_CHECKING:
+    from fleet.campaigns.spec import Campaign
     from fleet.graph import SymbolGraph
 
 GRAPH_FILE = "symbol_graph.json"
@@ -60,26 +67,11 @@ def branch_commit(repo: Path, branch: str) -> str:
 
 
 def base_source(repo: Path, home: Path, commit: str) -> Path:
-    """The directory whose files are exactly ``commit``'s, for the index and the matchers:
-    ``repo`` itself when its checkout is that commit with no local change, else an export kept
-    under ``<home>/graph/base-tree`` (re-exported when the commit changes). Units start from the
-    base commit, so findings and spans must come from it, never from uncommitted edits; the
-    export is kept (not a temporary) because ``find`` and ``plan`` read the graph's sources
-    later, and a stable root keeps the next index incremental. ``repo`` is never modified."""
-    from fleet.plan import base_tree
+    """The directory whose files are exactly ``commit``'s, for the index and the matchers
+    (``fleet.plan.kept_base_tree``: the checkout, else an export under ``<home>/graph``)."""
+    from fleet.plan import kept_base_tree
 
-    dest = graph_dir(home) / "base-tree"
-    stamp = graph_dir(home) / "base-tree.commit"
-    if dest.is_dir() and stamp.is_file() and stamp.read_text() == commit:
-        return dest
-    with base_tree(repo, commit) as tree:
-        if tree == repo:
-            return repo
-        shutil.rmtree(dest, ignore_errors=True)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(tree, dest)  # out of the temporary directory base_tree removes
-    stamp.write_text(commit)
-    return dest
+    return kept_base_tree(repo, commit, graph_dir(home) / "base-tree")
 
 
 def index(repo: Path, home: Path, base: str = "HEAD") -> dict[str, Any]:
@@ -154,7 +146,7 @@ def load_graph(home: Path) -> SymbolGraph:
     return SymbolGraph.load(path)
 
 
-def find(campaign: str, repo: Path, home: Path, store: StoreSource,
+def find(campaign: Campaign, repo: Path, home: Path, store: StoreSource,
          forge: ForgeSource | None = None) -> FindReport:
     """Match the campaign over the saved graph; record the findings (new / known) in the store
     and mark the open ones no longer found as fixed. With ``forge``, file every open (new or
@@ -163,11 +155,10 @@ def find(campaign: str, repo: Path, home: Path, store: StoreSource,
     idempotent per fingerprint. Suppressed and fixed findings are never filed."""
     from fleet.campaigns.findings import file_new_findings, sync_findings
     from fleet.campaigns.matchers import find_findings
-    from fleet.campaigns.spec import load_campaign
 
-    findings = find_findings(load_graph(home), load_campaign(campaign))
+    findings = find_findings(load_graph(home), campaign)
     opened = store.store()
-    lifecycle = sync_findings(opened.findings, campaign, findings)
+    lifecycle = sync_findings(opened.findings, campaign.name, findings)
     report = FindReport(findings=tuple(findings), new=len(lifecycle.new),
                         known=len(lifecycle.known), fixed=len(lifecycle.fixed))
     if forge is None:
@@ -186,17 +177,16 @@ def find(campaign: str, repo: Path, home: Path, store: StoreSource,
                                issues=tuple(r.url for r in refs))
 
 
-def plan(campaign: str, repo: Path, home: Path, base_branch: str, store: StoreSource,
+def plan(campaign: Campaign, repo: Path, home: Path, base_branch: str, store: StoreSource,
          only_paths: Sequence[str] | None = None) -> PlanReport:
     """Plan the campaign's open findings (in ``only_paths`` when given) into units on the head
     of ``base_branch``; every unit is recorded in the ledger (``unit.planned``) once."""
     from fleet.campaigns.matchers import find_findings
-    from fleet.campaigns.spec import load_campaign
     from fleet.plan import plan_findings
 
-    spec = load_campaign(campaign)
+    spec = campaign
     graph = load_graph(home)
-    open_fps = {r.finding.fingerprint for r in store.store().findings.list(campaign)
+    open_fps = {r.finding.fingerprint for r in store.store().findings.list(campaign.name)
                 if r.status in ("new", "known")}
     findings = [f for f in find_findings(graph, spec) if f.fingerprint in open_fps
                 and (only_paths is None or f.path in only_paths)]
@@ -207,20 +197,20 @@ def plan(campaign: str, repo: Path, home: Path, base_branch: str, store: StoreSo
         "max_parallel": result.max_parallel, "base_commit": result.base_commit})
 
 
-def unit_env(campaign: str, repo: Path, home: Path, store: StoreSource, sandbox: SandboxSource,
+def unit_env(campaign: Campaign, repo: Path, home: Path, store: StoreSource, sandbox: SandboxSource,
              agent: AgentSource) -> UnitEnv:
     """Real worktrees, the campaign's agent, the gates over the saved graph, the store's leases,
     ledger and kill switch, and lease ranks from the graph."""
-    from fleet.campaigns.spec import load_campaign
     from fleet.plan import lease_requests
 
-    spec = load_campaign(campaign)
+    spec = campaign
     graph = load_graph(home)
     opened = store.store()
     return UnitEnv(
         leases=opened.leases, ledger=opened.ledger, agent=agent.open(spec, graph, opened),
         sandbox=sandbox.open(), workspaces=GitWorkspaces(repo),
-        gates=VerifyGates(repo, graph, GateOptions(campaign=campaign), spec), budget=spec.budget,
+        gates=VerifyGates(repo, graph, GateOptions(campaign=campaign.name), spec),
+        budget=spec.budget,
         killed=opened.controls.engaged, requests=lambda unit: lease_requests(graph, unit),
     )
 
@@ -239,103 +229,24 @@ def integrate(campaign: str, repo: Path, home: Path, base_branch: str, store: St
     )
 
 
-@dataclass(frozen=True)
-class Handover:
-    ref: ChangeRef
-    self_merge: SelfMerge | None = None
-    self_merge_message: str = ""
-
-
-def publish(campaign: str, repo: Path, base_branch: str, store: StoreSource, forge: ForgeSource
-            ) -> Handover | None:
-    """Hand the last integration branch over through the forge (``None`` if nothing merged);
-    with a campaign whose autonomy is ``self_merge``, also fast-forward the base branch when the
-    combination passed its tests (every merged unit passed every gate to get there), see
-    :func:`self_merge`; the outcome, merged or not, is a ``change.self_merge`` ledger event
-    whose ``message`` says what moved or why nothing did."""
-    from fleet.campaigns.spec import load_campaign
-
-    ledger = store.ledger()
-    done = ledger.events(kind="integration.finished", campaign=campaign)
-    if not done or not done[-1].payload.get("merged"):
-        return None
-    last = done[-1].payload
-    results = latest_results(ledger, campaign)
-    lines = [f"Campaign `{campaign}`: {len(last['merged'])} unit(s) merged on `{last['base']}`.",
-             ""]
-    for key in last["merged"]:
-        r = results.get(key)
-        if r is None:
-            continue
-        gates = ", ".join(f"{v.gate}={v.status}" for v in r.verdicts)
-        lines.append(f"- unit `{key}` ({', '.join(r.paths)}): {gates}")
-    for key in last.get("semantic_conflicts", []):
-        lines.append(f"- unit `{key}`: dropped (semantic conflict), requeued")
-    branch = str(last["branch"])
-    ref = forge.open(store.store()).publish(str(repo), branch, f"fleet: {campaign}",
-                                            "\n".join(lines), labels=("fleet", campaign))
-    ledger.append("pull_request.published", {"ref": dataclasses.asdict(ref),
-                  "units": list(last["merged"])}, campaign=campaign, actor="forge")
-    if load_campaign(campaign).autonomy.mode != "self_merge":
-        return Handover(ref)
-    merge, checkout = self_merge(repo, base_branch, branch, last)
-    message = self_merge_message(merge, base_branch, branch, checkout)
-    ledger.append("change.self_merge", {
-        **dataclasses.asdict(merge), "base_branch": base_branch, "branch": branch,
-        "checkout": str(checkout or ""), "message": message,
-    }, campaign=campaign, actor="forge")
-    return Handover(ref, merge, message)
-
-
-def checked_out_in(repo: Path, branch: str) -> Path | None:
-    """The worktree of ``repo`` (the main checkout or a linked one) that has ``branch`` checked
-    out, or ``None``."""
-    out = subprocess.run(["git", "worktree", "list", "--porcelain"], cwd=repo,
-                         capture_output=True, text=True, check=True).stdout
-    current: Path | None = None
-    for line in out.splitlines():
-        if line.startswith("worktree "):
-            current = Path(line.split(" ", 1)[1])
-        elif line == f"branch refs/heads/{branch}":
-            return current
-    return None
+def publish(campaign: Campaign, repo: Path, base_branch: str, store: StoreSource,
+            forge: ForgeSource) -> Handover | None:
+    """Hand the campaign's last integration over through the forge and self-merge through it
+    when the campaign allows (``fleet.integrate.handover``), with the issues filed for its
+    units' findings."""
+    opened = store.store()
+    issues = {r.finding.fingerprint: r.issue_ref for r in opened.findings.list(campaign.name)
+              if r.issue_ref}
+    handle = forge.open(opened)
+    try:
+        return handover(campaign, repo, base_branch, store.ledger(), handle, issues)
+    finally:
+        close = getattr(handle, "close", None)  # GitHubForge holds an HTTP session
+        if callable(close):
+            close()
 
 
 def self_merge(repo: Path, base_branch: str, branch: str, last: dict[str, Any]
                ) -> tuple[SelfMerge, Path | None]:
-    """Fast-forward ``base_branch`` to the integration ``branch`` when the combination's tests
-    passed. Where the base branch is checked out, that checkout must have no uncommitted change
-    (else nothing moves) and its files are updated with the branch (``git merge --ff-only``);
-    where it is checked out nowhere, only the ref moves. Returns the outcome and the checkout."""
-    from fleet.errors import GitError
-
-    checkout = checked_out_in(repo, base_branch)
-    if not last.get("tests_passed"):
-        why = ("the combination's tests were not run" if last.get("tests_passed") is None
-               else "the combination's tests fail")
-        new = last.get("new_failures") or []
-        if last.get("tests_passed") is False and last.get("base_tests_passed") is False:
-            why += (f" ({len(new)} new failure(s); the base fails on its own)" if new
-                    else " (no new failure: the base fails on its own)")
-        return SelfMerge(False, why), checkout
-    if last.get("tests_collected") == 0:
-        return SelfMerge(False, "the combination's test run collected no test: nothing "
-                                "checked it"), checkout
-    try:
-        return fast_forward(repo, base_branch, branch), checkout
-    except GitError as exc:  # e.g. an untracked file in the checkout the merge would overwrite
-        return SelfMerge(False, f"git refused the fast-forward: {str(exc).strip()[:300]}"), checkout
-
-
-def self_merge_message(merge: SelfMerge, base_branch: str, branch: str,
-                       checkout: Path | None) -> str:
-    """One line for the user: what moved (the branch, the checkout's files) or why nothing did."""
-    if merge.merged and checkout is not None:
-        return (f"fast-forwarded {base_branch} to {merge.head[:10]}; its checkout {checkout} "
-                f"was updated too (git merge --ff-only)")
-    if merge.merged:
-        return (f"fast-forwarded {base_branch} to {merge.head[:10]} (ref only: {base_branch} "
-                f"is not checked out, no files changed)")
-    if merge.reason == "already merged":
-        return f"{base_branch} already at {branch}"
-    return f"not merged: {merge.reason}; the change stays on {branch}"
+    """The local forge's self-merge policy and fast-forward (``fleet.integrate``)."""
+    return self_merge_locally(repo, base_branch, branch, last)

@@ -36,6 +36,7 @@ from assets import _fleet
 from assets._batch import log_materializations, run_batch
 from assets._metadata import content_version, integration_metadata, link, unit_metadata
 from assets._seams import AgentSource, ForgeSource, RepoSource, SandboxSource, StoreSource
+from fleet.campaigns.spec import Campaign
 from fleet.errors import KillSwitchEngaged
 from fleet.forge import branch_url
 from fleet.unit import TERMINAL, latest_results, load_units
@@ -56,9 +57,16 @@ def slug(campaign: str) -> str:
 
 @dataclass(frozen=True)
 class CampaignAssets:
-    campaign: str
+    """One campaign's asset chain, with the campaign as loaded (once per definitions build)."""
+
+    spec: Campaign
     partitions: DynamicPartitionsDefinition
     assets: tuple[AssetsDefinition, ...]
+
+    @property
+    def campaign(self) -> str:
+        """The campaign's name (its ledger and store records are kept under it)."""
+        return self.spec.name
 
     @property
     def prefix(self) -> str:
@@ -74,9 +82,10 @@ def _check_killed(store: StoreSource) -> None:
 
 
 def campaign_assets(
-    campaign: str, gates: Sequence[str], symbol_graph: AssetKey, batch_size: int = 8
+    campaign: Campaign, gates: Sequence[str], symbol_graph: AssetKey, batch_size: int = 8
 ) -> CampaignAssets:
-    """The asset chain of one campaign; ``gates`` names one blocking check each."""
+    """The asset chain of one loaded campaign (its YAML is not read again: the asset bodies get
+    this value); ``gates`` names one blocking check each."""
     # backfill policies, pools and partitioned check specs are beta/preview in dagster 1.13:
     # used knowingly (DESIGN.md), so their warnings are not passed on.
     with warnings.catch_warnings():
@@ -86,8 +95,9 @@ def campaign_assets(
 
 
 def _campaign_assets(
-    campaign: str, gates: Sequence[str], symbol_graph: AssetKey, batch_size: int
+    spec: Campaign, gates: Sequence[str], symbol_graph: AssetKey, batch_size: int
 ) -> CampaignAssets:
+    campaign = spec.name
     prefix = slug(campaign)
     partitions = DynamicPartitionsDefinition(name=f"{prefix}_units")
     group = f"campaign_{prefix}"
@@ -98,7 +108,7 @@ def _campaign_assets(
     def findings(store: ResourceParam[StoreSource], repo: ResourceParam[RepoSource],
                  forge: ResourceParam[ForgeSource]) -> MaterializeResult:
         _check_killed(store)
-        report = _fleet.find(campaign, Path(repo.path), Path(repo.home), store, forge)
+        report = _fleet.find(spec, Path(repo.path), Path(repo.home), store, forge)
         return MaterializeResult(metadata=report.metadata(), data_version=DataVersion(
             content_version(f.fingerprint for f in report.findings)))
 
@@ -109,7 +119,7 @@ def _campaign_assets(
         _check_killed(store)
         targets = context.run.tags.get(TARGET_FILES_TAG)
         only = tuple(t for t in targets.split(",") if t) if targets else None
-        plan = _fleet.plan(campaign, Path(repo.path), Path(repo.home), repo.base_branch, store,
+        plan = _fleet.plan(spec, Path(repo.path), Path(repo.home), repo.base_branch, store,
                            only_paths=only)
         keys = [u.key for u in plan.units]
         existing = set(context.instance.get_dynamic_partitions(partitions.name or ""))
@@ -142,7 +152,7 @@ def _campaign_assets(
                           agent: ResourceParam[AgentSource]) -> Iterator[Any]:
         _check_killed(store)
         units = load_units(store.ledger(), campaign, context.partition_keys)
-        env = _fleet.unit_env(campaign, Path(repo.path), Path(repo.home), store, sandbox, agent)
+        env = _fleet.unit_env(spec, Path(repo.path), Path(repo.home), store, sandbox, agent)
         yield from run_batch(context, gates, units, env, repo.agents)
 
     @asset(key=[prefix, "verified_patches"], deps=[candidate_patches], group_name=group,
@@ -174,7 +184,7 @@ def _campaign_assets(
     def pull_requests(store: ResourceParam[StoreSource], repo: ResourceParam[RepoSource],
                       forge: ResourceParam[ForgeSource]) -> MaterializeResult:
         _check_killed(store)
-        done = _fleet.publish(campaign, Path(repo.path), repo.base_branch, store, forge)
+        done = _fleet.publish(spec, Path(repo.path), repo.base_branch, store, forge)
         if done is None:
             return MaterializeResult(metadata={"published": False})
         ref, merge = done.ref, done.self_merge
@@ -185,7 +195,7 @@ def _campaign_assets(
             "self_merge": done.self_merge_message if merge else "review required"})
 
     return CampaignAssets(
-        campaign=campaign,
+        spec=spec,
         partitions=partitions,
         assets=(findings, work_units, candidate_patches, verified_patches, integration,
                 pull_requests),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dagster import BetaWarning, Definitions, PreviewWarning
 
@@ -19,14 +20,18 @@ from fleet_pipelines.resources import FleetSettings, build_resources
 from fleet_pipelines.schedules import build_schedules
 from fleet_pipelines.sensors import build_sensors
 
-# One blocking check per gate that ``fleet.verify.run_gates`` runs for a campaign (test-first
-# only runs for bug-fix campaigns, none of the built-in ones).
+if TYPE_CHECKING:
+    from fleet.campaigns.spec import Campaign
+
+# The gates a campaign may list (test-first only runs for bug-fix campaigns, none of the
+# built-in ones).
 GATES = tuple(g for g in VERIFY_GATES if g != "test_first")
 
 
-def gates_for(campaign: str) -> tuple[str, ...]:
-    """The gates (= blocking checks) of ``campaign``."""
-    return GATES
+def gates_for(campaign: Campaign) -> tuple[str, ...]:
+    """The gates (= blocking checks) of ``campaign``: the ones its file lists, in its order
+    (``VerifyGates`` runs exactly those; the file's loader refuses a name that is no gate)."""
+    return tuple(g for g in campaign.gates if g in VERIFY_GATES)
 
 
 def build_definitions(settings: FleetSettings) -> Definitions:
@@ -39,11 +44,16 @@ def build_definitions(settings: FleetSettings) -> Definitions:
 
 
 def build_campaigns(settings: FleetSettings) -> list[CampaignAssets]:
-    """The asset chain of every campaign of ``settings``."""
-    return [
-        campaign_assets(c, gates_for(c), SYMBOL_GRAPH, batch_size=settings.batch_size)
-        for c in settings.campaigns
-    ]
+    """The asset chain of every campaign of ``settings``; each campaign file is read here, once
+    per build, and its loaded value is what the assets, schedules and sensors use."""
+    from fleet.campaigns.spec import load_campaign
+
+    chains = []
+    for name in settings.campaigns:
+        spec = load_campaign(name)
+        chains.append(campaign_assets(spec, gates_for(spec), SYMBOL_GRAPH,
+                                      batch_size=settings.batch_size))
+    return chains
 
 
 def _build(settings: FleetSettings) -> Definitions:

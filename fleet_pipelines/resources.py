@@ -323,3 +323,26 @@ def forge_resource(settings: FleetSettings, environ: Mapping[str, str] | None = 
     return ForgeResource(kind=settings.forge, base_branch=settings.base_branch,
                          github_repo=settings.github_repo, github_url=settings.github_url,
                          **secrets)
+
+
+def check_forge(settings: FleetSettings, environ: Mapping[str, str] | None = None) -> None:
+    """Before any run: the github forge has its repository, a token, and the token reaches the
+    repository (one request). A ``ConfigError`` / ``ForgeError`` in one line otherwise, naming
+    the variables (docs/forge-github.md), instead of a step's traceback after the index."""
+    if settings.forge != "github":
+        return
+    from fleet.forge.github import GitHubForge, GitHubForgeConfig
+
+    env = os.environ if environ is None else environ
+    token = next((env[name] for name in GITHUB_TOKEN_VARS if env.get(name)), "")
+    if not settings.github_repo:
+        raise ConfigError("--forge github: FLEET_GITHUB_REPO is not set (owner/name of the "
+                          "repository, see docs/forge-github.md)")
+    if not token:
+        raise ConfigError("--forge github: set FLEET_GITHUB_TOKEN (or GITHUB_TOKEN) to a token "
+                          f"with contents, pull requests, issues and checks write access to "
+                          f"{settings.github_repo}")
+    config = GitHubForgeConfig(repo=settings.github_repo, token=token,
+                               base_url=settings.github_url, retries=0, throttle=False)
+    with GitHubForge(config) as forge:
+        forge.reachable()

@@ -37,11 +37,5 @@ def nightly_schedule(c: CampaignAssets, cron: str = NIGHTLY) -> ScheduleDefiniti
     return nightly
 
 
-def campaign_cron(campaign: str) -> str:
-    from fleet.campaigns.spec import load_campaign
-
-    return load_campaign(campaign).schedule or NIGHTLY
-
-
 def build_schedules(campaigns: Sequence[CampaignAssets]) -> list[ScheduleDefinition]:
-    return [nightly_schedule(c, campaign_cron(c.campaign)) for c in campaigns]
+    return [nightly_schedule(c, c.spec.schedule or NIGHTLY) for c in campaigns]

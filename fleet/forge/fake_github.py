@@ -13,6 +13,8 @@ token check and ``Link`` pagination:
   ``GET|POST .../issues/{n}/comments``
 - ``POST /repos/{o}/{r}/statuses/{sha}``, ``GET /repos/{o}/{r}/commits/{ref}`` and
   ``GET /repos/{o}/{r}/commits/{ref}/status`` (combined status)
+- ``POST /repos/{o}/{r}/check-runs``, ``GET /repos/{o}/{r}/check-runs/{id}`` and
+  ``GET /repos/{o}/{r}/commits/{ref}/check-runs`` (the Checks API; ``check_name`` filter)
 
 When a repository is added with ``git_dir`` (a bare repository that ``git push`` targets), pull
 requests are checked against it like GitHub does: the head branch must exist (else 422), head
@@ -61,6 +63,7 @@ class _Repo:
     items: dict[int, JSON] = field(default_factory=dict)  # issues and pulls share numbers
     comments: dict[int, list[JSON]] = field(default_factory=dict)
     statuses: dict[str, list[JSON]] = field(default_factory=dict)
+    check_runs: list[JSON] = field(default_factory=list)
 
     @property
     def full_name(self) -> str:
@@ -140,6 +143,12 @@ class FakeGitHub:
         with self._lock:
             items = self._repos[full_name].items.values()
             return [json.loads(json.dumps(i)) for i in items if ("head" in i) == pulls]
+
+    def checks(self, full_name: str, sha: str | None = None) -> list[JSON]:
+        """Snapshot of the check runs created (on commit ``sha`` when given), oldest first."""
+        with self._lock:
+            runs = self._repos[full_name].check_runs
+            return [json.loads(json.dumps(r)) for r in runs if sha in (None, r["head_sha"])]
 
     def merge_pull(self, full_name: str, number: int) -> str:
         """Merge pull request ``number`` as a user clicking the button would; returns the SHA."""
@@ -344,6 +353,9 @@ def _route(fake: FakeGitHub, repo: _Repo, method: str, sub: str, query: dict[str
             item["updated_at"] = _now()
             return 200, fake._item_json(repo, item, full=True), {}
         if action == "/merge" and method == "PUT" and kind == "pulls":
+            expected = (body or {}).get("sha")
+            if expected and repo.ref_sha(item["head"]["ref"]) not in (expected, "0" * 40):
+                raise _HttpError(409, "Head branch was modified. Review and try the merge again.")
             sha = fake._merge(repo, item["number"])
             merged = {"sha": sha, "merged": True, "message": "Pull Request successfully merged"}
             return 200, merged, {}
@@ -362,6 +374,9 @@ def _route(fake: FakeGitHub, repo: _Repo, method: str, sub: str, query: dict[str
                 comments.append(comment)
                 return 201, comment, {}
             return _page(fake, full_path, query, comments)
+    checks = _check_runs(fake, repo, method, sub, query, body)
+    if checks is not None:
+        return checks
     status_match = re.fullmatch(r"/(statuses|commits)/([^/]+)(/status)?", sub)
     if status_match and status_match.group(1) == "commits" and not status_match.group(3):
         ref = status_match.group(2)
@@ -391,6 +406,60 @@ def _route(fake: FakeGitHub, repo: _Repo, method: str, sub: str, query: dict[str
         return 200, {"state": combined, "sha": sha, "total_count": len(latest),
                      "statuses": list(latest.values()), "repository": fake._repo_json(repo)}, {}
     raise _HttpError(404, "Not Found")
+
+
+def _check_runs(fake: FakeGitHub, repo: _Repo, method: str, sub: str, query: dict[str, str],
+                body: Any) -> tuple[int, Any, dict] | None:
+    """The Checks API: create a check run on a commit, read one, list a commit's."""
+    api = f"{fake.base_url}/repos/{repo.full_name}"
+    if sub == "/check-runs" and method == "POST":
+        for name in ("name", "head_sha"):
+            if not body.get(name):
+                raise _HttpError(422, "Validation Failed",
+                                 [{"resource": "CheckRun", "field": name, "code": "missing_field"}])
+        status = body.get("status") or ("completed" if body.get("conclusion") else "queued")
+        if status == "completed" and body.get("conclusion") not in (
+                "action_required", "cancelled", "failure", "neutral", "success", "skipped",
+                "stale", "timed_out"):
+            raise _HttpError(422, "Validation Failed",
+                             [{"resource": "CheckRun", "field": "conclusion", "code": "invalid"}])
+        fake._next_id += 1
+        output = body.get("output") or {}
+        run = {"id": fake._next_id, "node_id": f"CR_{fake._next_id}", "name": body["name"],
+               "head_sha": body["head_sha"], "status": status,
+               "conclusion": body.get("conclusion"), "external_id": body.get("external_id"),
+               "details_url": body.get("details_url"),
+               "started_at": body.get("started_at") or _now(),
+               "completed_at": body.get("completed_at") or (_now() if status == "completed"
+                                                              else None),
+               "output": {"title": output.get("title"), "summary": output.get("summary"),
+                          "text": output.get("text"), "annotations_count": 0},
+               "url": f"{api}/check-runs/{fake._next_id}",
+               "html_url": f"{fake.base_url}/{repo.full_name}/runs/{fake._next_id}",
+               "app": {"id": 1, "slug": "fleet", "name": "fleet"}}
+        repo.check_runs.append(run)
+        return 201, run, {}
+    one = re.fullmatch(r"/check-runs/(\d+)", sub)
+    if one and method == "GET":
+        found = next((r for r in repo.check_runs if r["id"] == int(one.group(1))), None)
+        if found is None:
+            raise _HttpError(404, "Not Found")
+        return 200, found, {}
+    listed = re.fullmatch(r"/commits/([^/]+)/check-runs", sub)
+    if listed and method == "GET":
+        ref = listed.group(1)
+        sha = ref if re.fullmatch(r"[0-9a-f]{40}", ref) else (repo.ref_sha(ref) or ref)
+        runs = [r for r in repo.check_runs if r["head_sha"] == sha
+                and query.get("check_name") in (None, r["name"])]
+        per_page = max(1, min(int(query.get("per_page", 30)), 100))
+        page = max(1, int(query.get("page", 1)))
+        chunk = list(reversed(runs))[(page - 1) * per_page: page * per_page]
+        headers = {}
+        if page * per_page < len(runs):
+            following = urlencode({**query, "page": page + 1})
+            headers["Link"] = f'<{api}{sub}?{following}>; rel="next"'
+        return 200, {"total_count": len(runs), "check_runs": chunk}, headers
+    return None
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -4,8 +4,10 @@ saying why not."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from fleet.forge._git import git
 
@@ -17,7 +19,9 @@ class SelfMerge:
     head: str = ""
 
 
-def _checked_out_in(repo: Path, branch: str) -> Path | None:
+def checked_out_in(repo: Path, branch: str) -> Path | None:
+    """The worktree of ``repo`` (the main checkout or a linked one) that has ``branch`` checked
+    out, or ``None``."""
     current: Path | None = None
     for line in git(repo, "worktree", "list", "--porcelain").splitlines():
         if line.startswith("worktree "):
@@ -36,7 +40,7 @@ def fast_forward(repo: Path, base_branch: str, branch: str) -> SelfMerge:
         return SelfMerge(False, "already merged", head)
     if git(repo, "merge-base", base, head).strip() != base:
         return SelfMerge(False, f"{base_branch} moved since the integration: not a fast-forward")
-    tree = _checked_out_in(repo, base_branch)
+    tree = checked_out_in(repo, base_branch)
     if tree is None:
         git(repo, "update-ref", f"refs/heads/{base_branch}", head, base)
         return SelfMerge(True, "fast-forwarded", head)
@@ -44,3 +48,39 @@ def fast_forward(repo: Path, base_branch: str, branch: str) -> SelfMerge:
         return SelfMerge(False, f"{tree} has local changes on {base_branch}")
     git(tree, "merge", "-q", "--ff-only", head)
     return SelfMerge(True, "fast-forwarded", head)
+
+
+def refusal(last: Mapping[str, Any]) -> SelfMerge | None:
+    """Why the integration ``last`` (its ``integration.finished`` payload) must not be merged
+    without review, or ``None`` when it may: its tests on the combination must have run,
+    collected a test and passed (every merged unit passed every gate to get there)."""
+    passed = last.get("tests_passed")
+    if not passed:
+        why = ("the combination's tests were not run" if passed is None
+               else "the combination's tests fail")
+        new = last.get("new_failures") or []
+        if passed is False and last.get("base_tests_passed") is False:
+            why += (f" ({len(new)} new failure(s); the base fails on its own)" if new
+                    else " (no new failure: the base fails on its own)")
+        return SelfMerge(False, why)
+    if last.get("tests_collected") == 0:
+        return SelfMerge(False, "the combination's test run collected no test: nothing "
+                                "checked it")
+    return None
+
+
+def self_merge_locally(repo: Path, base_branch: str, branch: str, last: Mapping[str, Any]
+                       ) -> tuple[SelfMerge, Path | None]:
+    """The local forge's self-merge of the integration ``last``: :func:`refusal`, else
+    :func:`fast_forward` (a refusal by git is a value too). Returns the outcome and the
+    checkout of the base branch (``None`` where it is checked out nowhere)."""
+    from fleet.errors import GitError
+
+    checkout = checked_out_in(repo, base_branch)
+    refused = refusal(last)
+    if refused is not None:
+        return refused, checkout
+    try:
+        return fast_forward(repo, base_branch, branch), checkout
+    except GitError as exc:  # e.g. an untracked file in the checkout the merge would overwrite
+        return SelfMerge(False, f"git refused the fast-forward: {str(exc).strip()[:300]}"), checkout

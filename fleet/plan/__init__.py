@@ -10,7 +10,7 @@ Public API:
 ``base_tree(repo, base_commit)`` (context manager) -> a directory holding exactly the base
     commit's files: ``repo`` itself when its checkout matches, else a temporary ``git archive``
     export. Index that, not a dirty checkout, or the findings' spans miss in the units'
-    worktrees.
+    worktrees. ``kept_base_tree(repo, base_commit, dest)``: the same, an export kept at ``dest``.
 ``Plan``: ``campaign``, ``base_commit``, ``findings``, ``units`` (``WorkUnit`` with ``rank`` and
 ``wave`` set), ``waves`` (unit keys per wave), ``lock_order`` (every leased symbol with its rank,
 in acquisition order), ``expected_parallelism``, ``unit(key)``, ``leases(unit)``, ``to_dict()``;
@@ -22,7 +22,7 @@ write-leases ``path::<module>`` of its files and a file's findings are one unit.
 """
 
 from fleet.plan._plan import Plan, head_commit, plan_campaign, plan_findings, plan_from_dict
-from fleet.plan._snapshot import base_tree
+from fleet.plan._snapshot import base_tree, kept_base_tree
 from fleet.plan._units import (
     ancestors,
     build_units,
@@ -42,6 +42,7 @@ __all__ = [
     "containers",
     "expected_parallelism",
     "head_commit",
+    "kept_base_tree",
     "lease_requests",
     "module_of",
     "plan_campaign",

@@ -59,3 +59,21 @@ def base_tree(root: Path, base: str) -> Iterator[Path]:
         yield tree
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def kept_base_tree(root: Path, base: str, dest: Path) -> Path:
+    """Like :func:`base_tree`, but an export is kept at ``dest`` (re-exported when ``base``
+    changes; ``dest.commit`` beside it records which) instead of removed: ``root`` itself when
+    its checkout matches ``base``. The index and the matchers read the graph's sources after
+    the export, and a stable root keeps the next index incremental. ``root`` never changes."""
+    stamp = dest.with_name(dest.name + ".commit")
+    if dest.is_dir() and stamp.is_file() and stamp.read_text() == base:
+        return dest
+    with base_tree(root, base) as tree:
+        if tree == root:
+            return root
+        shutil.rmtree(dest, ignore_errors=True)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(tree, dest)  # out of the temporary directory base_tree removes
+    stamp.write_text(base)
+    return dest

@@ -10,7 +10,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dagster import AssetKey, BetaWarning, DagsterInstance, Definitions, PreviewWarning
 
@@ -27,6 +27,9 @@ from fleet_pipelines.definitions import build_campaigns, build_definitions
 from fleet_pipelines.jobs import fix_job_name, index_job_name, integrate_job_name, plan_job_name
 from fleet_pipelines.resources import FleetSettings, StoreResource
 from fleet_pipelines.sensors import batches, needs_integration
+
+if TYPE_CHECKING:
+    from fleet.campaigns.spec import Campaign
 
 Say = Callable[[str], None]
 # The sweep prints its own progress; Dagster's per-event console log goes to the instance only.
@@ -148,7 +151,7 @@ def sweep(settings: FleetSettings, instance: DagsterInstance, say: Say = print) 
                  selection=[SYMBOL_GRAPH])
         runs += 1
     reports = []
-    for c in sorted(build_campaigns(settings), key=lambda c: not _self_merges(c.campaign)):
+    for c in sorted(build_campaigns(settings), key=lambda c: not _self_merges(c.spec)):
         name = c.campaign
         report = CampaignReport(campaign=name)
         say(f"[{name}] finding and planning")
@@ -185,12 +188,10 @@ def sweep(settings: FleetSettings, instance: DagsterInstance, say: Say = print) 
                        os.environ.get("DAGSTER_HOME", ""))
 
 
-def _self_merges(campaign: str) -> bool:
+def _self_merges(campaign: Campaign) -> bool:
     """Campaigns that may move the base branch go first, so the others plan on the result (and
     the next sweep finds their units unchanged)."""
-    from fleet.campaigns.spec import load_campaign
-
-    return load_campaign(campaign).autonomy.mode == "self_merge"
+    return campaign.autonomy.mode == "self_merge"
 
 
 def _fill(report: CampaignReport, store: StoreResource, campaign: str,
@@ -218,7 +219,7 @@ def _fill(report: CampaignReport, store: StoreResource, campaign: str,
     if published:
         report.change_url = str(published[-1].payload["ref"]["url"])
     merges = ledger.events(kind="change.self_merge", campaign=campaign)
-    if merges:
+    if merges and report.integrated:  # this sweep's hand-over, not an earlier one's
         payload = merges[-1].payload
         report.self_merge = str(payload.get("message") or payload["reason"])
 

@@ -161,6 +161,9 @@ def preflight(settings: FleetSettings) -> None:
     if python:
         check_test_python(python, settings.sandbox, repo)
     check_sandbox(settings.sandbox)
+    from fleet_pipelines.resources import check_forge
+
+    check_forge(settings)
 
 
 def check_sandbox(name: str) -> None:

@@ -30,3 +30,4 @@ def test_demo_twice(tmp_path: Path, capsys: pytest.CaptureFixture[str],
     assert main(["demo", "--home", str(home), "--sandbox", "bwrap"]) == 0
     second = capsys.readouterr().out
     assert "nothing new" in second
+    assert "fast-forwarded" not in second  # nothing moved in the second demo: it says nothing

@@ -9,6 +9,7 @@ from dagster import AssetKey, Definitions
 
 from assets import AGENT_POOL
 from assets._fleet import index
+from fleet.campaigns.spec import load_campaign
 from fleet_pipelines.definitions import GATES, build_definitions
 from fleet_pipelines.resources import FleetSettings
 
@@ -38,7 +39,9 @@ def test_definitions_load_with_the_whole_chain(tmp_path: Path, git_repo: Path) -
     assert {s.name for s in repo.sensor_defs} == {"planner_sensor", "pr_status_sensor"}
     candidate = repo.assets_defs_by_key[AssetKey(["datetime_utcnow", "candidate_patches"])]
     checks = {k.name for k in candidate.check_keys}
-    assert checks == {f"candidate_patches_{g}" for g in GATES}
+    # one blocking check per gate the campaign file lists, not every gate there is
+    assert checks == {f"candidate_patches_{g}" for g in load_campaign("datetime-utcnow").gates}
+    assert set(load_campaign("datetime-utcnow").gates) < set(GATES)
     assert all(spec.blocking for spec in candidate.check_specs)
     assert candidate.partitions_def is not None
     assert candidate.op.pool == AGENT_POOL
@@ -81,3 +84,34 @@ def test_settings_validate_the_deployment(tmp_path: Path) -> None:
     assert shared.store_url.startswith("postgresql://")
     embedded = FleetSettings.from_env({"FLEET_HOME": str(tmp_path)})
     assert embedded.store_url == f"sqlite:///{tmp_path.resolve() / 'fleet.db'}"
+
+
+def test_the_campaign_files_gates_are_the_checks(tmp_path: Path, git_repo: Path) -> None:
+    """A campaign that lists three gates gets three checks (the field is not parsed and
+    ignored), and its file is read once per definitions build, not once per asset."""
+    from fleet.campaigns import spec as campaign_spec
+
+    text = (campaign_spec.BUILTIN_DIR / "yaml-safe-load.yaml").read_text()
+    mine = tmp_path / "three-gates.yaml"
+    mine.write_text(text.replace("name: yaml-safe-load", "name: three-gates").replace(
+        "gates: [applies, parses, lease_scope, impacted_tests, security]",
+        "gates: [applies, parses, security]"))
+    reads: list[object] = []
+    real = campaign_spec.load_campaign
+
+    def counting(name_or_path: object) -> campaign_spec.Campaign:
+        reads.append(name_or_path)
+        return real(name_or_path)  # type: ignore[arg-type]
+
+    import pytest
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(campaign_spec, "load_campaign", counting)
+        defs = build_definitions(_settings(tmp_path, git_repo, FLEET_CAMPAIGNS=str(mine)))
+    assert reads == [str(mine)]
+    repo = defs.get_repository_def()
+    candidate = repo.assets_defs_by_key[AssetKey(["three_gates", "candidate_patches"])]
+    assert {k.name for k in candidate.check_keys} == {
+        "candidate_patches_applies", "candidate_patches_parses", "candidate_patches_security"}
+    assert {s.name for s in repo.schedule_defs} == {"plan_three_gates_job_schedule"}
+    assert next(iter(repo.schedule_defs)).cron_schedule == "0 4 * * *"  # the file's schedule

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from assets._fleet import publish
+from fleet.campaigns.spec import load_campaign
 from fleet_pipelines.resources import ForgeResource, StoreResource
 from tests.conftest import git
 
@@ -48,7 +49,7 @@ def test_refuses_over_uncommitted_changes_and_keeps_the_branch(
     before = git(git_repo, "rev-parse", "main").strip()
     (git_repo / "README.md").write_text("my local edit\n")
 
-    done = publish(CAMPAIGN, git_repo, "main", store, ForgeResource())
+    done = publish(load_campaign(CAMPAIGN), git_repo, "main", store, ForgeResource())
 
     assert done is not None and done.self_merge is not None and not done.self_merge.merged
     assert git(git_repo, "rev-parse", "main").strip() == before
@@ -65,7 +66,7 @@ def test_fast_forwards_a_clean_checkout_and_says_so(git_repo: Path, tmp_path: Pa
     store = _store(tmp_path)
     head = _integrated(git_repo, store)
 
-    done = publish(CAMPAIGN, git_repo, "main", store, ForgeResource())
+    done = publish(load_campaign(CAMPAIGN), git_repo, "main", store, ForgeResource())
 
     assert done is not None and done.self_merge is not None and done.self_merge.merged
     assert git(git_repo, "rev-parse", "main").strip() == head
@@ -84,7 +85,7 @@ def test_moves_only_the_ref_when_the_base_is_not_checked_out(
     git(git_repo, "checkout", "-q", "-b", "work")
     (git_repo / "README.md").write_text("work in progress\n")
 
-    done = publish(CAMPAIGN, git_repo, "main", store, ForgeResource())
+    done = publish(load_campaign(CAMPAIGN), git_repo, "main", store, ForgeResource())
 
     assert done is not None and done.self_merge is not None and done.self_merge.merged
     assert git(git_repo, "rev-parse", "main").strip() == head
@@ -102,7 +103,7 @@ def test_no_merge_when_the_combination_fails_even_if_the_base_does(
     _integrated(git_repo, store, tests_passed=False, base_tests_passed=False)
     before = git(git_repo, "rev-parse", "main").strip()
 
-    done = publish(CAMPAIGN, git_repo, "main", store, ForgeResource())
+    done = publish(load_campaign(CAMPAIGN), git_repo, "main", store, ForgeResource())
 
     assert done is not None and done.self_merge is not None and not done.self_merge.merged
     assert git(git_repo, "rev-parse", "main").strip() == before
@@ -120,7 +121,7 @@ def test_review_required_campaigns_never_move_the_base(git_repo: Path, tmp_path:
     git(git_repo, "branch", "fleet/datetime-utcnow/integration", BRANCH)
     before = git(git_repo, "rev-parse", "main").strip()
 
-    done = publish("datetime-utcnow", git_repo, "main", store, ForgeResource())
+    done = publish(load_campaign("datetime-utcnow"), git_repo, "main", store, ForgeResource())
 
     assert done is not None and done.self_merge is None
     assert git(git_repo, "rev-parse", "main").strip() == before

@@ -17,9 +17,11 @@ from dagster import DagsterInstance
 
 from fleet.agents.fake_messages import FakeMessagesServer
 from fleet.agents.scripted import tool_call, tool_response
+from fleet.campaigns.spec import load_campaign
 from fleet.forge.fake_github import FakeGitHub
 from fleet.store import open_store
-from fleet.unit import latest_results
+from fleet.types import Finding
+from fleet.unit import latest_results, load_units
 from fleet_pipelines.commands._sweep import sweep
 from fleet_pipelines.resources import FleetSettings
 from tests.conftest import git
@@ -50,6 +52,12 @@ def remote(acme_repo: Path, tmp_path: Path) -> Path:
     return bare
 
 
+def _unit_findings(settings: FleetSettings, key: str) -> tuple[Finding, ...]:
+    with open_store(settings.store_url) as store:
+        (unit,) = load_units(store.ledger, CAMPAIGN, [key])
+    return unit.findings
+
+
 def test_sweep_hands_over_through_github_once(
     tmp_path: Path, acme_repo: Path, remote: Path, instance: DagsterInstance,
     monkeypatch: pytest.MonkeyPatch, bwrap: object,
@@ -62,9 +70,11 @@ def test_sweep_hands_over_through_github_once(
             "FLEET_HOME": str(tmp_path / "home"), "FLEET_REPO": str(acme_repo),
             "FLEET_CAMPAIGNS": CAMPAIGN, "FLEET_SANDBOX": "bwrap", "FLEET_FORGE": "github",
             "FLEET_GITHUB_REPO": GH_REPO, "FLEET_GITHUB_API_URL": fake.base_url})
+        main_before = git(acme_repo, "rev-parse", "main")
         first = sweep(settings, instance, say=lambda _: None)
         pulls_after_first = fake.issues(GH_REPO, pulls=True)
         issues_after_first = fake.issues(GH_REPO)
+        check_runs = fake.checks(GH_REPO)
         second = sweep(settings, instance, say=lambda _: None)
         pulls = fake.issues(GH_REPO, pulls=True)
         issues = fake.issues(GH_REPO)
@@ -96,6 +106,32 @@ def test_sweep_hands_over_through_github_once(
         assert verdicts
         for v in verdicts:
             assert f"{v.gate}={v.status}" in line, (v, line)
+
+    # the full evidence: per unit its findings, gates with evidence, diffstat, ledger ids
+    assert body.count("### Unit `") == len(integrated)
+    assert "**Gates**" in body and "**Ledger events:** #" in body
+    assert "file(s) changed" in body and "| `impacted_tests` |" in body
+    assert "/tmp/" not in body
+    # ... and the issues it closes (GitHub links "#N" and closes them on merge)
+    by_fp = {r.finding.fingerprint: r.issue_ref for r in records}
+    merged_fps = {f.fingerprint for k in integrated for f in _unit_findings(settings, k)}
+    closes = sorted(str(by_fp[f]).split("#")[1] for f in merged_fps)
+    assert closes and all(f"#{n}" in body for n in closes) and "Closes #" in body
+
+    # one check run per gate of the campaign on the PR's head commit
+    head = report.integration["head"]
+    gates = load_campaign(CAMPAIGN).gates
+    assert sorted(r["name"] for r in check_runs) == sorted(f"fleet/{g}" for g in gates)
+    assert {r["head_sha"] for r in check_runs} == {head}
+    assert {r["conclusion"] for r in check_runs} == {"success"}
+    assert all(r["output"]["summary"].startswith("| unit |") for r in check_runs)
+
+    # self-merge (the campaign's autonomy) through GitHub: the pull request is merged there;
+    # the local main did not move while a pull request was open
+    assert pull["merged"] is True and pull["state"] == "closed"
+    assert git(acme_repo, "rev-parse", "main") == main_before
+    assert git(remote, "merge-base", "--is-ancestor", head, "main") == ""
+    assert report.self_merge.startswith("merged the pull request through GitHub")
 
     # the findings were filed as issues once each
     assert len(issues_after_first) == len(records) == 4
