@@ -9,6 +9,7 @@ would be lost or duplicated) returns ``None`` so the caller keeps the line merge
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -405,14 +406,19 @@ def structural_merge(
     if merged is None:
         return None
     text, raw = merged
+    if SENTINEL not in text and unsure(*texts, text) is not None:
+        # Checked before the set-aside segments return: they are the same in every version.
+        return None  # the result would be wrong in a way no one symbol's merge can see
     if reduction is not None:
         placeholders = PLACEHOLDER_LINE.findall(text)
         if SENTINEL not in text and sorted(placeholders) != sorted(reduction[1]):
             return None  # a set-aside segment would be lost or doubled: never in a clean result
         text = expand(text, reduction[1])
     if SENTINEL not in text:  # conflicts abandoned for a clean alternative leave no sentinel
-        if unsure(base, ours, theirs, text) is not None:
-            return None  # the result would be wrong in a way no one symbol's merge can see
+        try:
+            ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
         return Clean(text, stage="structural")
     marked = _render_markers(text, raw)
     return Conflicted(marked, parse_conflicts(marked), stage="structural")
