@@ -186,6 +186,7 @@ VerdictStatus = Literal["accept", "reject", "unknown"]
 # Ledger kinds of a dispatched job (``unit`` = the job id), written by the coordinator API and by
 # the launcher of its Dagster run: here, so the pipeline need not import the web stack.
 JOB_DISPATCHED = "job.dispatched"
+JOB_STARTED = "job.started"  # a free-form task's agent started (``fleet.unit.TaskLauncher``)
 JOB_FINISHED = "job.finished"  # {"status": "succeeded" | "failed" | "canceled", "error": ...}
 
 

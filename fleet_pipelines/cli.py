@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "verify",
     "merge",
     "pipeline",
+    "task",
 )
 
 

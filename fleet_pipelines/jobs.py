@@ -143,7 +143,9 @@ class DagsterJobLauncher:
     ``POST /v1/jobs/dispatch`` with ``task`` naming a campaign of these definitions becomes a real
     run of ``plan_<c>_job`` on ``instance``, limited to the dispatched ``target_files`` (the
     planner sensor then runs the units). The run executes in a background thread; the launcher
-    returns its run id at once. A task that names no campaign is left queued (``None``).
+    returns its run id at once. A task that names no campaign is a free-form task, handed to
+    ``tasks`` (``fleet.unit.TaskLauncher``: the LLM agent on one ad-hoc unit); without it, it is
+    left queued (``None``).
 
     When the run ends (succeeded, failed, canceled, or could not even start), ``on_finish`` is
     called with its :class:`JobOutcome` in the run's thread (default: :func:`ledger_recorder`
@@ -151,17 +153,19 @@ class DagsterJobLauncher:
 
     def __init__(self, defs: Definitions, campaigns: Sequence[CampaignAssets],
                  instance: DagsterInstance,
-                 on_finish: Callable[[JobOutcome], None] | None = None) -> None:
+                 on_finish: Callable[[JobOutcome], None] | None = None,
+                 tasks: Callable[[str, Any], str | None] | None = None) -> None:
         self.defs = defs
         self.instance = instance
         self.campaigns = {c.campaign: c for c in campaigns}
         self.on_finish = on_finish if on_finish is not None else ledger_recorder(defs)
         self.threads: list[threading.Thread] = []
+        self.tasks = tasks
 
     def __call__(self, job_id: str, body: Any) -> str | None:
         campaign = self.campaigns.get(str(body.task))
         if campaign is None:
-            return None
+            return self.tasks(job_id, body) if self.tasks is not None else None
         run_id = str(uuid.uuid4())
         job = self.defs.resolve_job_def(plan_job_name(campaign))
         tags = {JOB_ID_TAG: job_id, TARGET_FILES_TAG: ",".join(body.target_files),

@@ -10,7 +10,9 @@ cannot be resolved (a symlink loop) is 400, and a lease is on the canonical key
 spelling), so no alias of a symbol is a second key; a store fault is 503.
 ``POST /v1/jobs/dispatch`` records the job in the task queue (kind ``job``) and then calls the
 pluggable ``launcher(job_id, body)``; its return value (a run id, or None) is recorded with the
-job. The default launcher does nothing: queue only.
+job. The default launcher does nothing: queue only. A launcher that runs the job records
+``job.started`` / ``job.finished`` (status, error, result) in the ledger; ``GET /v1/jobs/{id}``
+reads them (``running`` between the two).
 ``/docs``, ``/redoc`` and ``/openapi.json`` need no token; their assets are served locally.
 """
 
@@ -45,7 +47,7 @@ from fleet.api.models import (
 )
 from fleet.errors import StoreError
 from fleet.store import LeaseKeyError, Store, TokenInfo, canonical_symbol, resolve_path
-from fleet.types import JOB_DISPATCHED, JOB_FINISHED, Acquired, LeaseRequest
+from fleet.types import JOB_DISPATCHED, JOB_FINISHED, JOB_STARTED, Acquired, LeaseRequest
 
 __all__ = ["JOB_KIND", "Launcher", "create_app"]
 
@@ -233,17 +235,18 @@ def create_app(
         ]
         finished = store.ledger.events(kind=JOB_FINISHED, unit=job_id)
         outcome = finished[-1].payload if finished else {}
+        started = not finished and store.ledger.events(kind=JOB_STARTED, unit=job_id)
         p = record.payload
         return JobStatus(
             job_id=record.task_id,
-            status=str(outcome.get("status") or record.status),
+            status=str(outcome.get("status") or ("running" if started else record.status)),
             attempts=record.attempts,
             task=str(p.get("task", "")),
             target_files=list(p.get("target_files", [])),
             sandbox=str(p.get("sandbox", "auto")),
             model=str(p.get("model", "")),
             run_id=run_ids[0] if run_ids else None,
-            result=record.result,
+            result=record.result or outcome.get("result"),
             error=outcome.get("error") or record.error,
         )
 

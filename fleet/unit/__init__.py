@@ -35,6 +35,7 @@ from fleet.unit._run import (
     run_unit,
     run_units,
 )
+from fleet.unit._task import TaskLauncher, TaskRequest, run_task, task_campaign, task_unit
 from fleet.unit._wiring import GitWorkspaces, VerifyGates, default_reviewer
 
 __all__ = [
@@ -44,6 +45,8 @@ __all__ = [
     "UNIT_REQUEUED",
     "Gates",
     "GitWorkspaces",
+    "TaskLauncher",
+    "TaskRequest",
     "UnitEnv",
     "UnitResult",
     "UnitStatus",
@@ -60,8 +63,11 @@ __all__ = [
     "requeue",
     "result_from_dict",
     "result_to_dict",
+    "run_task",
     "run_unit",
     "run_units",
+    "task_campaign",
+    "task_unit",
     "unit_from_dict",
     "unit_to_dict",
     "untouched_findings",

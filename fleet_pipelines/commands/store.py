@@ -149,7 +149,13 @@ def _launching(store: str | None, repo: Path | None) -> tuple[str, Path, Launche
         typer.echo(f"error: {exc} (or serve with --no-launch to only queue jobs)", err=True)
         raise typer.Exit(2) from exc
     dagster_home = Path(os.environ.get("DAGSTER_HOME") or Path(settings.home) / "dagster")
-    launcher = DagsterJobLauncher(defs, build_campaigns(settings), instance_for(dagster_home))
+    from fleet.store import open_store
+    from fleet.unit import TaskLauncher
+    from sandbox import select_sandbox
+
+    tasks = TaskLauncher(Path(settings.repo), open_store(settings.store_url), select_sandbox)
+    launcher = DagsterJobLauncher(defs, build_campaigns(settings), instance_for(dagster_home),
+                                  tasks=tasks)
     return settings.store_url, Path(settings.repo), launcher
 
 
