@@ -34,7 +34,8 @@ _ASSIGN = re.compile(
     rb"(?P<value>[A-Za-z_][\w.]*)[ \t]*(?P<call>\()?)?")
 # after a called name: its argument list (one level of nested parentheses), then `.a.b`
 _CALL_TAIL = re.compile(
-    rb"\(((?:[^()]|\((?:[^()]|\([^()]*\))*\))*)\)((?:[ \t]*\.[ \t]*[A-Za-z_]\w*)+)([ \t]*\()?")
+    rb"[ \t]*\(((?:[^()]++|\((?:[^()]++|\([^()]*+\))*+\))*+)\)"
+    rb"((?:[ \t]*\.[ \t]*[A-Za-z_]\w*)+)([ \t]*\()?")
 _WS = re.compile(rb"\s+")
 # a parameter annotated with what the extractors do not type: `x: Optional[C]`, `x: "C"`,
 # `x: C | None` (they record plain `x: C` and `x: a.C` themselves)
@@ -108,7 +109,7 @@ def add_facts(fd: FileData, src: bytes) -> None:
             attr_types.setdefault(method.parent, {}).setdefault(ref.name[5:], []).append(
                 (ref.scope, expr))
         elif kind == "call":
-            tail = _CALL_TAIL.match(src, ref.end_byte + _skip_blank(src, ref.end_byte))
+            tail = _CALL_TAIL.match(src, ref.end_byte)
             if tail is None:
                 continue
             rest = _WS.sub(b"", tail.group(2)).decode("ascii")
@@ -125,13 +126,6 @@ def add_facts(fd: FileData, src: bytes) -> None:
                      for cls, attrs in attr_types.items()}
     if extra:
         fd.refs.extend(extra)
-
-
-def _skip_blank(src: bytes, at: int) -> int:
-    n = 0
-    while at + n < len(src) and src[at + n] in b" \t":
-        n += 1
-    return n
 
 
 def _literal_names(statement: bytes) -> tuple[str, ...] | None:

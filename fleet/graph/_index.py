@@ -264,6 +264,7 @@ def _index(repo: str | Path, previous: SymbolGraph | None = None, *,
             deps[rel] = previous._deps[rel]  # type: ignore[union-attr]
         else:
             refs[rel], deps[rel] = resolver.resolve_with_deps(fd)
+    del resolver  # its caches (an entry per distinct reference) are not needed for the graph
     if phase is not None:
         phase("graph")
     if redo is not None:
