@@ -5,7 +5,9 @@ read-only (``/etc`` with its secret files masked), the interpreter's toolchain r
 ``/tmp`` and ``/home/sandbox``, and the worktree read-write at its host path. gVisor's own kernel
 (the sentry) serves every syscall, so the host kernel is not the attack surface; the command runs
 as the host user id with no capabilities. The runsc processes run inside this run's cgroups
-(memory, cpu accounting), and the OCI config carries the rlimits and resources.
+(memory, cpu accounting), and the OCI config carries the rlimits and resources. The process
+limit holds inside: the sentry enforces ``RLIMIT_NPROC`` on its tasks, and a watcher inside
+reports reaching it (the host's pids cgroup bounds runsc's own host tasks as a backstop).
 
 Known limit of the packaged runsc (2022-12): ``statx`` fails with EINVAL on bind mounts, so GNU
 ``ls -l``/``stat`` print "Invalid argument" there; Python, git and pytest use ``stat`` and work.
@@ -18,6 +20,7 @@ import dataclasses
 import json
 import os
 import subprocess
+import sys
 import tempfile
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -76,6 +79,42 @@ def _tmpfs(dst: str, mode: str = "1777") -> dict[str, Any]:
     }
 
 
+LIMIT_MARK = "fleet-sandbox: the process limit was reached"
+# The container's init when there is a process limit: it runs the command as its child, reaps
+# every orphan, and counts the sandbox's processes (sentry tasks, as /proc inside shows them)
+# without forking; at the limit it says so on stderr and kills them all, so the run ends as
+# killed_by_limit the way the pids cgroup ends it on the other backends.
+_WATCH = (
+    "import os, signal, sys, time\n"
+    "limit, argv = int(sys.argv[1]), sys.argv[2:]\n"
+    "main = os.fork()\n"
+    "if main == 0:\n"
+    "    for sig in (signal.SIGPIPE, signal.SIGXFSZ):\n"  # Python ignores them; a command not
+    "        signal.signal(sig, signal.SIG_DFL)\n"  # (ignored signals survive exec)
+    "    os.execv(argv[0], argv)\n"
+    "def done(code):\n"
+    "    try:\n"
+    "        os.kill(-1, signal.SIGKILL)\n"
+    "    except ProcessLookupError:\n"
+    "        pass\n"
+    "    os._exit(code)\n"
+    "while True:\n"
+    "    try:\n"
+    "        while True:\n"
+    "            pid, status = os.waitpid(-1, os.WNOHANG)\n"
+    "            if pid == 0:\n"
+    "                break\n"
+    "            if pid == main:\n"
+    "                code = os.waitstatus_to_exitcode(status)\n"
+    "                done(128 - code if code < 0 else code)\n"
+    "    except ChildProcessError:\n"
+    "        pass\n"
+    "    if sum(1 for e in os.scandir('/proc') if e.name.isdigit()) - 1 >= limit:\n"
+    f"        os.write(2, b'\\n{LIMIT_MARK}\\n')\n"
+    "        done(128 + signal.SIGKILL)\n"
+    "    time.sleep(0.02)\n"
+)
+
 STATX_WARNING_TAG = "no-statx-no-automount"
 STATX_WARNING = (
     "this runsc rejects statx(AT_NO_AUTOMOUNT): coreutils ls/stat fail inside "
@@ -96,12 +135,25 @@ class GVisorSandbox:
     def _binary(self) -> str:
         return find_binary(self.config.binary, "runsc")
 
+    def _watcher(self) -> str | None:
+        """The interpreter that runs the process-limit watcher inside, if the sandbox sees it."""
+        exe = Path(sys.executable).resolve()
+        visible = any(exe.is_relative_to(ro) for ro in self.config.readonly_paths)
+        return str(exe) if visible or any(exe.is_relative_to(d) for d in SYSTEM_DIRS) else None
+
     def oci_config(
         self, bundle: Path, argv: Sequence[str], cwd: Path, env: Mapping[str, str], lim: Limits
     ) -> dict[str, Any]:
-        """The OCI runtime config for one command; creates the bundle's empty rootfs."""
+        """The OCI runtime config for one command; creates the bundle's empty rootfs. With a
+        process limit, a watcher is the container's init: it ends the run, saying so on stderr,
+        when the sandbox's processes reach the limit."""
         rootfs = bundle / "rootfs"
         rootfs.mkdir()
+        watcher = self._watcher() if lim.processes is not None else None
+        watch = watcher is not None
+        if watch:
+            # one line of argv (exec of the repr), as the command's own ps would show it
+            argv = [str(watcher), "-I", "-S", "-c", f"exec({_WATCH!r})", str(lim.processes), *argv]
         empty = bundle / "empty"
         empty.write_text("")
         mounts: list[dict[str, Any]] = [
@@ -135,6 +187,11 @@ class GVisorSandbox:
             rlimits.append({"type": "RLIMIT_CPU", "hard": n, "soft": n})
         if lim.file_bytes is not None:
             rlimits.append({"type": "RLIMIT_FSIZE", "hard": lim.file_bytes, "soft": lim.file_bytes})
+        if lim.processes is not None:
+            # The sentry enforces RLIMIT_NPROC on its own tasks (runsc ignores the OCI pids
+            # resource with --ignore-cgroups): one more for the limit watcher.
+            nproc = lim.processes + (1 if watch else 0)
+            rlimits.append({"type": "RLIMIT_NPROC", "hard": nproc, "soft": nproc})
         resources: dict[str, Any] = {}
         if lim.memory_bytes is not None:
             resources["memory"] = {"limit": lim.memory_bytes}
@@ -214,7 +271,8 @@ class GVisorSandbox:
                     kill_tree=self._killer(runsc, container, group),
                     limit_check=None if group is None else group.limit_hit,
                 )
-                return to_result(raw, backend=self.name, group=group)
+                hit = LIMIT_MARK.encode() in raw.stderr[-4096:]
+                return to_result(raw, backend=self.name, group=group, limit_exit=hit)
             finally:
                 self._cleanup(runsc, container, group)
 

@@ -18,6 +18,23 @@ __all__ = ["audit_store"]
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
+def _sqlite_tables(path: Path) -> set[str]:
+    """Our tables in the SQLite file, read through a read-only connection: a foreign or damaged
+    file is not switched to WAL (which rewrites its header) before it is known to be ours."""
+    import sqlite3
+
+    from fleet.store.sql import migrator
+
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            return {row[0] for row in conn.execute(migrator("sqlite")["schema_tables"])}
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise StoreError(f"store {path}: sqlite: {exc}") from None
+
+
 def _check_sqlite_file(path: Path) -> None:
     try:
         size = path.stat().st_size
@@ -35,6 +52,12 @@ def _check_sqlite_file(path: Path) -> None:
         raise StoreError(f"store {path} is not a SQLite database (corrupted or foreign file)")
 
 
+def _require_tables(url: str, found: set[str]) -> None:
+    missing = sorted({"schema_migrations", "ledger"} - found)
+    if missing:
+        raise StoreError(f"store {url} has no {' or '.join(missing)} table: not a fleet store")
+
+
 def audit_store(url: str, checkpoints: Sequence[Checkpoint] = ()) -> LedgerAudit:
     """The ledger audit (:meth:`fleet.store.ledger.SqlLedger.audit`) of the existing store at
     ``url``. Raises ``StoreError`` (one line) when it is missing, empty, not a store of ours
@@ -44,15 +67,16 @@ def audit_store(url: str, checkpoints: Sequence[Checkpoint] = ()) -> LedgerAudit
     from fleet.store.sql import migrator
 
     if url.startswith("sqlite:///"):
-        _check_sqlite_file(Path(url[len("sqlite:///") :]))
+        path = Path(url[len("sqlite:///") :])
+        _check_sqlite_file(path)
+        _require_tables(url, _sqlite_tables(path))
     db = open_database(url)
     try:
         with db.read() as tx:
             rows = tx.raw(migrator(db.dialect)["schema_tables"]).fetchall()
-        found = {next(iter(r.values())) if isinstance(r, dict) else r[0] for r in rows}
-        missing = sorted({"schema_migrations", "ledger"} - found)
-        if missing:
-            raise StoreError(f"store {url} has no {' or '.join(missing)} table: not a fleet store")
+        _require_tables(
+            url, {next(iter(r.values())) if isinstance(r, dict) else r[0] for r in rows}
+        )
         return SqlLedger(db).audit(checkpoints)
     except StoreError as exc:
         line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__

@@ -139,3 +139,15 @@ def test_a_bad_checkpoint_file_is_one_line(tmp_path: Path) -> None:
     assert "cannot read it" in _one_line_error(
         fleet(tmp_path, "ledger", "verify", "--against", "missing.txt")
     )
+
+
+def test_another_sqlite_database_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "fleet.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE notes (x)")
+    conn.close()
+    before = path.read_bytes()
+    assert "not a fleet store" in _one_line_error(fleet(tmp_path, "ledger", "verify"))
+    assert path.read_bytes() == before  # not switched to WAL, no schema added
