@@ -1,12 +1,14 @@
 """``fleet plan``, ``fleet fix``, ``fleet gc`` and ``fleet campaigns``: campaigns without Dagster.
 
-- ``fleet plan REPO --campaign C [--json FILE]``: dry run - findings, units, lock order, waves and
-  the expected parallelism. Changes nothing in REPO.
+- ``fleet plan REPO --campaign C [--json] [-o FILE]``: dry run - findings, units, lock order,
+  waves and the expected parallelism; ``--json`` prints the plan as JSON on stdout instead (the
+  CLI's one convention), ``-o FILE`` also writes it to FILE. Changes nothing in REPO.
 - ``fleet fix REPO --campaign C --unit K [--agent auto|codemod|command|claude]``: one unit end to
   end through ``fleet.unit.run_unit`` (leases, the agent in the sandbox, the campaign's gates,
   the ledger), print the patch; the unit's branch goes unless ``--keep-branch``.
 - ``fleet gc REPO``: remove workspaces and branches left behind by crashed fleet processes.
-- ``fleet campaigns``: list the built-in campaigns.
+- ``fleet campaigns [--json]``: list the built-in campaigns, descriptions in full (never cut to
+  the terminal's width).
 """
 
 from __future__ import annotations
@@ -71,9 +73,10 @@ def _render(plan: Plan, limit: int) -> str:
 def plan_command(
     repo: RepoArg,
     campaign: CampaignOpt,
-    json_out: Annotated[
-        Path | None, typer.Option("--json", help="Also write the plan as JSON to this file.")
-    ] = None,
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="Print the plan as JSON on stdout (nothing else goes there).")] = False,
+    output: Annotated[Path | None, typer.Option(
+        "--output", "-o", help="Also write the plan as JSON to this file.")] = None,
     limit: Annotated[int, typer.Option(help="Rows shown per section.")] = 50,
 ) -> None:
     """Dry run: print the campaign's findings, work units, lock order, waves and parallelism."""
@@ -85,10 +88,15 @@ def plan_command(
         plan = plan_campaign(repo, load_campaign(campaign))
     except FleetError as exc:
         raise _fail(str(exc)) from exc
+    data = json.dumps(plan.to_dict(), indent=1) + "\n"
+    if output is not None:
+        output.write_text(data, encoding="utf-8")
+    if as_json:
+        sys.stdout.write(data)
+        return
     print(_render(plan, limit))
-    if json_out is not None:
-        json_out.write_text(json.dumps(plan.to_dict(), indent=1) + "\n", encoding="utf-8")
-        print(f"wrote      {json_out}")
+    if output is not None:
+        print(f"wrote      {output}")
 
 
 def fix_command(
@@ -183,14 +191,39 @@ def gc_command(
     print(f"{verb} {total} workspace(s), {len(report.removed_branches)} branch(es)")
 
 
-def campaigns_command() -> None:
-    """List the built-in campaigns."""
+def _fixer(spec: object) -> str:
+    fix = getattr(spec, "fix", None)
+    if fix is None:
+        return "-"
+    if fix.codemod:
+        return f"codemod {fix.codemod}"
+    if fix.command:
+        return f"command {fix.command[0]}"
+    return "agent (prompt)" if fix.prompt else "-"
+
+
+def campaigns_command(
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="Print the campaigns as JSON on stdout.")] = False,
+) -> None:
+    """List the built-in campaigns: name, fixer, autonomy, gates and the whole description
+    (one line each; never cut to the terminal's width, on a terminal or through a pipe)."""
     from fleet.campaigns.spec import builtin_campaigns, load_campaign
 
+    rows = []
     for name, path in builtin_campaigns().items():
         spec = load_campaign(path)
-        summary = " ".join(spec.description.split())[:80]
-        print(f"{name:<18} {spec.fix.codemod or '-':<18} {summary}")
+        rows.append({"name": name, "fixer": _fixer(spec), "autonomy": spec.autonomy.mode,
+                     "gates": list(spec.gates), "schedule": spec.schedule or "",
+                     "description": " ".join(spec.description.split())})
+    if as_json:
+        sys.stdout.write(json.dumps(rows, indent=1) + "\n")
+        return
+    width = max((len(r["name"]) for r in rows), default=4)
+    fixers = max((len(r["fixer"]) for r in rows), default=5)
+    for r in rows:  # plain print: no rich console, whose width would cut or wrap the line
+        print(f"{r['name']:<{width}}  {r['fixer']:<{fixers}}  {r['autonomy']:<15}  "
+              f"{r['description']}")
 
 
 def register(app: typer.Typer) -> None:

@@ -205,7 +205,7 @@ def test_fleet_plan_is_a_dry_run(git_repo: Path, tmp_path: Path,
     _git(git_repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "code")
     status, head = _git(git_repo, "status", "--porcelain"), _git(git_repo, "rev-parse", "HEAD")
     out = tmp_path / "plan.json"
-    assert main(["plan", str(git_repo), "--campaign", "datetime-utcnow", "--json", str(out)]) == 0
+    assert main(["plan", str(git_repo), "--campaign", "datetime-utcnow", "-o", str(out)]) == 0
     printed = capsys.readouterr().out
     for label in ("findings   10", "units", "lock order", "waves", "parallel"):
         assert label in printed
