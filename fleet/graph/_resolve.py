@@ -47,6 +47,8 @@ class Resolver(Typing):
         self._deps: set[str] = set()  # the dependency keys of the file being resolved
         self._bases_deps: dict[str, frozenset[str]] = {}
         self._memo: dict[tuple[str, str], tuple[object, frozenset[str]]] = {}
+        self._mro_cache: dict[str, tuple[list[str], frozenset[str]]] = {}
+        self._computing_bases = 0
         self._fixtures: set[str] = {
             ref.scope
             for fd in files.values() if fd.fixture_params or fd.record.path.endswith("conftest.py")
@@ -320,6 +322,25 @@ class Resolver(Typing):
         return None
 
     def _mro(self, cls: str) -> list[str]:
+        """Depth-first, left to right over resolved bases; memoised with its dependency keys
+        (replayed on reuse) unless a base list is being computed (its guard is in place)."""
+        hit = self._mro_cache.get(cls)
+        if hit is not None:
+            self._deps |= hit[1]
+            return hit[0]
+        outer = self._deps
+        own: set[str] = set()
+        self._deps = own
+        try:
+            order = self._compute_mro(cls)
+        finally:
+            self._deps = outer
+        outer |= own
+        if not self._computing_bases:
+            self._mro_cache[cls] = (order, frozenset(own))
+        return order
+
+    def _compute_mro(self, cls: str) -> list[str]:
         order: list[str] = []
         seen: set[str] = set()
         stack = [cls]
@@ -343,9 +364,11 @@ class Resolver(Typing):
         else:
             self._bases[cls] = []  # guards against inheritance cycles while resolving
             self._deps = own = {cls}
+            self._computing_bases += 1
             try:
                 bases = self._compute_bases(cls)
             finally:
+                self._computing_bases -= 1
                 self._deps = outer
             self._bases_deps[cls] = frozenset(own)
             outer |= own
