@@ -12,7 +12,7 @@ import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import libcst
 
@@ -20,6 +20,9 @@ from fleet.types import Workspace, WorkUnit
 from fleet.verify.execution import sandbox_env
 from fleet.verify.spans import MODULE, covered_by, decode_source, python_spans
 from sandbox import Limits, Sandbox
+
+if TYPE_CHECKING:
+    from fleet.graph import SymbolGraph
 
 OUTPUT_CAP = 8000
 
@@ -90,7 +93,7 @@ class Toolbox:
     unit: WorkUnit
     workspace: Workspace
     sandbox: Sandbox
-    graph: Any = None
+    graph: SymbolGraph | None = None
     command_timeout_s: float = 300.0
 
     def call(self, name: str, args: dict[str, Any]) -> tuple[bool, str]:

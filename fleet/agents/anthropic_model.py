@@ -24,6 +24,9 @@ from fleet.backoff import backoff_s
 from fleet.errors import ConfigError, FleetError
 from fleet.types import Cost
 
+__all__ = ["DEFAULT_MODEL", "PRICES", "AnthropicModel", "ModelUnavailable", "resolve_model",
+           "usage_cost"]
+
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 
 # USD per million tokens (input, output), by model-name prefix; the longest prefix wins.

@@ -24,6 +24,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
+__all__ = ["FakeMessagesServer"]
+
 _ERROR_TYPES = {
     400: "invalid_request_error",
     401: "authentication_error",

@@ -26,6 +26,10 @@ STEP = "agent.step"
 ROLLBACK_UNIT = "rollback.unit"
 ROLLBACK_PATCH = "rollback.patch"
 
+__all__ = ["ROLLBACK_PATCH", "ROLLBACK_UNIT", "STEP", "RollbackError", "RolledBack", "restore_unit",
+           "rollback_patch",
+           "rollback_unit", "step_recorder"]
+
 
 class RollbackError(FleetError):
     """The ledger does not hold what the rollback needs (no such unit, step or patch)."""

@@ -15,6 +15,8 @@ from typing import Any
 
 from fleet.errors import FleetError
 
+__all__ = ["ScriptExhausted", "ScriptedModel", "text_response", "tool_call", "tool_response"]
+
 _ids = itertools.count(1)
 
 
