@@ -1,5 +1,6 @@
 """The Dagster UI in Debian's headless Chromium: after a real sweep, the campaign's asset
-lineage and a unit partition's gate check results are on screen. Screenshots go to docs/img/
+lineage and a unit partition's gate check results are on screen, and a rejected unit's check is
+failed with ERROR severity and says which gate rejected it. Screenshots go to docs/img/
 (the README shows them)."""
 
 from __future__ import annotations
@@ -148,5 +149,31 @@ def test_lineage_and_a_partitions_check_results_in_the_ui(
                                  verdict.evidence[:40])
     assert unit.unit in text
     checks = browser.screenshot(IMAGES / "partition-checks.png")
-    for image in (lineage, checks):
+    images = [lineage, checks]
+
+    rejected = [r for r in results.values() if r.status == "rejected" and r.rejected_by]
+    assert rejected, "the example's datetime-utcnow sweep rejects a unit"
+    bad = rejected[0]
+    gate = str(bad.rejected_by)
+    # what the UI reads for that partition: its latest evaluation failed with ERROR severity,
+    # the description says the gate rejected it, the evidence has no temporary path
+    data = _graphql(webserver, '{ assetCheckExecutions(assetKey: {path: ["datetime_utcnow", '
+                    f'"candidate_patches"]}}, checkName: "candidate_patches_{gate}", partition: '
+                    f'"{bad.unit}", limit: 10) {{ status evaluation {{ severity description '
+                    'metadataEntries { label ... on TextMetadataEntry { text } } } } }')
+    executions = data["data"]["assetCheckExecutions"]  # type: ignore[index]
+    latest = executions[0]
+    assert latest["status"] == "FAILED" and latest["evaluation"]["severity"] == "ERROR"
+    assert latest["evaluation"]["description"].startswith(f"gate {gate} rejected the unit")
+    assert "/tmp/" not in json.dumps(latest["evaluation"]["metadataEntries"])
+    # ... and on screen: the rejected unit's check page, its failure and the gate's words
+    browser.goto(f"{webserver}/assets/datetime_utcnow/candidate_patches?view=checks"
+                 f"&checkDetail=candidate_patches_{gate}")
+    browser.wait_for_text("Execution history", f"candidate_patches_{gate}")
+    _click_text(browser, "Partitions")
+    browser.wait_for_text(bad.unit)
+    _click_text(browser, bad.unit)
+    browser.wait_for_text("Failed", f"gate {gate} rejected the unit")
+    images.append(browser.screenshot(IMAGES / "rejected-unit-check.png"))
+    for image in images:
         assert image.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and image.stat().st_size > 20_000
