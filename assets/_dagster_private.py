@@ -23,7 +23,8 @@ Why each is needed (no public equivalent in 1.13):
   one transaction (fleet_pipelines/storage.py, tests/pipelines/test_pooled_event_log_storage.py).
 - ``JobSubsetSelector``, ``CodeLocation``, ``WorkspaceProcessContext``,
   ``WorkspaceRequestContext``, ``WorkspaceFileTarget``: submitting a run to the instance's run
-  queue from the command line, as the webserver does (fleet_pipelines/engine/).
+  queue from the command line, as the webserver does, and ``merge_dicts`` for its run config
+  (fleet_pipelines/engine/).
 """
 
 from dagster._core.definitions.asset_checks.asset_check_evaluation import (
@@ -56,6 +57,7 @@ from dagster._core.storage.tags import (
 from dagster._core.workspace.context import WorkspaceProcessContext, WorkspaceRequestContext
 from dagster._core.workspace.load_target import WorkspaceFileTarget
 from dagster._serdes import ConfigurableClassData
+from dagster._utils.merger import merge_dicts
 
 DAGSTER_VERSION_CHECKED = "1.13.27"
 
@@ -82,4 +84,5 @@ __all__ = [
     "WorkspaceRequestContext",
     "create_engine",
     "generate_event_batch_id",
+    "merge_dicts",
 ]

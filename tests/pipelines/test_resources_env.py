@@ -70,3 +70,33 @@ def test_dagster_private_imports_live_in_one_module() -> None:
                               if n.startswith(("dagster._", "dagster_postgres._"))]
     assert offenders == []
     assert dagster.__version__ == DAGSTER_VERSION_CHECKED
+
+
+def test_the_pipelines_agent_holds_the_campaigns_daily_budget(
+    tmp_path: Path, monkeypatch: object
+) -> None:
+    """``budgets.daily_usd`` of the campaign file reaches the agent the ``agent`` resource opens
+    for the pipeline's units, as its ``DayBudget`` (a file without it: unlimited)."""
+    import pytest
+
+    from fleet.campaigns import spec as campaign_spec
+    from fleet.store import open_store
+    from fleet_pipelines.definitions import build_campaigns
+    from fleet_pipelines.resources import AgentResource
+
+    assert isinstance(monkeypatch, pytest.MonkeyPatch)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")  # never used: no call is made
+    text = (campaign_spec.BUILTIN_DIR / "yaml-safe-load.yaml").read_text()
+    capped = tmp_path / "capped.yaml"
+    capped.write_text(text.replace("name: yaml-safe-load", "name: capped").replace(
+        "budgets: {max_wall_s: 300}", "budgets: {max_wall_s: 300, daily_usd: 0.25}"))
+    settings = _settings(tmp_path, FLEET_AGENT="claude",
+                         FLEET_CAMPAIGNS=f"{capped},yaml-safe-load")
+    defs = build_definitions(settings)
+    resource = (defs.resources or {})["agent"]
+    assert isinstance(resource, AgentResource) and resource.kind == "claude"
+    with open_store(f"sqlite:///{tmp_path / 'fleet.db'}") as store:
+        agents = {c.campaign: resource.open(c.spec, None, store)  # type: ignore[arg-type]
+                  for c in build_campaigns(settings)}
+    assert agents["capped"].day_budget.max_cost_usd == 0.25  # type: ignore[attr-defined]
+    assert agents["yaml-safe-load"].day_budget.max_cost_usd is None  # type: ignore[attr-defined]
