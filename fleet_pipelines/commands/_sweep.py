@@ -4,10 +4,13 @@ index -> per campaign plan -> fix batches (partition ranges) -> integrate + hand
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,11 +19,11 @@ from dagster import AssetKey, BetaWarning, DagsterInstance, Definitions, Preview
 
 from assets import SYMBOL_GRAPH, CampaignAssets, pending_units
 from assets._dagster_private import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
-from fleet.home import store_key
-from fleet.locks import hold
 from assets._fleet import graph_dir
 from assets._modules import asset_key_parts, load_summary
 from fleet.errors import FleetError, KillSwitchEngaged
+from fleet.home import store_key
+from fleet.locks import hold, try_lock
 from fleet.protocols import Ledger
 from fleet.unit import UnitResult, latest_results, load_units, untouched_findings
 from fleet_pipelines.definitions import build_campaigns, build_definitions
@@ -72,8 +75,6 @@ def instance_for(dagster_home: Path,
     ``dagster.yaml``) and its storages migrated under one lock: Dagster's SQLite storages
     create their tables and stamp their alembic revision when first opened, and two processes
     doing that at once leave two heads or fail on ``alembic_version``'s unique key."""
-    from fleet.locks import hold
-
     dagster_home.mkdir(parents=True, exist_ok=True)
     with hold(dagster_home / INSTANCE_LOCK, f"creating the Dagster instance {dagster_home}"):
         if prepare is not None:
@@ -123,8 +124,40 @@ def _execute(defs: Definitions, job: str, instance: DagsterInstance,
         raise RunFailed(f"run of {job} failed: {detail or 'see the Dagster UI'}")
 
 
+class SweepBusy(FleetError):
+    """A campaign of the sweep is being swept by another process on the same state directory;
+    the message names the campaign, the state directory and the process."""
+
+
+def _lock_name(campaign: str) -> str:
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(campaign).stem)[:40]
+    return f"sweep-{stem}-{hashlib.sha256(campaign.encode()).hexdigest()[:8]}.lock"
+
+
+@contextmanager
+def campaign_locks(home: Path, campaigns: Sequence[str]) -> Iterator[None]:
+    """Hold the sweep lock of every campaign on the state directory ``home`` for the block, or
+    raise :class:`SweepBusy` (holding none) when another process holds one: two sweeps of one
+    campaign would run the same units in the same worktrees and branches."""
+    with ExitStack() as stack:
+        for campaign in sorted(set(campaigns)):
+            held = stack.enter_context(try_lock(home / "locks" / _lock_name(campaign),
+                                                f"fleet sweep -c {campaign}"))
+            if held is not None:
+                raise SweepBusy(f"campaign {campaign} is already being swept on the state "
+                                f"directory {home} (process {held.holder}): wait for it to "
+                                "finish, then sweep again")
+        yield
+
+
 def sweep(settings: FleetSettings, instance: DagsterInstance, say: Say = print) -> SweepReport:
-    """Run every campaign of ``settings`` over ``settings.repo`` end to end."""
+    """Run every campaign of ``settings`` over ``settings.repo`` end to end, holding each
+    campaign's sweep lock on the state directory (:func:`campaign_locks`)."""
+    with campaign_locks(Path(settings.home), settings.campaigns):
+        return _sweep(settings, instance, say)
+
+
+def _sweep(settings: FleetSettings, instance: DagsterInstance, say: Say) -> SweepReport:
     started = time.perf_counter()
     home = Path(settings.home)
     store = StoreResource(url=settings.store_url, repo=store_key(home, settings.repo))
@@ -139,6 +172,9 @@ def sweep(settings: FleetSettings, instance: DagsterInstance, say: Say = print) 
     # written in place (a second sweep then finds the index done and re-indexes nothing)
     with hold(home / "locks" / "index.lock", f"indexing {settings.repo}"):
         old = (load_summary(graphs) or {}).get("modules", {})
+        _execute(build_definitions(settings), index_job_name(), instance,
+                 selection=[SYMBOL_GRAPH])
+        runs += 1
         new = (load_summary(graphs) or {}).get("modules", {})
         defs = build_definitions(settings)  # with the code module assets of the new index
         changed = [AssetKey(asset_key_parts(m)) for m, info in sorted(new.items())
@@ -147,9 +183,6 @@ def sweep(settings: FleetSettings, instance: DagsterInstance, say: Say = print) 
             say(f"{len(changed)} code module asset(s) changed")
             _execute(defs, index_job_name(), instance, selection=changed)
             runs += 1
-        _execute(build_definitions(settings), index_job_name(), instance,
-                 selection=[SYMBOL_GRAPH])
-        runs += 1
     reports = []
     for c in sorted(build_campaigns(settings), key=lambda c: not _self_merges(c.spec)):
         name = c.campaign
@@ -260,5 +293,6 @@ def outcome(result: UnitResult, ledger: Ledger | None = None) -> tuple[str, str]
     return result.status.replace("_", " "), _line(result.detail)
 
 
-__all__ = ["CampaignAssets", "CampaignReport", "RunFailed", "SweepReport", "instance_for",
+__all__ = ["CampaignAssets", "CampaignReport", "RunFailed", "SweepBusy", "SweepReport",
+           "campaign_locks", "instance_for",
            "outcome", "sweep"]

@@ -14,8 +14,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -81,33 +79,6 @@ def _settings(repo: Path, home: Path, campaigns: list[str] | None, agents: int, 
     if campaigns:
         env["FLEET_CAMPAIGNS"] = ",".join(campaigns)
     return FleetSettings.from_env(env)
-
-
-def _lock_name(campaign: str) -> str:
-    import hashlib
-    import re
-
-    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(campaign).stem)[:40]
-    return f"sweep-{stem}-{hashlib.sha256(campaign.encode()).hexdigest()[:8]}.lock"
-
-
-@contextmanager
-def campaign_locks(home: Path, campaigns: Sequence[str]) -> Iterator[str | None]:
-    """Hold the sweep lock of every campaign on the state directory ``home`` for the block;
-    yields ``None`` when all are taken, else the one-line refusal naming the campaign and the
-    process sweeping it (and holds none)."""
-    from fleet.locks import try_lock
-
-    with ExitStack() as stack:
-        for campaign in sorted(set(campaigns)):
-            held = stack.enter_context(try_lock(home / "locks" / _lock_name(campaign),
-                                                f"fleet sweep -c {campaign}"))
-            if held is not None:
-                stack.close()
-                yield (f"campaign {campaign} is already being swept on the state directory "
-                       f"{home} (process {held.holder}): wait for it to finish, then sweep again")
-                return
-        yield None
 
 
 _CHOICES = {"agent": ("codemod", "claude"), "forge": ("local", "github")}
@@ -198,6 +169,18 @@ def _run(settings: FleetSettings, dagster_home: Path) -> SweepReport:
         return sweep(settings, instance, say=say)
 
 
+def _swept(settings: FleetSettings, dagster_home: Path) -> SweepReport:
+    """``_run``, with a campaign that another sweep holds on the state directory refused in
+    one line (exit 3)."""
+    from fleet_pipelines.commands._sweep import SweepBusy
+
+    try:
+        return _run(settings, dagster_home)
+    except SweepBusy as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(BUSY_EXIT) from exc
+
+
 def print_report(report: SweepReport, settings: FleetSettings) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -286,11 +269,7 @@ def register(app: typer.Typer) -> None:
         except FleetError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from exc
-        with campaign_locks(home, settings.campaigns) as busy:
-            if busy is not None:
-                typer.echo(f"error: {busy}", err=True)
-                raise typer.Exit(BUSY_EXIT)
-            print_report(_run(settings, dagster_home), settings)
+        print_report(_swept(settings, dagster_home), settings)
 
     @app.command("demo")
     def demo_cmd(
@@ -316,11 +295,7 @@ def register(app: typer.Typer) -> None:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from exc
         dagster_home = Path(os.environ.get("DAGSTER_HOME") or home / "dagster")
-        with campaign_locks(home, settings.campaigns) as busy:
-            if busy is not None:
-                typer.echo(f"error: {busy}", err=True)
-                raise typer.Exit(BUSY_EXIT)
-            print_report(_run(settings, dagster_home), settings)
+        print_report(_swept(settings, dagster_home), settings)
 
     @app.command("stop")
     def stop_cmd(

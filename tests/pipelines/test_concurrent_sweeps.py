@@ -1,0 +1,92 @@
+"""Issue 18, part 1: any number of fleet processes on one repository and one state directory are
+safe. Five ``fleet sweep``s of one campaign start at once on a fresh state directory (so five
+processes create its Dagster instance together: that used to leave ``alembic_version`` with two
+heads, or fail on its unique key), then a normal sweep must succeed — every round.
+
+Each of the five either sweeps (exit 0) or refuses in one line because another holds the
+campaign (exit 3); none ends in a traceback. Rounds: ``FLEET_CONCURRENT_SWEEP_ROUNDS``, default
+10 in CI (``CI=true``) and 1 elsewhere; each round is a fresh clone of a tiny repository."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import IN_CI, commit_files, git
+
+CAMPAIGN = "yaml-safe-load"
+AT_ONCE = 5
+ROUNDS = int(os.environ.get("FLEET_CONCURRENT_SWEEP_ROUNDS") or (10 if IN_CI else 1))
+# a round: five starts, one full sweep, one sweep that finds nothing new
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.timeout(900 * ROUNDS)]
+FILES = {
+    "app/__init__.py": "",
+    "app/config.py": "import yaml\n\n\ndef load_config(text):\n    return yaml.load(text)\n",
+    "tests/test_config.py": ("from app.config import load_config\n\n\n"
+                             "def test_config():\n    assert load_config('a: 1') == {'a': 1}\n"),
+}
+
+
+def _command(repo: Path) -> list[str]:
+    return [sys.executable, "-m", "fleet_pipelines.cli", "sweep", str(repo), "-c", CAMPAIGN,
+            "--sandbox", "bwrap"]
+
+
+def _env() -> dict[str, str]:
+    drop = {"DAGSTER_HOME", "FLEET_HOME", "FLEET_STORE_URL", "FLEET_REPO", "FLEET_BASE_BRANCH"}
+    return {**{k: v for k, v in os.environ.items() if k not in drop}, "COLUMNS": "200"}
+
+
+def _alembic_heads(dagster_home: Path) -> dict[str, int]:
+    """Rows of ``alembic_version`` in every SQLite database of the instance (one each)."""
+    heads = {}
+    for db in sorted(dagster_home.rglob("*.db")):
+        with sqlite3.connect(db) as conn:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+            if "alembic_version" in tables:
+                rows = conn.execute("SELECT COUNT(*) FROM alembic_version").fetchone()
+                heads[str(db.relative_to(dagster_home))] = int(rows[0])
+    return heads
+
+
+def test_five_sweeps_at_once_then_a_normal_sweep(tmp_path: Path, bwrap: object) -> None:
+    template = tmp_path / "template"
+    template.mkdir()
+    git(template, "init", "-q", "-b", "main")
+    commit_files(template, FILES, "tiny")
+    env = _env()
+    tally = {"swept": 0, "refused": 0, "failed": 0}
+    for n in range(ROUNDS):
+        repo = tmp_path / f"round{n}"
+        git(tmp_path, "clone", "-q", str(template), str(repo))
+        procs = [subprocess.Popen(_command(repo), cwd=tmp_path, env=env, text=True,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                 for _ in range(AT_ONCE)]
+        for proc in procs:
+            out, err = proc.communicate(timeout=900)
+            assert "Traceback" not in err, f"round {n}: {err[-3000:]}"
+            if proc.returncode == 0:
+                tally["swept"] += 1
+                assert f"campaign {CAMPAIGN}:" in out
+            elif proc.returncode == 3:
+                tally["refused"] += 1
+                lines = err.strip().splitlines()
+                assert len(lines) == 1 and "is already being swept on the state directory" in (
+                    lines[0]), err
+            else:
+                tally["failed"] += 1
+                pytest.fail(f"round {n}: exit {proc.returncode}: {err[-3000:]}")
+        assert tally["swept"] >= n + 1  # at least one of the five swept
+        normal = subprocess.run(_command(repo), cwd=tmp_path, env=env, capture_output=True,
+                                text=True, timeout=900, check=False)
+        assert normal.returncode == 0, f"round {n}: {normal.stderr[-3000:]}"
+        heads = _alembic_heads(repo / ".fleet" / "dagster")
+        assert heads and set(heads.values()) == {1}, heads
+    print(f"\nconcurrent sweeps: {ROUNDS} round(s) x {AT_ONCE}: {tally['swept']} swept, "
+          f"{tally['refused']} refused in one line, {tally['failed']} failed; "
+          f"{ROUNDS} normal sweep(s) after them succeeded")

@@ -1,0 +1,157 @@
+"""Issue 21's sequence: three repositories swept one after another from one working directory —
+A (branch ``main``), B (branch ``master``), C (a clone of A without ``billing/``) — with the
+default state directory, with an explicit shared ``--home``, and on one shared PostgreSQL store.
+Each repository's findings, units and ledger stay its own: B is not given A's base branch, and
+C's sweep marks none of A's findings fixed (only A's own sweep does)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fleet.home import repository_key
+from fleet.store import Store, open_store
+from fleet.store.repo_scope import REPOSITORY_FIELD, scoped_store
+from tests.conftest import commit_files, git
+
+# three or four sweeps each: ~40 s apiece on an idle 2-core machine, minutes on a loaded one
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.timeout(2400)]
+
+CAMPAIGN = "yaml-safe-load"
+FILES = {
+    "billing/__init__.py": "",
+    "billing/legacy.py": "import yaml\n\n\ndef load_invoice(text):\n    return yaml.load(text)\n",
+    "app/__init__.py": "",
+    "app/config.py": "import yaml\n\n\ndef load_config(text):\n    return yaml.load(text)\n",
+    "tests/test_config.py": ("from app.config import load_config\n\n\n"
+                             "def test_config():\n    assert load_config('a: 1') == {'a': 1}\n"),
+}
+OWN_PATHS = {"A": {"billing/legacy.py", "app/config.py"},
+             "B": {"billing/legacy.py", "app/config.py"}, "C": {"app/config.py"}}
+
+
+def _repos(tmp_path: Path) -> dict[str, Path]:
+    repos = {}
+    for name, branch in (("A", "main"), ("B", "master")):
+        repo = tmp_path / name
+        repo.mkdir()
+        git(repo, "init", "-q", "-b", branch)
+        repos[name] = commit_files(repo, FILES, f"{name}: initial")
+    git(tmp_path, "clone", "-q", str(repos["A"]), str(tmp_path / "C"))
+    repos["C"] = tmp_path / "C"
+    git(repos["C"], "rm", "-q", "-r", "billing")
+    git(repos["C"], "commit", "-q", "-m", "C: no billing")
+    return repos
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in {
+        "DAGSTER_HOME", "FLEET_HOME", "FLEET_STORE_URL", "FLEET_REPO", "FLEET_BASE_BRANCH",
+        "FLEET_DEPLOYMENT"}}
+    return {**env, "COLUMNS": "200", **extra}
+
+
+def _sweep(cwd: Path, repo: Path, *extra: str, env: dict[str, str]
+           ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "fleet_pipelines.cli", "sweep", str(repo), "-c", CAMPAIGN,
+         "--sandbox", "bwrap", *extra], cwd=cwd, env=env, capture_output=True, text=True,
+        timeout=900, check=False)
+
+
+def _own(store: Store, name: str, repo: Path) -> None:
+    """Everything ``store`` shows as ``repo``'s is ``repo``'s own."""
+    findings = store.findings.list(CAMPAIGN)
+    assert {r.finding.path for r in findings} == OWN_PATHS[name], name
+    planned = store.ledger.events(kind="unit.planned", campaign=CAMPAIGN)
+    assert planned, name
+    for event in planned:
+        assert {f["path"] for f in event.payload["findings"]} <= OWN_PATHS[name]
+        # the unit starts from a commit of this repository
+        git(repo, "cat-file", "-e", f"{event.payload['base_commit']}^{{commit}}")
+    integrations = store.ledger.events(kind="integration.finished", campaign=CAMPAIGN)
+    assert len(integrations) == 1, name
+    git(repo, "cat-file", "-e", f"{integrations[0].payload['head']}^{{commit}}")
+
+
+def test_three_repositories_from_one_directory_with_the_default_home(
+    tmp_path: Path, bwrap: object
+) -> None:
+    repos = _repos(tmp_path)
+    work = tmp_path / "work"
+    work.mkdir()
+    env = _env()
+    outs = {}
+    for name, repo in repos.items():
+        done = _sweep(work, repo, env=env)
+        assert done.returncode == 0, f"{name}: {done.stderr[-2000:]}"
+        outs[name] = done.stdout
+    assert not (work / ".fleet").exists()  # nothing in the directory the commands ran from
+    assert "self-merge (master)" in outs["B"]  # B's own base branch, not A's "main"
+    assert f"campaign {CAMPAIGN}: 1 open finding(s), 0 fixed" in outs["C"]
+    for name, repo in repos.items():
+        home = repo / ".fleet"
+        record = json.loads((home / "repository.json").read_text())
+        assert record["root"] == str(repo.resolve())
+        assert git(repo, "status", "--porcelain") == ""  # the state directory is excluded
+        with open_store(f"sqlite:///{home / 'fleet.db'}") as store:
+            assert store.ledger.verify() == []
+            assert {r.status for r in store.findings.list(CAMPAIGN)} == {"new"}  # none fixed
+            _own(store, name, repo)
+            tagged = {e.payload.get(REPOSITORY_FIELD) for e in store.ledger.events()}
+            assert tagged <= {record["key"], None}
+    assert repository_key(repos["C"]) != repository_key(repos["A"])
+
+    # an explicit --home shared between repositories: refused in one line naming both, and
+    # nothing of A's changes
+    a_home = repos["A"] / ".fleet"
+    before = (a_home / "fleet.db").read_bytes()
+    refused = _sweep(work, repos["B"], "--home", str(a_home), env=env)
+    assert refused.returncode == 2
+    lines = refused.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(repos["A"].resolve()) in lines[0]
+    assert str(repos["B"].resolve()) in lines[0] and "belongs to the repository" in lines[0]
+    assert (a_home / "fleet.db").read_bytes() == before
+    # FLEET_HOME is the same choice as --home
+    refused = _sweep(work, repos["C"], env=_env(FLEET_HOME=str(a_home)))
+    assert refused.returncode == 2 and "belongs to the repository" in refused.stderr
+    # a copy of A that brought A's state directory along (cp -r): refused, not shared
+    copy = tmp_path / "D"
+    shutil.copytree(repos["A"], copy, symlinks=True)
+    refused = _sweep(work, copy, env=env)
+    assert refused.returncode == 2 and "came with a copy of" in refused.stderr
+
+
+@pytest.mark.postgres
+def test_three_repositories_on_one_shared_postgres_store(
+    tmp_path: Path, bwrap: object, pg_dsn: str
+) -> None:
+    repos = _repos(tmp_path)
+    work = tmp_path / "work"
+    work.mkdir()
+    env = _env(FLEET_STORE_URL=pg_dsn)
+    for name, repo in repos.items():
+        done = _sweep(work, repo, env=env)
+        assert done.returncode == 0, f"{name}: {done.stderr[-2000:]}"
+    keys = {name: repository_key(repo) for name, repo in repos.items()}
+    assert len(set(keys.values())) == 3
+    with open_store(pg_dsn) as shared:
+        assert shared.ledger.verify() == []
+        assert len(shared.findings.list(CAMPAIGN)) == 5  # 2 + 2 + 1, none merged into another
+        for name, repo in repos.items():
+            own = scoped_store(shared, keys[name])
+            assert {r.status for r in own.findings.list(CAMPAIGN)} == {"new"}, name
+            _own(own, name, repo)
+        # A's own next sweep (its main now has the fixes) marks A's findings fixed, only A's
+        done = _sweep(work, repos["A"], env=env)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert f"campaign {CAMPAIGN}: 0 open finding(s), 2 fixed" in done.stdout, done.stdout
+        statuses = {name: {r.status for r in scoped_store(shared, k).findings.list(CAMPAIGN)}
+                    for name, k in keys.items()}
+        assert statuses == {"A": {"fixed"}, "B": {"new"}, "C": {"new"}}
