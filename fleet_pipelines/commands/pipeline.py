@@ -154,11 +154,16 @@ def _run(settings: FleetSettings, dagster_home: Path) -> SweepReport:
     from rich.console import Console
 
     from fleet_pipelines.commands._sweep import instance_for, sweep
+    from fleet_pipelines.engine import ensure_run_queue, submitting
     from fleet_pipelines.storage import ensure_instance_config
+
+    def prepare(home: Path) -> None:
+        ensure_instance_config(home)
+        ensure_run_queue(home, settings.agents)
 
     console = Console(stderr=True)
     settings.save()
-    with instance_for(dagster_home.resolve(), ensure_instance_config) as instance, console.status(
+    with instance_for(dagster_home.resolve(), prepare) as instance, console.status(
         "sweeping", spinner="dots"
     ) as status:
 
@@ -166,7 +171,8 @@ def _run(settings: FleetSettings, dagster_home: Path) -> SweepReport:
             status.update(message)
             console.log(message)
 
-        return sweep(settings, instance, say=say)
+        with submitting(instance, settings.env(), say):  # every run submitted, not in-process
+            return sweep(settings, instance, say=say)
 
 
 def _swept(settings: FleetSettings, dagster_home: Path) -> SweepReport:

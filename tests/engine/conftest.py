@@ -90,3 +90,33 @@ def served_repo(git_repo: Path, git_daemon: GitDaemon) -> str:
     git(git_repo, "commit", "-q", "-m", "a")
     git_daemon.bare_from(git_repo, "target.git")
     return git_daemon.url("target.git")
+
+
+@pytest.fixture
+def second_pg_dsn(pg_admin_dsn: str, pg_template: str) -> Iterator[str]:
+    """One more fresh database beside ``pg_dsn`` (Dagster's storage beside the fleet store)."""
+    import uuid
+
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    name = f"fleet_d_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{pg_template}"')
+    params = conninfo_to_dict(pg_admin_dsn)
+    params["dbname"] = name
+    try:
+        yield make_conninfo(**params)  # type: ignore[arg-type]
+    finally:
+        with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def pg_url(dsn: str, scheme: str = "postgresql") -> str:
+    """A libpq DSN as a URL: ``postgresql://`` for the fleet store, ``postgresql+psycopg2://``
+    for dagster-postgres (deploy/dagster.yaml)."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    p = conninfo_to_dict(dsn)
+    return (f"{scheme}://{p.get('user', '')}:{p.get('password', '')}@{p.get('host', '')}:"
+            f"{p.get('port', 5432)}/{p['dbname']}")

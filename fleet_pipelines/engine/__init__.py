@@ -1,0 +1,18 @@
+"""Runs on Dagster's engine: submitted with the code location's origin, queued by the instance's
+run coordinator, launched by its run launcher, followed to their end."""
+
+from fleet_pipelines.engine._config import ensure_run_queue, run_queue_config
+from fleet_pipelines.engine._daemon import DaemonProcess, needs_daemon, serving
+from fleet_pipelines.engine._session import Engine, current, submitting
+from fleet_pipelines.engine._submit import (
+    WORKSPACE,
+    SubmitFailed,
+    SubmittedRun,
+    follow,
+    open_workspace,
+    submit,
+)
+
+__all__ = ["WORKSPACE", "DaemonProcess", "Engine", "SubmitFailed", "SubmittedRun", "current",
+           "ensure_run_queue", "follow", "needs_daemon", "open_workspace", "run_queue_config",
+           "serving", "submit", "submitting"]

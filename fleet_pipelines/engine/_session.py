@@ -1,0 +1,112 @@
+"""The engine of one ``fleet sweep`` / ``fleet demo``: every run it needs is submitted to the
+instance and followed to its end (``engine.current()`` is what ``_sweep._execute`` uses).
+
+The code location and the runs load ``fleet_pipelines.definitions`` from the environment, so the
+sweep's settings go into the environment of the code server and of a daemon it starts.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from dagster import AssetKey, DagsterInstance, DagsterRunStatus
+
+from fleet_pipelines.engine._daemon import DaemonProcess, needs_daemon, serving
+from fleet_pipelines.engine._submit import (
+    WORKSPACE,
+    Say,
+    SubmittedRun,
+    follow,
+    open_workspace,
+    submit,
+)
+
+_CURRENT: contextvars.ContextVar[Engine | None] = contextvars.ContextVar("fleet_engine",
+                                                                         default=None)
+
+
+def current() -> Engine | None:
+    """The engine of the sweep in progress in this context, if any (tests that call
+    ``sweep()`` directly have none: their runs execute in process)."""
+    return _CURRENT.get()
+
+
+class Engine:
+    """Submits runs to ``instance`` through the workspace's code location and follows them; it
+    starts a daemon on the instance when its runs would wait for one that does not serve it."""
+
+    def __init__(self, instance: DagsterInstance, process: Any, say: Say,
+                 env: Mapping[str, str], workspace: Path = WORKSPACE) -> None:
+        self.instance = instance
+        self.process = process
+        self.say = say
+        self.env = dict(env)
+        self.workspace = workspace
+        self.daemon: DaemonProcess | None = None
+        self._announced = False
+        self.runs: list[str] = []
+
+    def ensure_daemon(self, status: DagsterRunStatus | None = None) -> None:
+        """Start ``dagster-daemon run`` when runs queue on this instance, none serves it, and
+        the one this engine started (if any) is gone."""
+        if status not in (None, DagsterRunStatus.QUEUED) or not needs_daemon(self.instance):
+            return
+        if self.daemon is not None and self.daemon.alive:
+            return
+        if self.daemon is None and serving(self.instance):
+            if not self._announced:
+                self._announced = True
+                self.say(f"the Dagster daemon serving {self.instance.root_directory} "
+                         "launches this sweep's runs")
+            return
+        again = self.daemon is not None
+        home = Path(self.instance.root_directory)
+        self.daemon = DaemonProcess(home, self.workspace, self.env)
+        pid = self.daemon.start()
+        what = ("the Dagster daemon this sweep started exited: restarted it" if again
+                else f"no Dagster daemon serves {home}: started one")
+        self.say(f"{what} (pid {pid}, log {self.daemon.log}); it stops when the sweep ends")
+
+    def run(self, job: str, tags: Mapping[str, str] | None = None,
+            selection: Sequence[AssetKey] | None = None,
+            run_config: Mapping[str, Any] | None = None) -> SubmittedRun:
+        """Submit a run of ``job`` and follow it to its end."""
+        self.ensure_daemon()
+        run_id = submit(self.process, job, tags, selection, run_config)
+        self.runs.append(run_id)
+        return follow(self.instance, run_id, self.say, on_wait=self.ensure_daemon)
+
+    def close(self) -> None:
+        if self.daemon is not None:
+            self.daemon.stop()
+            self.daemon = None
+
+
+@contextmanager
+def submitting(instance: DagsterInstance, env: Mapping[str, str], say: Say,
+               workspace: Path = WORKSPACE) -> Iterator[Engine]:
+    """For the block, ``current()`` is an :class:`Engine` on ``instance`` whose code location
+    (and daemon, if it starts one) load the definitions with ``env`` (``FleetSettings.env()``)."""
+    env = {**env, "DAGSTER_HOME": str(instance.root_directory)}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)  # the code server process inherits it
+    try:
+        with open_workspace(instance, workspace) as process:
+            engine = Engine(instance, process, say, env, workspace)
+            token = _CURRENT.set(engine)
+            try:
+                yield engine
+            finally:
+                _CURRENT.reset(token)
+                engine.close()
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value

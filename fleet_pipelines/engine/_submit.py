@@ -1,0 +1,174 @@
+"""Submit a run of a job of the code location ``workspace.yaml`` loads, and follow it.
+
+A submitted run carries the location's origin (``remote_job_origin`` / ``job_code_origin``), so
+the Dagster UI can re-execute it and the Jobs overview lists it. It goes through the instance's
+run coordinator (``QueuedRunCoordinator`` in every ``dagster.yaml`` fleet writes: limits per
+campaign and the ``agent_sandbox`` pool) and run launcher (the default launcher on one machine;
+dagster-celery / dagster-k8s in a deployment), never into the calling process.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dagster import AssetKey, DagsterEvent, DagsterInstance, DagsterRunStatus
+
+from assets._dagster_private import (
+    CodeLocation,
+    JobSubsetSelector,
+    WorkspaceFileTarget,
+    WorkspaceProcessContext,
+    WorkspaceRequestContext,
+    merge_dicts,
+)
+from fleet.errors import FleetError
+
+Say = Callable[[str], None]
+FINISHED = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}
+WORKSPACE = Path(__file__).resolve().parents[2] / "workspace.yaml"
+
+
+class SubmitFailed(FleetError):
+    """The instance refused a run: the job is not in the code location, or the location does
+    not load (the message names which)."""
+
+
+@dataclass
+class SubmittedRun:
+    """A finished submitted run, read back from the instance: the same ``success`` and
+    ``all_events`` an in-process result has, so callers judge both alike."""
+
+    run_id: str
+    job: str
+    status: DagsterRunStatus
+    all_events: list[DagsterEvent] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)
+
+    @property
+    def success(self) -> bool:
+        return self.status == DagsterRunStatus.SUCCESS
+
+
+def open_workspace(instance: DagsterInstance,
+                   workspace: Path = WORKSPACE) -> WorkspaceProcessContext:
+    """The workspace of ``workspace.yaml`` on ``instance``: its code location served by a gRPC
+    code server process (the same origin the webserver and the daemon load)."""
+    import dagster
+
+    if not workspace.is_file():
+        raise SubmitFailed(f"{workspace}: no such workspace file")
+    return WorkspaceProcessContext(
+        instance=instance, version=dagster.__version__, read_only=False,
+        workspace_load_target=WorkspaceFileTarget(paths=[str(workspace)]))
+
+
+def _location(context: WorkspaceRequestContext) -> CodeLocation:
+    names = list(context.code_location_names)
+    if len(names) != 1:
+        raise SubmitFailed(f"the workspace has {len(names)} code locations, expected one")
+    errors = context.get_code_location_error(names[0])
+    if errors is not None:
+        raise SubmitFailed(f"code location {names[0]} does not load: "
+                           f"{errors.message.strip().splitlines()[-1]}")
+    return context.get_code_location(names[0])
+
+
+def submit(process: WorkspaceProcessContext, job: str, tags: Mapping[str, str] | None = None,
+           selection: Sequence[AssetKey] | None = None,
+           run_config: Mapping[str, Any] | None = None) -> str:
+    """Create a run of ``job`` (limited to the assets ``selection`` when given) with the code
+    location's origin and submit it to the instance's run coordinator. Returns its run id.
+
+    A selection naming assets the loaded location does not have yet (code module assets of a
+    new index) reloads the location once first."""
+    context = process.create_request_context()
+    location = _location(context)
+    if selection and not _has_assets(location, selection):
+        process.reload_code_location(location.name)
+        context = process.create_request_context()
+        location = _location(context)
+    (repo,) = location.get_repositories().values()
+    if not repo.has_job(job):
+        raise SubmitFailed(f"job {job} is not in code location {location.name}")
+    selector = JobSubsetSelector(location_name=location.name, repository_name=repo.name,
+                                 job_name=job, op_selection=None,
+                                 asset_selection=list(selection) if selection else None)
+    remote_job = location.get_job(selector)
+    config = dict(run_config or {})
+    plan = location.get_execution_plan(remote_job, config, step_keys_to_execute=None,
+                                       known_state=None, instance=process.instance)
+    run = process.instance.create_run(
+        job_name=job, run_id=None, run_config=config,
+        resolved_op_selection=remote_job.resolved_op_selection, op_selection=None,
+        step_keys_to_execute=plan.execution_plan_snapshot.step_keys_to_execute,
+        status=None, root_run_id=None, parent_run_id=None,
+        tags=merge_dicts(remote_job.tags, dict(tags or {})),
+        job_snapshot=remote_job.job_snapshot,
+        execution_plan_snapshot=plan.execution_plan_snapshot,
+        parent_job_snapshot=remote_job.parent_job_snapshot,
+        remote_job_origin=remote_job.get_remote_origin(),
+        job_code_origin=remote_job.get_python_origin(),
+        asset_selection=frozenset(selection) if selection else None,
+        asset_check_selection=None, asset_graph=repo.asset_graph)
+    process.instance.submit_run(run.run_id, context)
+    return run.run_id
+
+
+def _has_assets(location: CodeLocation, keys: Sequence[AssetKey]) -> bool:
+    (repo,) = location.get_repositories().values()
+    known = set(repo.asset_graph.get_all_asset_keys())
+    return all(k in known for k in keys)
+
+
+def follow(instance: DagsterInstance, run_id: str, say: Say | None = None,
+           poll_s: float = 0.5, on_wait: Callable[[DagsterRunStatus], None] | None = None,
+           timeout_s: float | None = None) -> SubmittedRun:
+    """Follow run ``run_id`` to its end: one ``say`` line per status change and per failed
+    step; ``on_wait(status)`` between polls (e.g. to start a daemon for a run
+    still queued). Returns the finished run with all its Dagster events."""
+    run = instance.get_run_by_id(run_id)
+    if run is None:
+        raise SubmitFailed(f"run {run_id} does not exist on the instance")
+    short = run_id[:8]
+    events: list[DagsterEvent] = []
+    messages: list[str] = []
+    cursor: str | None = None
+    status: DagsterRunStatus | None = None
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    while True:
+        page = instance.get_records_for_run(run_id, cursor=cursor)
+        cursor = page.cursor
+        for record in page.records:
+            entry = record.event_log_entry
+            event = entry.dagster_event
+            if event is None:
+                continue
+            events.append(event)
+            if event.is_step_failure and event.step_failure_data.error is not None:
+                error = event.step_failure_data.error
+                while error.cause is not None:  # the user code's error, not Dagster's wrapper
+                    error = error.cause
+                messages.append(f"{event.step_key}: {error.message.strip()}")
+            elif event.is_run_failure:
+                messages.append(entry.message or event.message or "")
+            if event.is_step_failure and say is not None:
+                    say(f"{run.job_name} run {short}: step {event.step_key} failed")
+        run = instance.get_run_by_id(run_id)
+        assert run is not None
+        if run.status != status:
+            status = run.status
+            if say is not None:
+                say(f"{run.job_name} run {short}: {status.value.lower()}")
+        if run.status in FINISHED and not page.has_more:
+            return SubmittedRun(run_id, run.job_name, run.status, events, messages)
+        if deadline is not None and time.monotonic() > deadline:
+            raise SubmitFailed(f"run {run_id} of {run.job_name} still {run.status.value} "
+                               f"after {timeout_s:.0f} s")
+        if not page.has_more:
+            if on_wait is not None:
+                on_wait(run.status)
+            time.sleep(poll_s)
