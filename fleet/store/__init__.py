@@ -125,12 +125,16 @@ class Store:
 
 
 def default_store_url(cwd: str | Path | None = None) -> str:
-    """``$FLEET_STORE_URL``, else ``sqlite:///<cwd>/.fleet/fleet.db``."""
+    """``$FLEET_STORE_URL``, else ``fleet.db`` in ``$FLEET_HOME``, else in the state directory
+    of the repository ``cwd`` (default: the current directory) is in — ``REPO/.fleet``, or
+    ``<cwd>/.fleet`` outside any repository (``fleet.home.default_home``)."""
+    from fleet.home import default_home
+
     url = os.environ.get("FLEET_STORE_URL")
     if url:
         return url
-    base = Path(cwd) if cwd is not None else Path.cwd()
-    return f"sqlite:///{(base / '.fleet' / 'fleet.db').resolve()}"
+    home = Path(os.environ.get("FLEET_HOME") or default_home(cwd))
+    return f"sqlite:///{(home / 'fleet.db').resolve()}"
 
 
 def open_database(url: str) -> Database:

@@ -109,3 +109,20 @@ def test_base_branch_is_the_checkout_or_origins_head(tmp_path: Path) -> None:
     git(tmp_path, "clone", "-q", str(upstream), str(clone))
     git(clone, "checkout", "-q", "--detach")
     assert default_base_branch(clone) == "master"  # detached: origin/HEAD names master
+
+
+def test_the_store_commands_default_to_the_repositorys_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fleet.store import default_store_url
+    from fleet_pipelines.commands.store import default_store_url as cli_default
+
+    repo = _repo(tmp_path / "a")
+    monkeypatch.delenv("FLEET_STORE_URL", raising=False)
+    monkeypatch.delenv("FLEET_HOME", raising=False)
+    monkeypatch.chdir(repo / "pkg")  # a subdirectory: the repository's store, not ./.fleet
+    expected = f"sqlite:///{repo.resolve() / '.fleet' / 'fleet.db'}"
+    assert default_store_url() == cli_default() == expected
+    assert cli_default(tmp_path) == f"sqlite:///{tmp_path.resolve() / '.fleet' / 'fleet.db'}"
+    monkeypatch.setenv("FLEET_HOME", str(tmp_path / "elsewhere"))
+    assert default_store_url() == f"sqlite:///{(tmp_path / 'elsewhere' / 'fleet.db').resolve()}"
