@@ -299,8 +299,9 @@ def bench_ledger(tmp: Path, repeat: int) -> list[Row]:
         attempts = failures = 0
         for r in range(repeat):
             for name, tamper in TAMPERS:
-                target = url if kind == "postgres" else url.replace(".db", f"-{r}-{name}.db")
-                target = target.replace(" ", "_")
+                target = url
+                if kind == "sqlite":
+                    target = url.replace(".db", f"-{r}-{name.replace(' ', '_')}.db")
                 with open_store(target) as store:
                     _unguard(store)
                     with store.db.write() as tx:

@@ -17,7 +17,10 @@ class EndReason(enum.StrEnum):
 
 @dataclass(frozen=True)
 class Limits:
-    """Resource limits for one command; ``None`` means the backend's default."""
+    """Resource limits for one command; ``None`` means the backend's default (no limit for
+    ``disk_bytes``). ``disk_bytes`` bounds everything the command writes into its worktree
+    (``sandbox._quota``: a size-limited overlay, where the backend can mount one); ``file_bytes``
+    each single file."""
 
     wall_s: float | None = None
     cpu_s: float | None = None
@@ -25,6 +28,7 @@ class Limits:
     processes: int | None = 256
     output_bytes: int | None = 1024**2
     file_bytes: int | None = 256 * 1024**2
+    disk_bytes: int | None = 1024**3
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from sandbox._common import (
 from sandbox._limits import create_cgroups, prelude, tree_killer
 from sandbox._process import run_process
 from sandbox._protocol import ExecResult, Limits, ProbeResult
+from sandbox._quota import disk_quota
 from sandbox._run_uid import BWRAP_CAPS, RunUid, run_uid_for
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
@@ -111,8 +112,10 @@ class BwrapSandbox:
         cwd: Path,
         env: Mapping[str, str],
         run_uid: RunUid | None = None,
+        source: Path | None = None,
     ) -> list[str]:
-        """The bwrap argv for one command (without the limits prelude).
+        """The bwrap argv for one command (without the limits prelude). ``source``: what is
+        bound at the worktree's path (the disk quota's overlay of it; default the worktree).
 
         With ``run_uid`` (root without cgroups) there is no user namespace: bwrap keeps just the
         capabilities ``setpriv`` needs to become the run's uid, which then keeps only
@@ -157,7 +160,7 @@ class BwrapSandbox:
             if ro.exists():
                 args += ["--ro-bind", str(ro), str(ro)]
         work = str(cwd.resolve())
-        args += ["--bind", work, work, "--chdir", work, "--", *argv]
+        args += ["--bind", str(source or work), work, "--chdir", work, "--", *argv]
         return args
 
     def run(
@@ -172,18 +175,25 @@ class BwrapSandbox:
         lim, deadline = effective_limits(limits, timeout)
         group = create_cgroups(lim) if self.config.use_cgroups else None
         run_uid = run_uid_for(lim) if group is None else None  # root without cgroups
-        cmd = self.command(via_shell(argv), cwd, sandbox_env(env), run_uid)
         check = group.limit_hit if group else (run_uid.limit_hit if run_uid else None)
         try:
-            raw = run_process(
-                [*prelude(lim, group, run_uid=run_uid), *cmd],
-                env={"PATH": "/usr/bin:/bin"},
-                timeout=deadline,
-                output_cap=lim.output_bytes,
-                kill_tree=tree_killer(group, run_uid),
-                limit_check=check,
-            )
-            return to_result(raw, backend=self.name, group=group)
+            with disk_quota(cwd, lim.disk_bytes) as quota:
+                source = quota.merged if quota is not None else None
+                cmd = self.command(via_shell(argv), cwd, sandbox_env(env), run_uid, source)
+                try:
+                    raw = run_process(
+                        [*prelude(lim, group, run_uid=run_uid), *cmd],
+                        env={"PATH": "/usr/bin:/bin"},
+                        timeout=deadline,
+                        output_cap=lim.output_bytes,
+                        kill_tree=tree_killer(group, run_uid),
+                        limit_check=check,
+                    )
+                finally:
+                    if run_uid is not None:
+                        run_uid.kill_all()  # nothing may hold the overlay when it goes
+                full = quota is not None and quota.full()
+                return to_result(raw, backend=self.name, group=group, limit_exit=full)
         finally:
             if group is not None:
                 group.remove()

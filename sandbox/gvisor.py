@@ -41,6 +41,7 @@ from sandbox._common import (
 from sandbox._limits import CgroupSet, create_cgroups, prelude
 from sandbox._process import run_process, signal_tree
 from sandbox._protocol import ExecResult, Limits, ProbeResult
+from sandbox._quota import disk_quota
 from sandbox.bwrap import SECRET_PATHS, SYSTEM_DIRS
 
 HOST_THREADS = 8192
@@ -142,11 +143,18 @@ class GVisorSandbox:
         return str(exe) if visible or any(exe.is_relative_to(d) for d in SYSTEM_DIRS) else None
 
     def oci_config(
-        self, bundle: Path, argv: Sequence[str], cwd: Path, env: Mapping[str, str], lim: Limits
+        self,
+        bundle: Path,
+        argv: Sequence[str],
+        cwd: Path,
+        env: Mapping[str, str],
+        lim: Limits,
+        source: Path | None = None,
     ) -> dict[str, Any]:
         """The OCI runtime config for one command; creates the bundle's empty rootfs. With a
         process limit, a watcher is the container's init: it ends the run, saying so on stderr,
-        when the sandbox's processes reach the limit."""
+        when the sandbox's processes reach the limit. ``source``: what is bound at the
+        worktree's path (the disk quota's overlay of it; default the worktree)."""
         rootfs = bundle / "rootfs"
         rootfs.mkdir()
         watcher = self._watcher() if lim.processes is not None else None
@@ -177,7 +185,7 @@ class GVisorSandbox:
             if ro.exists():
                 mounts.append(_bind(str(ro), str(ro), ro=True))
         work = str(cwd.resolve())
-        mounts.append(_bind(work, work, ro=False))
+        mounts.append(_bind(str(source or work), work, ro=False))
         for m in mounts:
             if m["type"] == "bind":
                 (rootfs / m["destination"].lstrip("/")).mkdir(parents=True, exist_ok=True)
@@ -241,9 +249,12 @@ class GVisorSandbox:
         lim, deadline = effective_limits(limits, timeout)
         self.config.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         container = f"fleet-{uuid.uuid4().hex[:16]}"
-        with tempfile.TemporaryDirectory(prefix="fleet-oci-") as tmp:
+        with tempfile.TemporaryDirectory(prefix="fleet-oci-") as tmp, disk_quota(
+            cwd, lim.disk_bytes
+        ) as quota:
             bundle = Path(tmp)
-            config = self.oci_config(bundle, via_shell(argv), cwd, sandbox_env(env), lim)
+            source = quota.merged if quota is not None else None
+            config = self.oci_config(bundle, via_shell(argv), cwd, sandbox_env(env), lim, source)
             (bundle / "config.json").write_text(json.dumps(config))
             runsc = self._runsc(binary)
             # Processes inside gVisor are sentry tasks, but under the ptrace platform each one
@@ -272,6 +283,7 @@ class GVisorSandbox:
                     limit_check=None if group is None else group.limit_hit,
                 )
                 hit = LIMIT_MARK.encode() in raw.stderr[-4096:]
+                hit = hit or (quota is not None and quota.full())
                 return to_result(raw, backend=self.name, group=group, limit_exit=hit)
             finally:
                 self._cleanup(runsc, container, group)

@@ -19,6 +19,7 @@ from sandbox._common import effective_limits, sandbox_env, timed_probe_run, to_r
 from sandbox._limits import create_cgroups, prelude, tree_killer
 from sandbox._process import run_process
 from sandbox._protocol import ExecResult, Limits, ProbeResult
+from sandbox._quota import disk_quota
 from sandbox._run_uid import run_uid_for
 
 log = logging.getLogger(__name__)
@@ -47,7 +48,12 @@ class LocalSandbox:
     ) -> ExecResult:
         """Run ``argv`` on the host in ``cwd`` with exactly ``env`` (no isolation)."""
         lim, deadline = effective_limits(limits, timeout)
-        with tempfile.TemporaryDirectory(prefix="fleet-local-home-") as home:
+        with tempfile.TemporaryDirectory(prefix="fleet-local-home-") as home, disk_quota(
+            cwd, lim.disk_bytes
+        ) as quota:
+            # no isolation: with a quota the command runs in the overlay of the worktree (its
+            # cwd is the overlay's path; an absolute path to the worktree bypasses it)
+            where = quota.merged if quota is not None else cwd
             group = create_cgroups(lim) if self.use_cgroups else None
             run_uid = run_uid_for(lim) if group is None else None  # root without cgroups
             cmd = run_uid.local_argv(argv) if run_uid is not None else list(argv)
@@ -56,13 +62,14 @@ class LocalSandbox:
                 raw = run_process(
                     [*prelude(lim, group, run_uid=run_uid), *cmd],
                     env=sandbox_env(env, home=home),
-                    cwd=str(cwd),
+                    cwd=str(where),
                     timeout=deadline,
                     output_cap=lim.output_bytes,
                     kill_tree=tree_killer(group, run_uid),
                     limit_check=check,
                 )
-                return to_result(raw, backend=self.name, group=group)
+                full = quota is not None and quota.full()
+                return to_result(raw, backend=self.name, group=group, limit_exit=full)
             finally:
                 if group is not None:
                     group.remove()

@@ -23,6 +23,7 @@ no_timer_check``: without them about one TCG boot in twelve hangs calibrating th
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
 import os
@@ -45,6 +46,7 @@ from sandbox._limits import tree_killer
 from sandbox._microvm_blk import block_readonly_paths, run_block
 from sandbox._process import RawOutcome, decode, run_process
 from sandbox._protocol import EndReason, ExecResult, Limits, ProbeResult
+from sandbox._quota import disk_quota
 from sandbox.firecracker import (
     firecracker_argv,
     firecracker_binary,
@@ -285,7 +287,9 @@ class MicroVMSandbox:
         mem_mb = GUEST_OVERHEAD_MB + max(lim.memory_bytes or 0, 2 * 1024**3) // 1024**2
         if self.transport() == "blk":
             return run_block(self, argv, work, env, lim, deadline, mem_mb)
-        with tempfile.TemporaryDirectory(prefix="fleet-microvm-") as tmp:
+        with tempfile.TemporaryDirectory(prefix="fleet-microvm-") as tmp, disk_quota(
+            work, lim.disk_bytes
+        ) as quota:
             ctl = Path(tmp)
             limits_sh, run_sh = self.command_scripts(
                 argv, work, sandbox_env(env), lim, "/sys/fs/cgroup/cmd"
@@ -294,13 +298,17 @@ class MicroVMSandbox:
             (ctl / "limits.sh").write_text(limits_sh)
             (ctl / "run.sh").write_text(run_sh)
             raw = run_process(
-                self.qemu_argv(image, accel, ctl, work, mem_mb),
+                # the 9p share of the worktree is the disk quota's overlay of it
+                self.qemu_argv(image, accel, ctl, quota.merged if quota else work, mem_mb),
                 env={"PATH": "/usr/bin:/bin"},
                 timeout=deadline,
                 output_cap=256 * 1024,  # the serial console: kernel and init diagnostics only
                 kill_tree=tree_killer(None),
             )
-            return self._result(raw.timed_out, raw.wall_s, raw.stdout + raw.stderr, ctl, lim)
+            result = self._result(raw.timed_out, raw.wall_s, raw.stdout + raw.stderr, ctl, lim)
+            if quota is not None and quota.full() and result.reason is EndReason.EXITED:
+                result = dataclasses.replace(result, reason=EndReason.KILLED_BY_LIMIT)
+            return result
 
     def _result(
         self, timed_out: bool, wall_s: float, console: bytes, ctl: Path, lim: Limits
