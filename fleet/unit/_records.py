@@ -8,6 +8,9 @@ integration, a re-run from the UI, the next sweep) reads them back without a sid
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -57,6 +60,10 @@ class UnitResult:
     gates_s: float = 0.0
     paths: tuple[str, ...] = ()
     left: tuple[str, ...] = ()
+    judged_with: dict[str, Any] = field(default_factory=dict)
+    """What the verdict was judged with (:func:`judged_with`): test interpreter(s), campaign
+    version, gate set, base commit, and their ``key``. A result whose key is not the current
+    one is stale: :func:`latest_results` leaves it out, so the unit is judged again."""
 
     @property
     def rejected_by(self) -> str | None:
@@ -117,6 +124,7 @@ def result_from_dict(d: dict[str, Any]) -> UnitResult:
         gates_s=float(d.get("gates_s", 0.0)),
         paths=tuple(d.get("paths", ())),
         left=tuple(d.get("left", ())),
+        judged_with=dict(d.get("judged_with") or {}),
     )
 
 
@@ -147,7 +155,9 @@ def load_units(ledger: Ledger, campaign: str, keys: Sequence[str] | None = None)
 
 
 def latest_results(ledger: Ledger, campaign: str) -> dict[str, UnitResult]:
-    """The last ``unit.finished`` result per unit of ``campaign``, minus units requeued since."""
+    """The last ``unit.finished`` result per unit of ``campaign``, minus units requeued since
+    and minus stale verdicts: a result judged with other test interpreters, another version of
+    the campaign, another gate set or another base commit than now (:func:`judged_with`)."""
     results: dict[str, UnitResult] = {}
     for event in ledger.events(campaign=campaign):
         if event.unit is None:
@@ -156,13 +166,81 @@ def latest_results(ledger: Ledger, campaign: str) -> dict[str, UnitResult]:
             results[event.unit] = result_from_dict(event.payload)
         elif event.kind == UNIT_REQUEUED:
             results.pop(event.unit, None)
+    current: dict[str, str] = {}
+    for key, result in list(results.items()):
+        if not result.judged_with:
+            continue  # recorded before verdicts were keyed (or never judged): kept as it was
+        base = result.base_commit
+        if base not in current:
+            current[base] = judged_with(campaign, base)["key"]
+        if result.judged_with.get("key") != current[base]:
+            del results[key]
     return results
 
 
+def judged_with(campaign: str, base_commit: str) -> dict[str, Any]:
+    """What a verdict on a unit of ``campaign`` at ``base_commit`` is judged with now: the test
+    interpreter(s) (``$FLEET_TEST_PYTHONS``, else the target interpreter), the campaign's
+    version (a hash of its loaded definition), its gate set, the base commit - and ``key``, a
+    hash of them all. Change any and the unit is judged again."""
+    from fleet.campaigns.spec import load_campaign
+    from fleet.errors import FleetError
+    from fleet.verify.execution import target_python
+
+    try:
+        spec = load_campaign(campaign)
+        version = hashlib.sha256(repr(dataclasses.replace(spec, source="")).encode())
+        gates: list[str] = list(spec.gates)
+        campaign_version = version.hexdigest()[:12]
+    except FleetError:
+        gates, campaign_version = [], ""
+    out: dict[str, Any] = {
+        "pythons": os.environ.get("FLEET_TEST_PYTHONS") or target_python(),
+        "campaign_version": campaign_version,
+        "gates": gates,
+        "base_commit": base_commit,
+    }
+    out["key"] = hashlib.sha256(json.dumps(out, sort_keys=True).encode()).hexdigest()[:12]
+    return out
+
+
 def record_result(ledger: Ledger, result: UnitResult, actor: str) -> int:
+    """Append ``unit.finished``; a judged result (verified, partial, rejected) records what it
+    was judged with."""
+    if result.status in ("verified", "partial", "rejected") and not result.judged_with:
+        result = dataclasses.replace(result,
+                                     judged_with=judged_with(result.campaign, result.base_commit))
     event = ledger.append(UNIT_FINISHED, result_to_dict(result), unit=result.unit,
                           campaign=result.campaign, actor=actor)
     return event.seq
+
+
+def resolve_units(ledger: Ledger, campaign: str, keys: Iterable[str]) -> list[str]:
+    """Unit keys from full keys, prefixes (the 12 characters every table prints) or ``all``.
+    Raises ``ConfigError`` naming a key that matches no planned unit, or more than one."""
+    from fleet.errors import ConfigError
+
+    known = sorted({e.unit for e in ledger.events(kind=UNIT_PLANNED, campaign=campaign)
+                    if e.unit is not None})
+    out: list[str] = []
+    for key in keys:
+        if key == "all":
+            return known
+        found = [k for k in known if k.startswith(key)]
+        if len(found) != 1:
+            what = "no planned unit" if not found else f"{len(found)} units"
+            raise ConfigError(f"--redo {key}: {what} of campaign {campaign} has that key")
+        out.append(found[0])
+    return out
+
+
+def redo(ledger: Ledger, campaign: str, keys: Iterable[str], actor: str = "fleet") -> list[str]:
+    """``fleet sweep --redo KEY|all``: requeue those units, so the next sweep judges them again
+    whatever their verdict was. Returns the full keys."""
+    units = resolve_units(ledger, campaign, keys)
+    for unit in units:
+        requeue(ledger, unit, campaign, "--redo", actor)
+    return units
 
 
 def requeue(ledger: Ledger, unit: str, campaign: str, reason: str, actor: str = "fleet") -> None:

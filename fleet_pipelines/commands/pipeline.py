@@ -240,6 +240,27 @@ def integration_tests(payload: dict[str, Any]) -> str:
     return "FAIL" + (f": {shown}" if new and new != ["the test suite fails"] else "")
 
 
+def _redo(settings: FleetSettings, home: Path, keys: list[str]) -> None:
+    """``--redo``: requeue the named units of every campaign of the sweep (a key that names no
+    unit of any of them is an error)."""
+    from fleet.errors import ConfigError
+    from fleet.home import store_key
+    from fleet.unit import redo
+    from fleet_pipelines.resources import StoreResource
+
+    ledger = StoreResource(url=settings.store_url, repo=store_key(home, settings.repo)).ledger()
+    for key in keys:
+        hits = 0
+        for campaign in settings.campaigns:
+            try:
+                hits += len(redo(ledger, campaign, [key]))
+            except ConfigError:
+                continue
+        if not hits and key != "all":
+            raise ConfigError(f"--redo {key}: no unit of {', '.join(settings.campaigns)} has "
+                              "that key (or it is the prefix of several)")
+
+
 def register(app: typer.Typer) -> None:
     @app.command("sweep")
     def sweep_cmd(
@@ -255,6 +276,9 @@ def register(app: typer.Typer) -> None:
         test_python: Annotated[Path | None, typer.Option(
             "--test-python", help="the target's own interpreter (its venv, with pytest) for "
             "its tests; default $FLEET_TEST_PYTHON, else the fleet's")] = None,
+        redo: Annotated[list[str] | None, typer.Option(
+            "--redo", help="judge these units again whatever their verdict: a unit key, its "
+            "12-character prefix, or all (repeatable)")] = None,
     ) -> None:
         """Index REPO, plan the campaign, run the agents, verify, integrate and hand over.
 
@@ -272,6 +296,8 @@ def register(app: typer.Typer) -> None:
             settings = _settings(repo, home, campaign, agents, sandbox, forge, agent)
             preflight(settings)
             claim_home(home, repo)
+            if redo:
+                _redo(settings, home, redo)
         except FleetError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from exc

@@ -1,0 +1,71 @@
+"""Issue 17, defect 7: re-running a sweep with another test interpreter reused the old verdicts
+("nothing new"). A verdict now records what it was judged with (test interpreter(s), campaign
+version, gate set, base commit); change any and the unit is pending again. ``--redo KEY|all``
+(a 12-character prefix will do) forces it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fleet.campaigns.spec import load_campaign
+from fleet.errors import ConfigError
+from fleet.store import Store
+from fleet.types import WorkUnit
+from fleet.unit import UnitResult, judged_with, latest_results, record_planned, record_result, redo
+
+BUILTIN = Path(load_campaign("datetime-utcnow").source)
+
+
+def _unit(key: str, campaign: str) -> WorkUnit:
+    return WorkUnit(key, campaign, "a" * 40, ("m.py::f",), (), ())
+
+
+def test_a_verdict_is_judged_again_when_what_judged_it_changes(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    campaign = tmp_path / "camp.yaml"
+    campaign.write_text(BUILTIN.read_text())
+    name = str(campaign)
+    monkeypatch.setenv("FLEET_TEST_PYTHON", "/opt/py311/bin/python")
+    monkeypatch.delenv("FLEET_TEST_PYTHONS", raising=False)
+    record_result(store.ledger, UnitResult("u1" * 8, name, "verified", "a" * 40), "t")
+    [stored] = latest_results(store.ledger, name).values()
+    assert stored.judged_with["pythons"] == "/opt/py311/bin/python"
+    assert stored.judged_with["gates"] == list(load_campaign(name).gates)
+    assert stored.judged_with["base_commit"] == "a" * 40
+
+    monkeypatch.setenv("FLEET_TEST_PYTHON", "/opt/py310/bin/python")  # another interpreter
+    assert latest_results(store.ledger, name) == {}
+    monkeypatch.setenv("FLEET_TEST_PYTHON", "/opt/py311/bin/python")
+    assert list(latest_results(store.ledger, name)) == ["u1" * 8]
+    monkeypatch.setenv("FLEET_TEST_PYTHONS", "/opt/py311/bin/python:/opt/py36/bin/python")
+    assert latest_results(store.ledger, name) == {}
+    monkeypatch.delenv("FLEET_TEST_PYTHONS")
+
+    campaign.write_text(BUILTIN.read_text().replace("gates: [", "gates: [security, "))
+    assert latest_results(store.ledger, name) == {}  # another gate set (and version)
+    campaign.write_text(BUILTIN.read_text().replace("make both sides aware", "keep both aware"))
+    assert judged_with(name, "a" * 40)["key"] != stored.judged_with["key"]  # a new prompt
+    assert latest_results(store.ledger, name) == {}
+    campaign.write_text(BUILTIN.read_text())
+    assert list(latest_results(store.ledger, name)) == ["u1" * 8]
+    # an agent failure is not a verdict: it records nothing to key
+    record_result(store.ledger, UnitResult("u2" * 8, name, "agent_failed", "a" * 40), "t")
+    assert not latest_results(store.ledger, name)["u2" * 8].judged_with
+
+
+def test_redo_takes_a_key_a_prefix_or_all(store: Store) -> None:
+    keys = ["3f9a2c41d07b55e0aa", "3f9a2c41d07bffff01", "77aa00112233445566"]
+    record_planned(store.ledger, [_unit(k, "datetime-utcnow") for k in keys])
+    for key in keys:
+        record_result(store.ledger, UnitResult(key, "datetime-utcnow", "verified", "a" * 40), "t")
+    assert redo(store.ledger, "datetime-utcnow", ["77aa00112233"]) == ["77aa00112233445566"]
+    assert sorted(latest_results(store.ledger, "datetime-utcnow")) == keys[:2]
+    with pytest.raises(ConfigError, match="--redo 3f9a2c41d07b: 2 units of campaign"):
+        redo(store.ledger, "datetime-utcnow", ["3f9a2c41d07b"])
+    with pytest.raises(ConfigError, match="--redo nope: no planned unit"):
+        redo(store.ledger, "datetime-utcnow", ["nope"])
+    assert redo(store.ledger, "datetime-utcnow", ["all"]) == sorted(keys)
+    assert latest_results(store.ledger, "datetime-utcnow") == {}
