@@ -234,6 +234,22 @@ def resolve_units(ledger: Ledger, campaign: str, keys: Iterable[str]) -> list[st
     return out
 
 
+def expand_unit_key(ledger: Ledger, key: str) -> str:
+    """The unit key that ``key`` is, or is the prefix of (the 12 characters every table
+    prints), among all units of the ledger. Raises ``ConfigError`` naming ``key`` when no unit,
+    or more than one, has it."""
+    from fleet.errors import ConfigError
+
+    known = {e.unit for e in ledger.events() if e.unit is not None}
+    if key in known:
+        return key
+    found = sorted(k for k in known if k.startswith(key))
+    if len(found) != 1:
+        what = "no unit key" if not found else f"{len(found)} unit keys ({', '.join(found[:3])})"
+        raise ConfigError(f"--unit {key}: {what} in the ledger start with it")
+    return found[0]
+
+
 def redo(ledger: Ledger, campaign: str, keys: Iterable[str], actor: str = "fleet") -> list[str]:
     """``fleet sweep --redo KEY|all``: requeue those units, so the next sweep judges them again
     whatever their verdict was. Returns the full keys."""

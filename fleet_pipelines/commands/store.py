@@ -254,8 +254,17 @@ def ledger_show(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
     store: StoreOption = None,
 ) -> None:
-    """Show ledger events, oldest first."""
+    """Show ledger events, oldest first. ``--unit`` takes a unit key or its prefix (the 12
+    characters every table prints)."""
+    from fleet.errors import ConfigError
+    from fleet.unit import expand_unit_key
+
     with _open(store, existing=True) as opened:
+        try:
+            unit = expand_unit_key(opened.ledger, unit) if unit else None
+        except ConfigError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(1) from exc
         events = opened.ledger.events(unit=unit, campaign=campaign, kind=kind)
     for e in events:
         if as_json:

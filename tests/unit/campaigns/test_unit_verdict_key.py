@@ -69,3 +69,22 @@ def test_redo_takes_a_key_a_prefix_or_all(store: Store) -> None:
         redo(store.ledger, "datetime-utcnow", ["nope"])
     assert redo(store.ledger, "datetime-utcnow", ["all"]) == sorted(keys)
     assert latest_results(store.ledger, "datetime-utcnow") == {}
+
+
+def test_ledger_show_takes_the_12_character_key_every_table_prints(
+    store: Store, store_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 17, defect 10: ``fleet ledger show --unit <12-char prefix>`` printed nothing and
+    exited 0."""
+    from fleet_pipelines.cli import main
+
+    keys = ["3f9a2c41d07b55e0aa", "3f9a2c41d07bffff01"]
+    record_planned(store.ledger, [_unit(k, "datetime-utcnow") for k in keys])
+    assert main(["ledger", "show", "--unit", "3f9a2c41d07b55", "--store", store_url]) == 0
+    out = capsys.readouterr().out
+    assert "unit.planned" in out and keys[0] in out and keys[1] not in out
+    assert main(["ledger", "show", "--unit", "3f9a2c41d07b", "--store", store_url]) == 1
+    assert ("--unit 3f9a2c41d07b: 2 unit keys (3f9a2c41d07b55e0aa, 3f9a2c41d07bffff01) in the "
+            "ledger start with it") in capsys.readouterr().err
+    assert main(["ledger", "show", "--unit", "ffff", "--store", store_url]) == 1
+    assert "--unit ffff: no unit key in the ledger start with it" in capsys.readouterr().err
