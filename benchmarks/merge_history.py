@@ -11,8 +11,8 @@ commit's version; ``meta.json`` names the commit and the path). Identical triple
 Files the merge deleted or that a parent deleted are left out: git does not run a merge driver
 for them.
 
-``run`` merges every case with ``git merge-file --diff3`` and with ``fleet.merge.merge3`` (what
-``fleet merge-driver`` runs, in process) and classifies it against ``actual`` with
+``run`` merges every case with ``git merge-file --diff3`` and with the stages ``fleet merge-driver``
+runs after git's (in process) and classifies it against ``actual`` with
 ``fleet.merge.equivalence.same_program`` (comments, formatting and the order of adjacent
 definitions, imports and imported names ignored):
 
@@ -44,8 +44,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from fleet.merge import Clean, merge3
+from fleet.merge import Clean
 from fleet.merge._line import line_merge
+from fleet.merge._merge3 import after_line_stage
 from fleet.merge.equivalence import canonical_dump, same_program
 
 PARTS = ("base", "ours", "theirs", "actual")
@@ -189,14 +190,18 @@ def classify(base: str, ours: str, theirs: str, actual: str) -> tuple[str, str, 
     git = line_merge(base, ours, theirs)
     git_seconds = time.perf_counter() - start
     start = time.perf_counter()
-    result = merge3(base, ours, theirs, "case.py")
-    fleet_seconds = time.perf_counter() - start
+    # What ``fleet merge-driver`` does after its own ``git merge-file`` (git's result is shared,
+    # so the driver's time is git's plus this).
+    result = after_line_stage(base, ours, theirs, "case.py", git)
+    fleet_seconds = git_seconds + time.perf_counter() - start
     stage = f"{type(result).__name__.lower()}:{result.stage}"
-    if isinstance(git, Clean):
+    if isinstance(git, Clean):  # the humans' result is compared only when fleet's differs
         if isinstance(result, Clean) and result.text == git.text:
             return "git_clean", stage, fleet_seconds, git_seconds
         worse = same_program(git.text, actual)
         return ("worse" if worse else "git_clean_changed"), stage, fleet_seconds, git_seconds
+    if canonical_dump(actual) is None:
+        return "unparsable", stage, fleet_seconds, git_seconds  # nothing to compare with
     if not isinstance(result, Clean):
         return "conflict", stage, fleet_seconds, git_seconds
     if same_program(result.text, actual):
@@ -246,16 +251,16 @@ def run(corpus: Path, json_out: Path | None, driver: int) -> int:
     rows = []
     details = []
     for repo in sorted(p for p in corpus.iterdir() if p.is_dir()):
-        counts = dict.fromkeys(OUTCOMES, 0)
+        counts = dict.fromkeys((*OUTCOMES, "unparsable"), 0)
         fleet_ms: list[float] = []
         git_ms: list[float] = []
         hard: list[Path] = []
         for folder in sorted(p for p in repo.iterdir() if (p / "actual.py").exists()):
             base, ours, theirs, actual = _read(folder)
-            if canonical_dump(actual) is None:
-                continue  # the committed merge does not parse: nothing to compare with
             outcome, stage, fleet_s, git_s = classify(base, ours, theirs, actual)
             counts[outcome] += 1
+            if outcome == "unparsable":
+                continue  # the committed merge does not parse: nothing to compare with
             fleet_ms.append(fleet_s * 1000)
             git_ms.append(git_s * 1000)
             if outcome not in ("git_clean", "git_clean_changed", "worse"):
@@ -289,26 +294,27 @@ def run(corpus: Path, json_out: Path | None, driver: int) -> int:
 
 def export(corpus: Path, fixtures: Path, max_bytes: int, per_repo: int) -> int:
     """Copy up to ``per_repo`` small git-conflicted cases of each repository into ``fixtures``,
-    each with an ``outcome`` file (see :func:`classify`)."""
+    each with an ``outcome`` file (see :func:`classify`): the resolved ones first, then the
+    clean ones that differ, then conflicts."""
     fixtures.mkdir(parents=True, exist_ok=True)
+    order = {"resolved": 0, "clean_human_beyond": 1, "clean_wrong": 1, "conflict": 2}
     for repo in sorted(p for p in corpus.iterdir() if p.is_dir()):
-        kept = 0
+        found: list[tuple[int, str, Path, str]] = []
         for folder in sorted(p for p in repo.iterdir() if (p / "actual.py").exists()):
-            if kept >= per_repo:
-                break
             texts = _read(folder)
-            if max(len(t) for t in texts) > max_bytes or canonical_dump(texts[3]) is None:
-                continue
-            if isinstance(line_merge(*texts[:3]), Clean):
+            if max(len(t) for t in texts) > max_bytes:
                 continue
             outcome = classify(*texts)[0]
+            if outcome not in order:
+                continue  # git merges it cleanly, or the humans' result does not parse
+            found.append((order[outcome], folder.name, folder, outcome))
+        for _, _, folder, outcome in sorted(found)[:per_repo]:
             target = fixtures / f"{repo.name}__{folder.name}"
             target.mkdir(exist_ok=True)
             for part in PARTS:
                 shutil.copy(folder / f"{part}.py", target / f"{part}.py")
             shutil.copy(folder / "meta.json", target / "meta.json")
             (target / "outcome").write_text(outcome + "\n")
-            kept += 1
     return 0
 
 

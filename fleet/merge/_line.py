@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import os
 import subprocess
+from typing import TYPE_CHECKING
 
 from fleet.errors import GitError
-from fleet.merge._result import Clean, Conflicted, MergeResult, parse_conflicts
+
+if TYPE_CHECKING:  # the driver's clean path needs none of it (dataclasses costs its start-up)
+    from fleet.merge._result import MergeResult
 
 LABELS = ("ours", "base", "theirs")
 
@@ -73,6 +76,8 @@ def git_merge_file_bytes(base: bytes, ours: bytes, theirs: bytes) -> tuple[bytes
 
 def as_result(merged: bytes, conflicts: int) -> MergeResult:
     """git's output as a ``Clean | Conflicted`` value (stage ``line``)."""
+    from fleet.merge._result import Clean, Conflicted, parse_conflicts
+
     text = decode(merged)
     if conflicts == 0:
         return Clean(text, stage="line")

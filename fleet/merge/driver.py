@@ -134,12 +134,9 @@ def main(argv: list[str]) -> int:
 
 def _merge(paths: tuple[str, str, str], path: str, labels: list[str]) -> int:
     from fleet.errors import FleetError
-    from fleet.merge._line import as_result, git_merge_file_paths
-    from fleet.merge._merge3 import after_line_stage
-    from fleet.merge._result import Clean, MergeResult, relabel
+    from fleet.merge._line import git_merge_file_paths
 
     base_path, ours_path, theirs_path = paths
-    result: MergeResult
     try:
         # git's own files go straight to git; a clean line merge is written back as git's bytes.
         merged, conflicts = git_merge_file_paths(base_path, ours_path, theirs_path)
@@ -147,10 +144,15 @@ def _merge(paths: tuple[str, str, str], path: str, labels: list[str]) -> int:
             with open(ours_path, "wb") as handle:
                 handle.write(merged)
             return 0
+        from fleet.merge._line import as_result
+        from fleet.merge._merge3 import after_line_stage
+        from fleet.merge._result import Clean, MergeResult, relabel
+
         line = as_result(merged, conflicts)
         base, ours, theirs = (_read(p) for p in paths)
     except (OSError, FleetError) as exc:
         return _fail(f"{path}: {exc}", paths)
+    result: MergeResult
     try:
         result = after_line_stage(base, ours, theirs, path, line)
     except Exception as exc:  # a fault of the structural stage: git's line merge stands
