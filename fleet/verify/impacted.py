@@ -14,7 +14,8 @@ from fleet.verify._patch import FilePatch, Trees
 from fleet.verify.evidence import Judgement, Needs, combine, judge, under
 from fleet.verify.execution import PytestRun, run_pytest
 from fleet.verify.gates import is_test_path
-from fleet.verify.target import test_pythons
+from fleet.verify.proof import alias_rename_proof
+from fleet.verify.target import interpreters, supported_pythons, test_pythons
 from sandbox import Sandbox
 
 __all__ = ["gate_impacted_tests", "impacted_tests"]
@@ -109,6 +110,17 @@ def gate_impacted_tests(
     got = combine(results)
     details: dict[str, Any] = {"targets": targets, "selected_by": how,
                                "pythons": [p for p, _ in results], **got.details}
+    if got.status == "unknown":
+        # no test evidence: a patch that only renames aliases may be proven instead
+        candidates = [p for p, _ in results]
+        candidates += [p for p in interpreters(supported_pythons(trees.base)).values()
+                       if p not in candidates]
+        proof = alias_rename_proof(trees, files, sandbox, candidates)
+        if proof is not None:
+            details.update(proof="alias-rename", renames=[list(p) for p in proof.pairs],
+                           no_test_evidence=got.evidence.splitlines()[0])
+            return Verdict("impacted_tests", "accept", f"{proof.text()} (the tests give no "
+                           f"evidence: {got.evidence.splitlines()[0]})", details)
     return Verdict("impacted_tests", got.status, got.evidence, details)
 
 
