@@ -403,3 +403,40 @@ def test_publishes_states_and_issues_are_ledgered(
         assert filed.payload["fingerprint"] == finding(1).fingerprint
         assert filed.campaign == "retire-legacy"
         assert store.ledger.verify() == []
+
+
+def test_check_runs_per_gate_on_the_head_and_a_merge_pinned_to_it(
+    forge: GitHubForge, fake: FakeGitHub, git_repo: Path, remote: Path
+) -> None:
+    from fleet.forge.github import CheckReport
+
+    head = commit_on(git_repo, "fleet/c/integration", "a.py", "x = 1\n")
+    ref = forge.publish(str(git_repo), "fleet/c/integration", "fleet: c", "body")
+    checks = [CheckReport("fleet/applies", "success", "applies: accepted all 1 unit(s)",
+                          "| unit | verdict |"),
+              CheckReport("fleet/impacted_tests", "failure", "impacted_tests: rejected 1",
+                          "| unit | verdict |", "details")]
+    urls = forge.report_checks(ref, head, checks)
+    runs = fake.checks(REPO, head)
+    assert len(urls) == len(runs) == 2
+    assert {(r["name"], r["status"], r["conclusion"]) for r in runs} == {
+        ("fleet/applies", "completed", "success"),
+        ("fleet/impacted_tests", "completed", "failure")}
+    assert runs[1]["output"]["text"] == "details"
+    # read back through PyGithub's own Checks API listing of the commit
+    listed = forge._repo().get_commit(head).get_check_runs()
+    assert sorted(r.name for r in listed) == ["fleet/applies", "fleet/impacted_tests"]
+
+    # a merge pinned to an older head is refused (the branch moved), as a value
+    moved = commit_on(git_repo, "fleet/c/integration", "b.py", "y = 2\n")
+    git(git_repo, "push", "-q", "-f", str(remote), "fleet/c/integration")
+    refused = forge.merge(ref, head)
+    assert not refused.merged and "HTTP 409" in refused.reason
+    done = forge.merge(ref, moved)
+    assert done.merged and done.sha
+    assert forge.status(ref) == "merged"
+    assert git(remote, "merge-base", "--is-ancestor", moved, "main") == ""
+    assert not forge.merge(ref, moved).merged  # already merged: a value, not an error
+    forge.reachable()
+    with pytest.raises(ForgeError, match="HTTP 404"):
+        make_forge(fake, remote, repo="acme/nope").reachable()
