@@ -24,6 +24,13 @@ Rows (a failure is the fault getting through; data lost is acknowledged data tha
   dead holder's fencing token still valid after that; data lost = acknowledged events missing.
 - ``kill -9 integration``: an integration killed while its tests run; failure = a worktree
   left after ``fleet gc``; data lost = acknowledged ledger events missing.
+- ``fork past the process limit``: a program forks until refused under ``processes=64`` on
+  each isolating backend that works here; failure = more than 63 children, or the run not ending
+  as ``killed_by_limit``.
+- ``disk quota``: 8 x 60 MB written under ``disk_bytes=100 MB`` on every backend that works here
+  (the microVM is left out for time: its test is in the contract suite); failure = more than the
+  quota in the worktree or the run not ``killed_by_limit``; data lost = a file that was in the
+  worktree before changed.
 """
 
 from __future__ import annotations
@@ -551,6 +558,71 @@ def bench_kill_integration(tmp: Path, repeat: int) -> Row:
     }
 
 
+# ---------------------------------------------------------------- sandbox limits
+FORKER = r"""
+import os, time
+out = open("forked.txt", "w")
+for n in range(1, 1001):
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(30)
+        os._exit(0)
+    out.write(f"{n}\n")
+    out.flush()
+time.sleep(30)
+"""
+FLOOD = "for i in $(seq 1 8); do head -c 60000000 /dev/zero > flood$i.bin; done; true"
+
+
+def bench_sandbox(tmp: Path, repeat: int) -> list[Row]:
+    from sandbox import Limits, make_sandbox
+    from sandbox.local import LocalSandbox
+
+    rows = []
+    forks = {"attempts": 0, "failures": 0, "lost": 0}
+    floods = {"attempts": 0, "failures": 0, "lost": 0}
+    names = []
+    for name in ("bwrap", "gvisor", "local"):
+        box = LocalSandbox(warn=False) if name == "local" else make_sandbox(name)
+        if not box.probe().available:  # type: ignore[attr-defined]
+            continue
+        names.append(name)
+        for r in range(repeat):
+            work = tmp / f"sbx-{name}-{r}"
+            work.mkdir()
+            (work / "kept.txt").write_text("kept\n")
+            if name != "local":  # local has no process isolation to test
+                res = box.run(
+                    [sys.executable, "-c", FORKER],
+                    work,
+                    timeout=90,
+                    limits=Limits(processes=64, memory_bytes=1024**3),
+                )
+                counts = (work / "forked.txt").read_text().split()
+                forked = int(counts[-1]) if counts else 0
+                forks["attempts"] += 1
+                forks["failures"] += res.reason.value != "killed_by_limit" or forked > 63
+            quota = 100 * 1024**2
+            res = box.run(
+                ["/bin/sh", "-c", FLOOD],
+                work,
+                timeout=120,
+                limits=Limits(disk_bytes=quota, file_bytes=64 * 1024**2),
+            )
+            written = sum(p.stat().st_size for p in work.glob("flood*.bin"))
+            floods["attempts"] += 1
+            floods["failures"] += res.reason.value != "killed_by_limit" or written > quota
+            floods["lost"] += (work / "kept.txt").read_text() != "kept\n"
+            shutil.rmtree(work, ignore_errors=True)
+    fork_on = ", ".join(n for n in names if n != "local")
+    rows.append({"fault": f"fork past the process limit of 64 ({fork_on})", **forks})
+    rows.append({"fault": f"8 x 60 MB past a 100 MB disk quota ({', '.join(names)})", **floods})
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=20, help="repetitions of each fault")
@@ -567,6 +639,7 @@ def main() -> None:
         rows.append(bench_corrupted(tmp, max(1, args.repeat // 10)))
         rows.append(bench_kill_holder(tmp, args.repeat))
         rows.append(bench_kill_integration(tmp, max(1, args.repeat // 2)))
+        rows += bench_sandbox(tmp, max(1, args.repeat // 4))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         _drop_pg()
