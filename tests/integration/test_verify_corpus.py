@@ -20,18 +20,28 @@ ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "fixtures" / "patches"
 EXAMPLE = ROOT / "examples" / "acme-monorepo"
 PATCHES = sorted(CORPUS.glob("*/*.patch"))
+PYJWT = ROOT / "tests" / "fixtures" / "projects" / "pyjwt-2.0.0"
+PYJWT_PATCHES = sorted(CORPUS.glob("pyjwt/*/*.patch"))
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
 
-@pytest.fixture(scope="module")
-def acme_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    repo = tmp_path_factory.mktemp("corpus") / "acme"
-    shutil.copytree(EXAMPLE, repo, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
+def _git_copy(source: Path, repo: Path) -> Path:
+    shutil.copytree(source, repo, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
     for args in (["init", "-q", "-b", "main"], ["add", "-A"],
                  ["-c", "user.name=t", "-c", "user.email=t@t.invalid", "commit", "-qm", "base"]):
         subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
     return repo
+
+
+@pytest.fixture(scope="module")
+def acme_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _git_copy(EXAMPLE, tmp_path_factory.mktemp("corpus") / "acme")
+
+
+@pytest.fixture(scope="module")
+def pyjwt_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _git_copy(PYJWT, tmp_path_factory.mktemp("corpus") / "pyjwt")
 
 
 @pytest.fixture(scope="module")
@@ -54,8 +64,22 @@ def test_the_corpus_is_big_enough() -> None:
 def test_planted_patch(
     patch: Path, acme_base: Path, sandbox_name: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    _check(patch, acme_base, sandbox_name, capsys)
+
+
+@pytest.mark.parametrize("patch", PYJWT_PATCHES,
+                         ids=[f"pyjwt/{p.parent.name}/{p.stem}" for p in PYJWT_PATCHES])
+def test_planted_patch_on_pyjwt(
+    patch: Path, pyjwt_base: Path, sandbox_name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same on a real PyPI project, PyJWT 2.0.0, with its own suite."""
+    _check(patch, pyjwt_base, sandbox_name, capsys)
+
+
+def _check(patch: Path, base: Path, sandbox_name: str,
+           capsys: pytest.CaptureFixture[str]) -> None:
     meta = json.loads(patch.with_suffix(".json").read_text())
-    argv = ["verify", str(acme_base), str(patch), "--sandbox", sandbox_name, "--json"]
+    argv = ["verify", str(base), str(patch), "--sandbox", sandbox_name, "--json"]
     for symbol in meta["write_set"]:
         argv += ["--write", symbol]
     if meta["bugfix"]:
