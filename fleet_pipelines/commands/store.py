@@ -119,7 +119,7 @@ def serve(
 
 
 def _launching(store: str | None, repo: Path | None) -> tuple[str, Path, Launcher]:
-    """The store URL, repository and ``DagsterJobLauncher`` of the deployment in the
+    """The store URL, repository and ``SubmittingJobLauncher`` of the deployment in the
     environment; ``--store`` / ``--repo`` override its settings, so the coordinator and the runs
     it launches share one store."""
     import dataclasses
@@ -132,7 +132,10 @@ def _launching(store: str | None, repo: Path | None) -> tuple[str, Path, Launche
     try:  # importing the definitions module builds ``defs`` from the environment, too
         from fleet_pipelines.commands._sweep import instance_for
         from fleet_pipelines.definitions import build_campaigns, build_definitions
-        from fleet_pipelines.jobs import DagsterJobLauncher
+        from fleet_pipelines.engine import ensure_run_queue
+        from fleet_pipelines.engine.launcher import submitting_launcher
+        from fleet_pipelines.jobs import ledger_recorder
+        from fleet_pipelines.storage import ensure_instance_config
 
         env = dict(os.environ)
         if repo is not None:  # its own state directory, unless FLEET_HOME says otherwise
@@ -154,8 +157,15 @@ def _launching(store: str | None, repo: Path | None) -> tuple[str, Path, Launche
     from sandbox import select_sandbox
 
     tasks = TaskLauncher(Path(settings.repo), open_store(settings.store_url), select_sandbox)
-    launcher = DagsterJobLauncher(defs, build_campaigns(settings), instance_for(dagster_home),
-                                  tasks=tasks)
+
+    def prepare(home: Path) -> None:  # the embedded default's instance, with its run queue
+        ensure_instance_config(home)
+        ensure_run_queue(home, settings.agents)
+
+    # a campaign's dispatch is a run submitted to the instance (fleet_pipelines/engine)
+    launcher = submitting_launcher(settings.env(), build_campaigns(settings),
+                                   instance_for(dagster_home, prepare), ledger_recorder(defs),
+                                   tasks=tasks, say=lambda line: typer.echo(line, err=True))
     return settings.store_url, Path(settings.repo), launcher
 
 

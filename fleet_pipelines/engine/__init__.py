@@ -2,7 +2,7 @@
 run coordinator, launched by its run launcher, followed to their end."""
 
 from fleet_pipelines.engine._config import ensure_run_queue, run_queue_config
-from fleet_pipelines.engine._daemon import DaemonProcess, needs_daemon, serving
+from fleet_pipelines.engine._daemon import DaemonProcess, SharedDaemon, needs_daemon, serving
 from fleet_pipelines.engine._session import Engine, current, submitting
 from fleet_pipelines.engine._submit import (
     WORKSPACE,
@@ -13,6 +13,7 @@ from fleet_pipelines.engine._submit import (
     submit,
 )
 
-__all__ = ["WORKSPACE", "DaemonProcess", "Engine", "SubmitFailed", "SubmittedRun", "current",
+__all__ = ["WORKSPACE", "DaemonProcess", "Engine", "SharedDaemon", "SubmitFailed", "SubmittedRun",
+           "current",
            "ensure_run_queue", "follow", "needs_daemon", "open_workspace", "run_queue_config",
            "serving", "submit", "submitting"]

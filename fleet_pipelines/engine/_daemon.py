@@ -23,6 +23,7 @@ from dagster import DagsterInstance
 # some slack mean it is gone.
 STALE_AFTER_S = 75.0
 QUEUED_DAEMON = "QUEUED_RUN_COORDINATOR"
+STOPPED = "fleet-daemon.stopped"  # when fleet last stopped a daemon it started here
 
 
 def needs_daemon(instance: DagsterInstance) -> bool:
@@ -42,9 +43,16 @@ def heartbeat_age(instance: DagsterInstance) -> float | None:
 
 
 def serving(instance: DagsterInstance) -> bool:
-    """A daemon is dequeuing the runs of ``instance`` (it beat within ``STALE_AFTER_S``)."""
+    """A daemon is dequeuing the runs of ``instance``: it beat within ``STALE_AFTER_S``, and
+    after the last daemon fleet started there was stopped (whose last beats are no sign)."""
     age = heartbeat_age(instance)
-    return age is not None and age < STALE_AFTER_S
+    if age is None or age >= STALE_AFTER_S:
+        return False
+    try:
+        stopped = float((Path(instance.root_directory) / STOPPED).read_text())
+    except (OSError, ValueError):
+        stopped = 0.0
+    return time.time() - age > stopped
 
 
 class DaemonProcess:
@@ -74,7 +82,7 @@ class DaemonProcess:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
-    def stop(self, grace_s: float = 20.0) -> None:
+    def stop(self, grace_s: float = 5.0) -> None:
         """SIGTERM to the group it started (the daemon and its code server), SIGKILL after
         ``grace_s``."""
         proc = self.proc
@@ -92,12 +100,95 @@ class DaemonProcess:
 
 
 def _die_with_parent() -> None:
-    """In the child: SIGTERM when the thread that started it ends (a killed sweep or server
-    leaves no daemon behind)."""
+    """In the child: SIGTERM when the thread that started it ends, so a killed sweep or server
+    leaves no daemon behind (another fleet process using it then starts its own)."""
     import ctypes
 
     pr_set_pdeathsig = 1
     ctypes.CDLL(None).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
+def _is_daemon(pid: int) -> bool:
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return b"dagster-daemon" in cmdline and state != "Z"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class SharedDaemon:
+    """The daemon fleet processes start on an instance none serves, shared by every fleet
+    process on it (concurrent sweeps, ``fleet serve``): its pid in
+    ``<dagster_home>/fleet-daemon.pid``, each user a file in ``fleet-daemon.users/``; the last
+    user to leave stops it (a user that died is not counted). All under one file lock."""
+
+    def __init__(self, dagster_home: Path, workspace: Path, env: Mapping[str, str]) -> None:
+        self.home = dagster_home
+        self.process = DaemonProcess(dagster_home, workspace, env)
+        self.pidfile = dagster_home / "fleet-daemon.pid"
+        self.users = dagster_home / "fleet-daemon.users"
+        self.lock = dagster_home / ".fleet-daemon.lock"
+        self.joined = False
+
+    def _pid(self) -> int | None:
+        try:
+            pid = int(self.pidfile.read_text().strip())
+        except (OSError, ValueError):
+            return None
+        return pid if _is_daemon(pid) else None
+
+    def join(self) -> tuple[int, bool]:
+        """Use the running fleet-started daemon, or start one. Returns ``(pid, started)``."""
+        from fleet.locks import hold
+
+        with hold(self.lock, f"starting the Dagster daemon of {self.home}"):
+            self.users.mkdir(parents=True, exist_ok=True)
+            (self.users / str(os.getpid())).touch()
+            self.joined = True
+            pid = self._pid()
+            if pid is not None:
+                return pid, False
+            pid = self.process.start()
+            self.pidfile.write_text(str(pid))
+            return pid, True
+
+    @property
+    def alive(self) -> bool:
+        return self._pid() is not None
+
+    def leave(self) -> None:
+        """Stop being a user; stop the daemon if no live user is left."""
+        from fleet.locks import hold
+
+        if not self.joined:
+            return
+        self.joined = False
+        with hold(self.lock, f"stopping the Dagster daemon of {self.home}"):
+            (self.users / str(os.getpid())).unlink(missing_ok=True)
+            others = [p for p in self.users.iterdir() if p.name.isdigit() and _alive(int(p.name))]
+            if others:
+                return
+            pid = self._pid()
+            if pid is not None:
+                _signal_group(pid, signal.SIGTERM)
+                deadline = time.monotonic() + 5  # then SIGKILL: no fleet process uses it
+                while _is_daemon(pid) and time.monotonic() < deadline:
+                    time.sleep(0.2)
+                _signal_group(pid, signal.SIGKILL)
+            self.process.stop()  # reaps it when this process started it
+            self.pidfile.unlink(missing_ok=True)
+            (self.home / STOPPED).write_text(repr(time.time()))
 
 
 def _signal_group(pgid: int, sig: int) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from dagster import AssetKey, DagsterInstance, DagsterRunStatus
 
-from fleet_pipelines.engine._daemon import DaemonProcess, needs_daemon, serving
+from fleet_pipelines.engine._daemon import SharedDaemon, needs_daemon, serving
 from fleet_pipelines.engine._submit import (
     WORKSPACE,
     Say,
@@ -40,37 +40,53 @@ class Engine:
     """Submits runs to ``instance`` through the workspace's code location and follows them; it
     starts a daemon on the instance when its runs would wait for one that does not serve it."""
 
-    def __init__(self, instance: DagsterInstance, process: Any, say: Say,
-                 env: Mapping[str, str], workspace: Path = WORKSPACE) -> None:
+    def __init__(self, instance: DagsterInstance, say: Say, env: Mapping[str, str],
+                 workspace: Path = WORKSPACE) -> None:
         self.instance = instance
-        self.process = process
+        self._process: Any = None
         self.say = say
         self.env = dict(env)
         self.workspace = workspace
-        self.daemon: DaemonProcess | None = None
+        self.daemon: SharedDaemon | None = None
         self._announced = False
         self.runs: list[str] = []
 
+    @property
+    def process(self) -> Any:
+        """The workspace's process context, opened on first use (its code server takes
+        seconds: a sweep refused before its first run never starts one)."""
+        if self._process is None:
+            self._process = open_workspace(self.instance, self.workspace)
+        return self._process
+
     def ensure_daemon(self, status: DagsterRunStatus | None = None) -> None:
-        """Start ``dagster-daemon run`` when runs queue on this instance, none serves it, and
-        the one this engine started (if any) is gone."""
+        """Make sure a daemon dequeues this instance's runs while runs queue on it: a daemon
+        that serves it already (a deployment's), else the one fleet processes share here
+        (started if none runs, restarted if it exited)."""
         if status not in (None, DagsterRunStatus.QUEUED) or not needs_daemon(self.instance):
             return
-        if self.daemon is not None and self.daemon.alive:
-            return
-        if self.daemon is None and serving(self.instance):
-            if not self._announced:
-                self._announced = True
-                self.say(f"the Dagster daemon serving {self.instance.root_directory} "
-                         "launches this sweep's runs")
-            return
-        again = self.daemon is not None
         home = Path(self.instance.root_directory)
-        self.daemon = DaemonProcess(home, self.workspace, self.env)
-        pid = self.daemon.start()
-        what = ("the Dagster daemon this sweep started exited: restarted it" if again
-                else f"no Dagster daemon serves {home}: started one")
-        self.say(f"{what} (pid {pid}, log {self.daemon.log}); it stops when the sweep ends")
+        if self.daemon is None:
+            shared = SharedDaemon(home, self.workspace, self.env)
+            if not shared.alive and serving(self.instance):
+                if not self._announced:
+                    self._announced = True
+                    self.say(f"the Dagster daemon serving {home} launches this sweep's runs")
+                return
+            self.daemon = shared
+        elif self.daemon.alive:
+            return
+        again = self.daemon.joined
+        pid, started = self.daemon.join()
+        log = self.daemon.process.log
+        if not started:
+            self.say(f"using the Dagster daemon another fleet process started on {home} "
+                     f"(pid {pid}, log {log})")
+        elif again:
+            self.say(f"the Dagster daemon of {home} exited: restarted it (pid {pid})")
+        else:
+            self.say(f"no Dagster daemon serves {home}: started one (pid {pid}, log {log}); "
+                     "it stops when the last fleet process using it ends")
 
     def run(self, job: str, tags: Mapping[str, str] | None = None,
             selection: Sequence[AssetKey] | None = None,
@@ -83,8 +99,11 @@ class Engine:
 
     def close(self) -> None:
         if self.daemon is not None:
-            self.daemon.stop()
+            self.daemon.leave()
             self.daemon = None
+        if self._process is not None:
+            self._process.__exit__(None, None, None)
+            self._process = None
 
 
 @contextmanager
@@ -96,14 +115,13 @@ def submitting(instance: DagsterInstance, env: Mapping[str, str], say: Say,
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)  # the code server process inherits it
     try:
-        with open_workspace(instance, workspace) as process:
-            engine = Engine(instance, process, say, env, workspace)
-            token = _CURRENT.set(engine)
-            try:
-                yield engine
-            finally:
-                _CURRENT.reset(token)
-                engine.close()
+        engine = Engine(instance, say, env, workspace)
+        token = _CURRENT.set(engine)
+        try:
+            yield engine
+        finally:
+            _CURRENT.reset(token)
+            engine.close()
     finally:
         for key, value in saved.items():
             if value is None:

@@ -30,6 +30,10 @@ from fleet.errors import FleetError
 Say = Callable[[str], None]
 FINISHED = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}
 WORKSPACE = Path(__file__).resolve().parents[2] / "workspace.yaml"
+# The steps of a run in its run worker's process, one after the other, as in process: Dagster's
+# default executor would start a process per step (seconds each), and the units of a batch
+# already run concurrently inside their step. A run config naming `execution` replaces it.
+IN_PROCESS: dict[str, Any] = {"execution": {"config": {"in_process": {}}}}
 
 
 class SubmitFailed(FleetError):
@@ -82,6 +86,8 @@ def submit(process: WorkspaceProcessContext, job: str, tags: Mapping[str, str] |
            run_config: Mapping[str, Any] | None = None) -> str:
     """Create a run of ``job`` (limited to the assets ``selection`` when given) with the code
     location's origin and submit it to the instance's run coordinator. Returns its run id.
+    Its steps run in the run worker's process (``IN_PROCESS``) unless ``run_config`` says
+    otherwise.
 
     A selection naming assets the loaded location does not have yet (code module assets of a
     new index) reloads the location once first."""
@@ -98,7 +104,7 @@ def submit(process: WorkspaceProcessContext, job: str, tags: Mapping[str, str] |
                                  job_name=job, op_selection=None,
                                  asset_selection=list(selection) if selection else None)
     remote_job = location.get_job(selector)
-    config = dict(run_config or {})
+    config = {**IN_PROCESS, **dict(run_config or {})}
     plan = location.get_execution_plan(remote_job, config, step_keys_to_execute=None,
                                        known_state=None, instance=process.instance)
     run = process.instance.create_run(

@@ -85,7 +85,8 @@ def test_fleet_serve_dispatch_launches_a_dagster_run(env: dict[str, str], tmp_pa
         assert status["run_id"], status
         monkeypatch.setenv("DAGSTER_HOME", env["DAGSTER_HOME"])
         with DagsterInstance.get() as instance:
-            deadline = time.monotonic() + 60
+            # submitted: the daemon fleet serve starts dequeues it, a run worker process runs it
+            deadline = time.monotonic() + 300
             run = instance.get_run_by_id(status["run_id"])
             while run is None or not run.is_finished:
                 assert time.monotonic() < deadline, f"run {status['run_id']} did not finish"
