@@ -448,7 +448,10 @@ def main() -> int:
     if args.whole:
         got = whole(args.corpus or ["stdlib"], args.runs)
         RESULTS.mkdir(exist_ok=True)
-        (RESULTS / "bench_index_whole.json").write_text(json.dumps(got, indent=2) + "\n")
+        saved = RESULTS / "bench_index_whole.json"  # one entry per corpus, the latest run's
+        merged = json.loads(saved.read_text()) if saved.is_file() else {}
+        merged.update(got)
+        saved.write_text(json.dumps(merged, indent=2) + "\n")
         print(whole_table(got))
         return 0
     if args.worker:

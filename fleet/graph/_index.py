@@ -27,6 +27,8 @@ from fleet.errors import FleetError
 from fleet.graph._affected import affected_files
 from fleet.graph._extract import extract
 from fleet.graph._extract_native import available as native_available
+from fleet.graph._extract_native import threaded as native_threaded
+from fleet.graph._extract_native import threads as native_threads
 from fleet.graph._graph import SymbolGraph
 from fleet.graph._lang import LANGUAGE_NAMES, spec_for
 from fleet.graph._model import FileData, FileRecord, Reference
@@ -182,18 +184,15 @@ def index(repo: str | Path, previous: SymbolGraph | None = None, *,
 
 
 def _threads(files: int) -> int:
-    """Extraction threads: one per usable core (at most 4) when the C extractor is there and
-    the repository is big enough for threads to pay; ``FLEET_GRAPH_THREADS`` overrides."""
-    native = native_available()  # loads the extension here, not in racing threads
+    """Extraction threads: ``_extract_native.threads()`` when the C extractor was loaded for
+    threads and the repository is big enough for them to pay, else 1."""
     wanted = os.environ.get("FLEET_GRAPH_THREADS")
-    if wanted is not None:
-        try:
-            return max(1, int(wanted))
-        except ValueError:
-            raise IndexingError(f"FLEET_GRAPH_THREADS={wanted!r}: not a number") from None
-    if files < 64 or not native:
+    if wanted is not None and not wanted.strip().isdigit():
+        raise IndexingError(f"FLEET_GRAPH_THREADS={wanted!r}: not a number")
+    # loads the extension here, not in racing threads; its mode is fixed at that first load
+    if not native_available() or not native_threaded():
         return 1
-    return min(4, len(os.sched_getaffinity(0)))
+    return native_threads() if files >= 64 or wanted is not None else 1
 
 
 def _index(repo: str | Path, previous: SymbolGraph | None = None, *,
