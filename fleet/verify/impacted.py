@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from fleet.types import Verdict
-from fleet.verify._patch import FilePatch, Trees
+from fleet.verify._patch import FilePatch, Trees, read
 from fleet.verify.evidence import Judgement, Needs, combine, judge, under
 from fleet.verify.execution import PytestRun, run_pytest
 from fleet.verify.gates import is_test_path
+from fleet.verify.integrity import collect_tests
 from fleet.verify.proof import alias_rename_proof
 from fleet.verify.target import interpreters, supported_pythons, test_pythons
 from sandbox import Sandbox
@@ -74,15 +75,26 @@ def reaching(graph: Any, touched: Iterable[str]) -> list[str]:
 
 
 def needs_of(files: Sequence[FilePatch], targets: Sequence[str], graph: Any,
-             touched: Iterable[str]) -> Needs:
+             touched: Iterable[str], tree: Path | None = None) -> Needs:
+    """The evidence's needs. A changed test file must run only when it holds tests: a helper
+    module under ``tests/`` (PyJWT's ``tests/utils.py``) has none to run."""
     tests = [f for f in files if f.new_path and f.new_path.endswith(".py")
-             and is_test_path(f.new_path) and f.new_path.rsplit("/", 1)[-1] != "conftest.py"]
+             and is_test_path(f.new_path) and f.new_path.rsplit("/", 1)[-1] != "conftest.py"
+             and (tree is None or _holds_tests(tree, f.new_path))]
     return Needs(
         reaching=tuple(reaching(graph, touched)),
         files=tuple(targets),
         changed=tuple(sorted(f.new_path for f in tests if f.new_path)),
         added=tuple(sorted(f.new_path for f in tests if f.new_path and f.old_path is None)),
     )
+
+
+def _holds_tests(tree: Path, path: str) -> bool:
+    text = read(tree, path)
+    try:
+        return text is None or bool(collect_tests(text))
+    except SyntaxError:
+        return True
 
 
 def gate_impacted_tests(
@@ -101,7 +113,7 @@ def gate_impacted_tests(
         return Verdict("impacted_tests", "unknown", "no sandbox: the tests cannot be run")
     touched = sorted(set(touched))
     targets, how = impacted_tests(trees.base, touched, files, graph)
-    needs = needs_of(files, targets, graph, touched)
+    needs = needs_of(files, targets, graph, touched, trees.patched)
     scope = f"{len(targets)} test file(s) by {how}" if targets else "the whole suite"
     results: list[tuple[str, Judgement]] = []
     for python in pythons or test_pythons(trees.base):

@@ -137,3 +137,24 @@ def test_the_tests_run_on_every_interpreter_given_and_a_failure_names_it(
     assert got.evidence.startswith(f"[{sys.executable}] 1 test file(s) by imports and names: "
                                    "test_lib.py::test_where passed before and failed after")
     assert f"[{base_python}]" not in got.evidence  # it passes there
+
+
+@pytest.mark.sandbox
+def test_a_changed_test_helper_without_tests_needs_not_run_itself(
+    pyjwt: Path, bwrap: Sandbox
+) -> None:
+    """Found running the datetime-utcnow campaign on PyJWT 2.0.0: its unit for
+    ``tests/utils.py`` (a helper, ``utc_timestamp()``, no tests of its own) was ``unknown`` by
+    "a changed test file must itself run". The tests that use the helper are its evidence."""
+    path = "tests/utils.py"
+    source = (pyjwt / path).read_text()
+    fixed = apply_codemod("datetime-utcnow", source, target_params("datetime-utcnow", pyjwt),
+                          path=path).code  # type: ignore[union-attr]
+    (pyjwt / path).write_text(fixed)
+    patch = git(pyjwt, "diff")
+    git(pyjwt, "checkout", "-q", "--", ".")
+    options = GateOptions(fail_fast=False, skip=frozenset({"review", "typecheck"}))
+    [got] = [v for v in run_gates(pyjwt, patch, [f"{path}::utc_timestamp", f"{path}::<module>"],
+                                  sandbox=bwrap, options=options) if v.gate == "impacted_tests"]
+    assert got.status == "accept", got
+    assert "passed" in got.evidence
