@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["DiskQuota", "disk_quota", "supported"]
+__all__ = ["DiskQuota", "disk_quota", "doctor_note", "supported"]
 
 PREFIX = "fleet-quota-"
 _FULL_BYTES = 64 * 1024  # less than this left on the tmpfs: the command hit the quota
@@ -51,6 +51,13 @@ _MS_NOSUID, _MS_NODEV = 2, 4
 @functools.cache
 def _libc() -> ctypes.CDLL:
     return ctypes.CDLL(None, use_errno=True)
+
+
+def doctor_note() -> str:
+    """How the disk quota is enforced here, for ``fleet sandbox doctor``."""
+    if supported():
+        return "disk quota via a size-limited tmpfs overlay of the worktree"
+    return "no disk quota (needs root and overlayfs; only the per-file cap applies)"
 
 
 def _mount(fstype: str, target: Path, options: str) -> None:

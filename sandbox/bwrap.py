@@ -32,7 +32,7 @@ from sandbox._common import (
 from sandbox._limits import create_cgroups, prelude, tree_killer
 from sandbox._process import run_process
 from sandbox._protocol import ExecResult, Limits, ProbeResult
-from sandbox._quota import disk_quota
+from sandbox._quota import disk_quota, doctor_note
 from sandbox._run_uid import BWRAP_CAPS, RunUid, run_uid_for
 
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
@@ -220,7 +220,8 @@ class BwrapSandbox:
         cg = "cgroups" if create_and_remove_cgroup() else "rlimits only"
         if cg != "cgroups" and os.getuid() == 0:
             cg += " (as root: the command runs as a per-run uid so RLIMIT_NPROC binds it)"
-        return ProbeResult(self.name, True, f"{binary}: {mode}, limits via {cg}", latency, 10)
+        detail = f"{binary}: {mode}, limits via {cg}; {doctor_note()}"
+        return ProbeResult(self.name, True, detail, latency, 10)
 
 
 def create_and_remove_cgroup() -> bool:

@@ -41,7 +41,7 @@ from sandbox._common import (
 from sandbox._limits import CgroupSet, create_cgroups, prelude
 from sandbox._process import run_process, signal_tree
 from sandbox._protocol import ExecResult, Limits, ProbeResult
-from sandbox._quota import disk_quota
+from sandbox._quota import disk_quota, doctor_note
 from sandbox.bwrap import SECRET_PATHS, SYSTEM_DIRS
 
 HOST_THREADS = 8192
@@ -249,9 +249,10 @@ class GVisorSandbox:
         lim, deadline = effective_limits(limits, timeout)
         self.config.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         container = f"fleet-{uuid.uuid4().hex[:16]}"
-        with tempfile.TemporaryDirectory(prefix="fleet-oci-") as tmp, disk_quota(
-            cwd, lim.disk_bytes
-        ) as quota:
+        with (
+            tempfile.TemporaryDirectory(prefix="fleet-oci-") as tmp,
+            disk_quota(cwd, lim.disk_bytes) as quota,
+        ):
             bundle = Path(tmp)
             source = quota.merged if quota is not None else None
             config = self.oci_config(bundle, via_shell(argv), cwd, sandbox_env(env), lim, source)
@@ -330,7 +331,7 @@ class GVisorSandbox:
         if not result.ok:
             detail = f"`true` failed in runsc: {(result.stderr or result.stdout).strip()[-300:]}"
             return ProbeResult(self.name, False, detail, latency, self.strength)
-        detail = f"{binary} --network=none"
+        detail = f"{binary} --network=none; {doctor_note()}"
         if STATX_WARNING_TAG in result.stdout:
             detail += f"; {STATX_WARNING}"
         return ProbeResult(self.name, True, detail, latency, self.strength)

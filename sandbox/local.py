@@ -19,7 +19,7 @@ from sandbox._common import effective_limits, sandbox_env, timed_probe_run, to_r
 from sandbox._limits import create_cgroups, prelude, tree_killer
 from sandbox._process import run_process
 from sandbox._protocol import ExecResult, Limits, ProbeResult
-from sandbox._quota import disk_quota
+from sandbox._quota import disk_quota, doctor_note
 from sandbox._run_uid import run_uid_for
 
 log = logging.getLogger(__name__)
@@ -48,9 +48,10 @@ class LocalSandbox:
     ) -> ExecResult:
         """Run ``argv`` on the host in ``cwd`` with exactly ``env`` (no isolation)."""
         lim, deadline = effective_limits(limits, timeout)
-        with tempfile.TemporaryDirectory(prefix="fleet-local-home-") as home, disk_quota(
-            cwd, lim.disk_bytes
-        ) as quota:
+        with (
+            tempfile.TemporaryDirectory(prefix="fleet-local-home-") as home,
+            disk_quota(cwd, lim.disk_bytes) as quota,
+        ):
             # no isolation: with a quota the command runs in the overlay of the worktree (its
             # cwd is the overlay's path; an absolute path to the worktree bypasses it)
             where = quota.merged if quota is not None else cwd
@@ -79,5 +80,5 @@ class LocalSandbox:
 
     def probe(self) -> ProbeResult:
         result, latency = timed_probe_run(self, ["true"], timeout=30)
-        detail = "no isolation; explicit opt-in only (--unsafe-local)"
+        detail = f"no isolation; explicit opt-in only (--unsafe-local); {doctor_note()}"
         return ProbeResult(self.name, result.ok, detail, latency, self.strength)

@@ -46,7 +46,7 @@ from sandbox._limits import tree_killer
 from sandbox._microvm_blk import block_readonly_paths, run_block
 from sandbox._process import RawOutcome, decode, run_process
 from sandbox._protocol import EndReason, ExecResult, Limits, ProbeResult
-from sandbox._quota import disk_quota
+from sandbox._quota import disk_quota, doctor_note
 from sandbox.firecracker import (
     firecracker_argv,
     firecracker_binary,
@@ -287,9 +287,10 @@ class MicroVMSandbox:
         mem_mb = GUEST_OVERHEAD_MB + max(lim.memory_bytes or 0, 2 * 1024**3) // 1024**2
         if self.transport() == "blk":
             return run_block(self, argv, work, env, lim, deadline, mem_mb)
-        with tempfile.TemporaryDirectory(prefix="fleet-microvm-") as tmp, disk_quota(
-            work, lim.disk_bytes
-        ) as quota:
+        with (
+            tempfile.TemporaryDirectory(prefix="fleet-microvm-") as tmp,
+            disk_quota(work, lim.disk_bytes) as quota,
+        ):
             ctl = Path(tmp)
             limits_sh, run_sh = self.command_scripts(
                 argv, work, sandbox_env(env), lim, "/sys/fs/cgroup/cmd"
@@ -357,6 +358,8 @@ class MicroVMSandbox:
         detail = f"{vmm}, accel={accel}, transport={self.transport()}" + (
             "" if accel == "kvm" else " (software emulation: seconds per command)"
         )
+        if self.transport() == "9p":
+            detail += f"; {doctor_note()}"
         return ProbeResult(self.name, res.ok, detail, latency, self.strength)
 
     def probe_for_auto(self) -> ProbeResult:
