@@ -164,7 +164,8 @@ def _launching(store: str | None, repo: Path | None) -> tuple[str, Path, Launche
 
     # a campaign's dispatch is a run submitted to the instance (fleet_pipelines/engine)
     launcher = submitting_launcher(settings.env(), build_campaigns(settings),
-                                   instance_for(dagster_home, prepare), ledger_recorder(defs),
+                                   lambda: instance_for(dagster_home, prepare),
+                                   ledger_recorder(defs),
                                    tasks=tasks, say=lambda line: typer.echo(line, err=True))
     return settings.store_url, Path(settings.repo), launcher
 

@@ -124,6 +124,8 @@ class _Starting:
         from fleet_pipelines.engine._session import submitting
 
         try:  # this thread lives as long as the engine: the daemon it starts ends with it
+            if callable(instance):  # creating (and migrating) the instance takes seconds too
+                instance = instance()
             with submitting(instance, env, say) as engine:
                 self.launcher = SubmittingJobLauncher(engine, campaigns, on_finish, self.tasks)
                 self._ready.set()
@@ -155,7 +157,8 @@ def submitting_launcher(env: dict[str, str], campaigns: Sequence[CampaignAssets]
                         say: Callable[[str], None] | None = None) -> Callable[[str, Any],
                                                                               str | None]:
     """The launcher of ``fleet serve``: a :class:`SubmittingJobLauncher` whose engine starts in
-    the background at once and closes (with the daemon it started) when the process exits."""
+    the background at once and closes (with the daemon it started) when the process exits.
+    ``instance`` may be a function that opens it (called in the background as well)."""
     import atexit
 
     starting = _Starting(env, campaigns, instance, on_finish, tasks, say or log.warning)
