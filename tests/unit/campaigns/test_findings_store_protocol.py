@@ -11,6 +11,7 @@ import pytest
 
 from assets._fleet import find, index
 from fleet.campaigns.findings import sync_findings
+from fleet.campaigns.spec import load_campaign
 from fleet.store import SqlFindings, open_store
 from fleet_pipelines.resources import StoreResource
 from tests.conftest import git
@@ -39,9 +40,9 @@ def test_the_find_step_records_a_sweep_through_sync_findings(
     source = StoreResource(url=store_url)
     index(git_repo, home)
 
-    first = find("yaml-safe-load", git_repo, home, source)
+    first = find(load_campaign("yaml-safe-load"), git_repo, home, source)
     assert len(first.findings) == 2 and (first.new, first.known, first.fixed) == (2, 0, 0)
-    second = find("yaml-safe-load", git_repo, home, source)
+    second = find(load_campaign("yaml-safe-load"), git_repo, home, source)
     assert (second.new, second.known, second.fixed) == (0, 2, 0)
 
     # one call is fixed in the code; the next sweep marks its finding fixed in the store
@@ -49,7 +50,7 @@ def test_the_find_step_records_a_sweep_through_sync_findings(
                                                       1))
     git(git_repo, "commit", "-qam", "safe")
     index(git_repo, home)
-    third = find("yaml-safe-load", git_repo, home, source)
+    third = find(load_campaign("yaml-safe-load"), git_repo, home, source)
     assert len(third.findings) == 1 and (third.new, third.known, third.fixed) == (0, 1, 1)
     with open_store(store_url) as store:
         records = {r.finding.symbol: r.status for r in store.findings.list("yaml-safe-load")}
