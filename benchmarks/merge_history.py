@@ -2,7 +2,8 @@
 
     python benchmarks/merge_history.py collect GIT_DIR OUT [--name NAME] [--max-merges N]
     python benchmarks/merge_history.py run OUT [--json FILE] [--driver N]
-    python benchmarks/merge_history.py export OUT FIXTURES [--max-bytes B] [--per-repo N]
+    python benchmarks/merge_history.py export OUT FIXTURES --results FILE [--max-bytes B]
+        [--per-repo N]
 
 ``collect`` walks every two-parent merge commit of a repository (a bare clone is enough) that has
 exactly one merge base, and keeps each ``.py`` file that both parents changed to different
@@ -133,13 +134,18 @@ def collect(git_dir: Path, out: Path, max_merges: int) -> dict[str, int]:
     return counts
 
 
+def _line(line: str) -> str:
+    """A line as compared across versions: indentation and the quote style ignored."""
+    return line.strip().replace("'", '"')
+
+
 def _beyond_lines(actual: str, inputs: tuple[str, str, str]) -> set[str]:
     """Lines the humans wrote more often than any input has them, or dropped although both
     sides kept them (stripped of indentation)."""
     from collections import Counter
 
     def count(text: str) -> Counter[str]:
-        return Counter(line.strip() for line in text.splitlines() if line.strip())
+        return Counter(_line(line) for line in text.splitlines() if line.strip())
 
     human = count(actual)
     base, ours, theirs = (count(text) for text in inputs)
@@ -177,7 +183,7 @@ def human_beyond(merged: str, actual: str, inputs: tuple[str, str, str]) -> bool
     ]
     return bool(differing) and all(
         any(
-            line.strip() in beyond
+            _line(line) in beyond
             for line in (ours.get(k, "") + "\n" + theirs.get(k, "")).splitlines()
         )
         for k in differing
@@ -292,24 +298,24 @@ def run(corpus: Path, json_out: Path | None, driver: int) -> int:
     return 0
 
 
-def export(corpus: Path, fixtures: Path, max_bytes: int, per_repo: int) -> int:
+def export(corpus: Path, fixtures: Path, results: Path, max_bytes: int, per_repo: int) -> int:
     """Copy up to ``per_repo`` small git-conflicted cases of each repository into ``fixtures``,
-    each with an ``outcome`` file (see :func:`classify`): the resolved ones first, then the
-    clean ones that differ, then conflicts."""
+    each with an ``outcome`` file: the resolved ones first, then the clean ones that differ, then
+    conflicts. Candidates come from ``results`` (``run --json``); each is classified again."""
     fixtures.mkdir(parents=True, exist_ok=True)
     order = {"resolved": 0, "clean_human_beyond": 1, "clean_wrong": 1, "conflict": 2}
-    for repo in sorted(p for p in corpus.iterdir() if p.is_dir()):
-        found: list[tuple[int, str, Path, str]] = []
-        for folder in sorted(p for p in repo.iterdir() if (p / "actual.py").exists()):
-            texts = _read(folder)
-            if max(len(t) for t in texts) > max_bytes:
-                continue
-            outcome = classify(*texts)[0]
-            if outcome not in order:
-                continue  # git merges it cleanly, or the humans' result does not parse
-            found.append((order[outcome], folder.name, folder, outcome))
-        for _, _, folder, outcome in sorted(found)[:per_repo]:
-            target = fixtures / f"{repo.name}__{folder.name}"
+    found: dict[str, list[tuple[int, int, Path]]] = {}
+    for case in json.loads(results.read_text())["cases"]:
+        folder = corpus / case["case"]
+        if case["outcome"] not in order:
+            continue
+        size = max((folder / f"{part}.py").stat().st_size for part in PARTS)
+        if size <= max_bytes:
+            found.setdefault(folder.parent.name, []).append((order[case["outcome"]], size, folder))
+    for repo, candidates in sorted(found.items()):
+        for _, _, folder in sorted(candidates)[:per_repo]:
+            outcome = classify(*_read(folder))[0]
+            target = fixtures / f"{repo}__{folder.name}"
             target.mkdir(exist_ok=True)
             for part in PARTS:
                 shutil.copy(folder / f"{part}.py", target / f"{part}.py")
@@ -333,8 +339,9 @@ def main(argv: list[str] | None = None) -> int:
     three = sub.add_parser("export")
     three.add_argument("corpus", type=Path)
     three.add_argument("fixtures", type=Path)
-    three.add_argument("--max-bytes", type=int, default=12_000)
-    three.add_argument("--per-repo", type=int, default=12)
+    three.add_argument("--results", type=Path, required=True, help="run --json output")
+    three.add_argument("--max-bytes", type=int, default=10_000)
+    three.add_argument("--per-repo", type=int, default=8)
     args = parser.parse_args(argv)
     if args.command == "collect":
         name = args.name or os.path.basename(os.path.dirname(os.path.abspath(args.git_dir)))
@@ -343,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "run":
         return run(args.corpus, args.json, args.driver)
-    return export(args.corpus, args.fixtures, args.max_bytes, args.per_repo)
+    return export(args.corpus, args.fixtures, args.results, args.max_bytes, args.per_repo)
 
 
 if __name__ == "__main__":
