@@ -205,14 +205,20 @@ def judged_with(campaign: str, base_commit: str) -> dict[str, Any]:
 
 
 def record_result(ledger: Ledger, result: UnitResult, actor: str) -> int:
-    """Append ``unit.finished``; a judged result (verified, partial, rejected) records what it
-    was judged with."""
-    if result.status in ("verified", "partial", "rejected") and not result.judged_with:
-        result = dataclasses.replace(result,
-                                     judged_with=judged_with(result.campaign, result.base_commit))
+    """Append ``unit.finished`` as given (the unit stage stamps a judged result with
+    :func:`stamp_judged_with` first)."""
     event = ledger.append(UNIT_FINISHED, result_to_dict(result), unit=result.unit,
                           campaign=result.campaign, actor=actor)
     return event.seq
+
+
+def stamp_judged_with(result: UnitResult) -> UnitResult:
+    """``result`` with what it was judged with, when it was judged (verified, partial,
+    rejected) and does not say yet."""
+    if result.status in ("verified", "partial", "rejected") and not result.judged_with:
+        return dataclasses.replace(result,
+                                   judged_with=judged_with(result.campaign, result.base_commit))
+    return result
 
 
 def resolve_units(ledger: Ledger, campaign: str, keys: Iterable[str]) -> list[str]:

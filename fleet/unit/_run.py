@@ -37,7 +37,7 @@ from fleet.types import (
     Workspace,
     WorkUnit,
 )
-from fleet.unit._records import UnitResult, record_result, settle
+from fleet.unit._records import UnitResult, record_result, settle, stamp_judged_with
 
 if TYPE_CHECKING:
     from sandbox import Sandbox
@@ -196,7 +196,7 @@ def _takes_on_step(agent: Agent) -> bool:
 
 
 def _finish(env: UnitEnv, result: UnitResult, actor: str, started: float) -> UnitResult:
-    result = replace(result, wall_s=time.perf_counter() - started)
+    result = stamp_judged_with(replace(result, wall_s=time.perf_counter() - started))
     record_result(env.ledger, result, actor)
     return result
 

@@ -13,7 +13,15 @@ from fleet.campaigns.spec import load_campaign
 from fleet.errors import ConfigError
 from fleet.store import Store
 from fleet.types import WorkUnit
-from fleet.unit import UnitResult, judged_with, latest_results, record_planned, record_result, redo
+from fleet.unit import (
+    UnitResult,
+    judged_with,
+    latest_results,
+    record_planned,
+    record_result,
+    redo,
+    stamp_judged_with,
+)
 
 BUILTIN = Path(load_campaign("datetime-utcnow").source)
 
@@ -30,7 +38,8 @@ def test_a_verdict_is_judged_again_when_what_judged_it_changes(
     name = str(campaign)
     monkeypatch.setenv("FLEET_TEST_PYTHON", "/opt/py311/bin/python")
     monkeypatch.delenv("FLEET_TEST_PYTHONS", raising=False)
-    record_result(store.ledger, UnitResult("u1" * 8, name, "verified", "a" * 40), "t")
+    verified = stamp_judged_with(UnitResult("u1" * 8, name, "verified", "a" * 40))
+    record_result(store.ledger, verified, "t")
     [stored] = latest_results(store.ledger, name).values()
     assert stored.judged_with["pythons"] == "/opt/py311/bin/python"
     assert stored.judged_with["gates"] == list(load_campaign(name).gates)
@@ -52,7 +61,9 @@ def test_a_verdict_is_judged_again_when_what_judged_it_changes(
     campaign.write_text(BUILTIN.read_text())
     assert list(latest_results(store.ledger, name)) == ["u1" * 8]
     # an agent failure is not a verdict: it records nothing to key
-    record_result(store.ledger, UnitResult("u2" * 8, name, "agent_failed", "a" * 40), "t")
+    record_result(
+        store.ledger, stamp_judged_with(UnitResult("u2" * 8, name, "agent_failed", "a" * 40)), "t"
+    )
     assert not latest_results(store.ledger, name)["u2" * 8].judged_with
 
 
