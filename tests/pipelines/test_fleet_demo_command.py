@@ -10,7 +10,9 @@ import pytest
 from fleet_pipelines.cli import main
 from tests.conftest import git
 
-pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
+# two demos are ~45 submitted runs (a queue, a daemon, a run worker process each): beyond the
+# default 600 s on 2 loaded cores (the first demo alone: 22 runs, all succeeded)
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.timeout(1800)]
 
 
 def test_demo_twice(tmp_path: Path, capsys: pytest.CaptureFixture[str],
