@@ -35,7 +35,10 @@ RATE = "calc/rates.py::rate"
 
 def _unit(repo: Path, key: str = "u1", symbol: str = RATE) -> WorkUnit:
     path = symbol.split("::")[0]
-    finding = Finding(f"fp-{key}", "calc", "rule", symbol, path, 1, 0, 0, 10, "x", "fix it")
+    # the site the scripted agents rewrite (``return 2``, line 2 of calc/rates.py): a unit whose
+    # patch leaves its finding's lines as they were is partial, not verified
+    finding = Finding(f"fp-{key}", "calc", "rule", symbol, path, 2, 4, 16, 24, "return 2",
+                      "fix it")
     return WorkUnit(key=key, campaign="calc", base_commit=git(repo, "rev-parse", "HEAD").strip(),
                     write_set=(symbol,), read_set=(), findings=(finding,))
 
