@@ -11,6 +11,7 @@ from pathlib import Path
 
 from fleet.errors import FleetError, StoreError
 from fleet.store.checkpoint import Checkpoint
+from fleet.store.errors import StoreNotFound
 from fleet.store.ledger import LedgerAudit
 
 __all__ = ["audit_store"]
@@ -35,13 +36,13 @@ def _sqlite_tables(path: Path) -> set[str]:
         raise StoreError(f"store {path}: sqlite: {exc}") from None
 
 
-def _check_sqlite_file(path: Path) -> None:
+def _check_sqlite_file(path: Path, url: str) -> None:
     try:
         size = path.stat().st_size
         with path.open("rb") as handle:
             magic = handle.read(len(_SQLITE_MAGIC))
     except FileNotFoundError:
-        raise StoreError(f"no fleet store at {path}") from None
+        raise StoreNotFound(f"no fleet store at {url}") from None
     except OSError as exc:
         raise StoreError(f"store {path}: cannot read it ({exc.strerror})") from None
     if not path.is_file():
@@ -68,7 +69,7 @@ def audit_store(url: str, checkpoints: Sequence[Checkpoint] = ()) -> LedgerAudit
 
     if url.startswith("sqlite:///"):
         path = Path(url[len("sqlite:///") :])
-        _check_sqlite_file(path)
+        _check_sqlite_file(path, url)
         _require_tables(url, _sqlite_tables(path))
     db = open_database(url)
     try:

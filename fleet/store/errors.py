@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from fleet.errors import StoreError
 
-__all__ = ["AppendOnlyViolation", "StoreIntegrityError", "StoreUnavailable"]
+__all__ = ["AppendOnlyViolation", "StoreIntegrityError", "StoreNotFound", "StoreUnavailable"]
 
 
 class StoreUnavailable(StoreError):
     """The database cannot be reached or is busy beyond its timeout."""
+
+
+class StoreNotFound(StoreError):
+    """No store exists at the given URL (a read-only command never creates one)."""
 
 
 class StoreIntegrityError(StoreError):

@@ -317,6 +317,7 @@ def ledger_verify(
     from fleet.integrate import handover_checkpoints
     from fleet.store.audit import audit_store
     from fleet.store.checkpoint import read_checkpoint
+    from fleet.store.errors import StoreNotFound
 
     try:
         checkpoints = [read_checkpoint(path) for path in against or []]
@@ -324,7 +325,10 @@ def ledger_verify(
         handed = handover_checkpoints(where) if where is not None else []
         report = audit_store(store or default_store_url(), [*checkpoints, *handed])
     except FleetError as exc:
-        typer.echo(f"error: {str(exc).splitlines()[0] if str(exc) else exc!r}", err=True)
+        line = str(exc).splitlines()[0] if str(exc) else repr(exc)
+        if isinstance(exc, StoreNotFound):
+            line += " (pass --store URL or set FLEET_STORE_URL)"
+        typer.echo(f"error: {line}", err=True)
         raise typer.Exit(2) from None
     count, problems = report.count, report.problems
     if problems:
