@@ -68,6 +68,8 @@ class DaemonProcess:
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> int:
+        if self.proc is not None:  # the one it started before has exited: reap it
+            self.proc.poll()
         self.log.parent.mkdir(parents=True, exist_ok=True)
         exe = Path(sys.executable).with_name("dagster-daemon")
         command = [str(exe)] if exe.exists() else [sys.executable, "-m", "dagster._daemon"]
