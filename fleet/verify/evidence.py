@@ -153,6 +153,15 @@ def judge(before: PytestRun, after: PytestRun, needs: Needs, scope: str,
     passing = _evidence(after, needs)
     if not passing:
         details["reaching"] = list(needs.reaching[:50])
+        # tests that ran and fail before and after: evidence that exists and says "broken",
+        # not tests that cannot run (the alias-rename proof stands in only for the latter)
+        wanted = {*needs.files, *needs.changed}
+        failing = sorted({_short(k) for k, o in after.outcomes.items()
+                          if o in ("failed", "error") and _file(k) in wanted
+                          and not is_collection_key(k, after.collection_errors)}
+                         | {t for t in needs.reaching if _outcome(after, t) in ("failed", "error")})
+        if failing:
+            details["failing"] = failing[:50]
         if needs.reaching:
             # The tests that exercise the patched code pass neither before nor after the patch
             # (a passing one that fails after was rejected above): not collected, a missing

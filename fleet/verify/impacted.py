@@ -122,8 +122,9 @@ def gate_impacted_tests(
     got = combine(results)
     details: dict[str, Any] = {"targets": targets, "selected_by": how,
                                "pythons": [p for p, _ in results], **got.details}
-    if got.status == "unknown":
-        # no test evidence: a patch that only renames aliases may be proven instead
+    if got.status == "unknown" and not got.details.get("failing"):
+        # no test could give evidence (none runs): a patch that only renames aliases may be
+        # proven instead; tests that run and fail before and after keep the verdict unknown
         candidates = [p for p, _ in results]
         candidates += [p for p in interpreters(supported_pythons(trees.base)).values()
                        if p not in candidates]
