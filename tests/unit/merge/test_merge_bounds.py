@@ -18,13 +18,17 @@ from fleet.merge._bounds import MAX_DEPTH, MAX_FILE_BYTES, depth, parse_within_b
 from fleet.merge._line import line_merge
 
 # Runs the driver in this interpreter and reports its own peak RSS (KiB) and CPU seconds (git's
-# child process excluded) on the last stderr line.
+# child process excluded) on the last stderr line. The peak is the address space's high-water
+# mark (VmHWM, new at exec): getrusage's ru_maxrss keeps the forking parent's peak across exec,
+# so under a large pytest-xdist worker it reported the worker's ~550 MB.
 _MEASURED = (
     "import resource, sys\n"
     "from fleet.merge.driver import main\n"
     "code = main(sys.argv[1:])\n"
     "use = resource.getrusage(resource.RUSAGE_SELF)\n"
-    "print(use.ru_maxrss, use.ru_utime + use.ru_stime, file=sys.stderr)\n"
+    "hwm = next(int(line.split()[1]) for line in open('/proc/self/status')\n"
+    "           if line.startswith('VmHWM:'))\n"
+    "print(hwm, use.ru_utime + use.ru_stime, file=sys.stderr)\n"
     "raise SystemExit(code)\n"
 )
 SECONDS = 10.0
