@@ -69,6 +69,9 @@ def test_base_branch_defaults_to_the_checked_out_branch(
     assert settings.base_branch == "master"
     with open_store(settings.store_url) as store:
         job_id, outcome = _dispatch(settings, repo, instance, store)
+    # ledger events carry the repository they belong to (root@first commit without a remote)
+    first = git(repo, "rev-list", "--max-parents=0", "HEAD").strip()
+    assert outcome.pop("repository") == f"{repo.resolve()}@{first[:12]}"
     assert outcome == {"job_id": job_id, "run_id": outcome["run_id"], "status": "succeeded",
                        "error": None}
     run = instance.get_run_by_id(outcome["run_id"])
