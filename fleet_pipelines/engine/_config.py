@@ -14,11 +14,14 @@ EMBEDDED_EVENT_LOG = "PooledSqliteEventLogStorage"  # fleet_pipelines.storage
 
 def run_queue_config(agents: int = 2, runs_per_campaign: int = 4,
                      max_runs: int = 8) -> dict[str, Any]:
-    """The ``run_coordinator`` and ``concurrency`` sections: at most ``max_runs`` runs in
-    progress, ``runs_per_campaign`` of one campaign, ``agents`` steps of the ``agent_sandbox``
-    pool (every unpooled pool too) at once. The queue is read every second: a sweep waits for
-    each run it submits."""
+    """The ``run_coordinator``, ``concurrency`` and ``code_servers`` sections: at most
+    ``max_runs`` runs in progress, ``runs_per_campaign`` of one campaign, ``agents`` steps of
+    the ``agent_sandbox`` pool (every unpooled pool too) at once. The queue is read every
+    second: a sweep waits for each run it submits. A sweep's own code server is waited for
+    when the sweep closes its workspace (else its process outlives the ``Popen`` that started
+    it)."""
     return {
+        "code_servers": {"wait_for_local_processes_on_shutdown": True},
         "run_coordinator": {
             "module": "dagster._core.run_coordinator",
             "class": "QueuedRunCoordinator",
