@@ -17,13 +17,14 @@ import bisect
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
-
-from fleet.graph._edges import build_graph, condense, patch_graph
+from fleet.graph._edges import Adjacency, build_graph, condense, digraph, patch_graph
 from fleet.graph._model import EDGE_KIND, MODULE, FileData, FileRecord, Reference, Symbol
 from fleet.graph._resolve import Resolver
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 _TEST_BASE_SUFFIXES = ("TestCase",)
 
@@ -45,9 +46,8 @@ class SymbolGraph:
     (``index(repo, previous=g)`` returns a new graph and leaves ``g`` unchanged)."""
 
     def __init__(self, root: Path, data: Mapping[str, FileData],
-                 refs_by_path: Mapping[str, list[Reference]], graph: nx.DiGraph | None = None,
-                 seconds: float = 0.0, *, previous: SymbolGraph | None = None,
-                 changed: Iterable[str] = (),
+                 refs_by_path: Mapping[str, list[Reference]], seconds: float = 0.0, *,
+                 previous: SymbolGraph | None = None, changed: Iterable[str] = (),
                  deps: Mapping[str, frozenset[str]] | None = None) -> None:
         self.root = root
         self._data_store: dict[str, FileData] | None = dict(data)
@@ -63,10 +63,20 @@ class SymbolGraph:
         self.modules: dict[str, str | None] = {p: d.module for p, d in data.items()}
         self.seconds = seconds
         self._reset_caches()
-        if graph is None:
-            graph = (self._patched_graph(previous, changed) if previous is not None
-                     else self._build_graph())
-        self.graph: nx.DiGraph = graph
+        # the dependency graph as adjacency dicts (``_edges``); ``graph`` wraps them
+        self._succ: Adjacency
+        self._pred: Adjacency
+        self._succ, self._pred = (self._patched_graph(previous, changed) if previous is not None
+                                  else build_graph(self.symbols, self._refs.values()))
+        self._nx: nx.DiGraph | None = None
+
+    @property
+    def graph(self) -> nx.DiGraph:
+        """The dependency graph as an ``nx.DiGraph`` (built on first use over the same
+        adjacency dicts; networkx is imported only then)."""
+        if self._nx is None:
+            self._nx = digraph(self._succ, self._pred)
+        return self._nx
 
     def _reset_caches(self) -> None:
         self._rank: dict[str, int] | None = None
@@ -77,12 +87,14 @@ class SymbolGraph:
     @classmethod
     def _restore(cls, root: Path, files: dict[str, FileRecord], symbols: dict[str, Symbol],
                  imports: dict[str, dict[str, str]], modules: dict[str, str | None],
-                 graph: nx.DiGraph, seconds: float, lazy: Callable[[str], Any]) -> SymbolGraph:
+                 succ: Adjacency, pred: Adjacency, seconds: float,
+                 lazy: Callable[[str], Any]) -> SymbolGraph:
         """A graph from a snapshot: references and per-file extraction data are decoded on
         first use by ``lazy("refs")`` / ``lazy("data")``."""
         self = cls.__new__(cls)
         self.root, self.files, self.symbols, self.imports = root, files, symbols, imports
-        self.modules, self.graph, self.seconds = modules, graph, seconds
+        self.modules, self.seconds = modules, seconds
+        self._succ, self._pred, self._nx = succ, pred, None
         self._data_store = self._refs_store = self._deps_store = None
         self._lazy = lazy
         self._reset_caches()
@@ -130,15 +142,13 @@ class SymbolGraph:
             if r.target is not None and r.target in symbols
         ]
 
-    def _build_graph(self) -> nx.DiGraph:
-        return build_graph(self.symbols, self._refs.values())
-
-    def _patched_graph(self, previous: SymbolGraph, changed: Iterable[str]) -> nx.DiGraph:
+    def _patched_graph(self, previous: SymbolGraph, changed: Iterable[str]
+                       ) -> tuple[Adjacency, Adjacency]:
         changed = list(changed)
         old = previous._data
         removed = [s.id for p in changed if p in old for s in old[p].symbols
                    if s.id not in self.symbols]
-        return patch_graph(previous.graph, self.symbols,
+        return patch_graph(previous._succ, previous._pred, self.symbols,
                            {p: (self._data[p].symbols, self._refs.get(p, [])) for p in changed},
                            removed)
 
@@ -200,22 +210,22 @@ class SymbolGraph:
         """Direct dependencies; ``structural=False`` leaves out ``contains`` (children)."""
         self.symbol(symbol_id)
         out = set()
-        for v, attrs in self.graph[symbol_id].items():
+        for v, attrs in self._succ[symbol_id].items():
             if structural or attrs["kinds"] != ("contains",):
                 out.add(v)
         return out
 
     def direct_dependents(self, symbol_id: str) -> set[str]:
         self.symbol(symbol_id)
-        return set(self.graph.predecessors(symbol_id))
+        return set(self._pred[symbol_id])
 
     def dependents(self, ids: str | Iterable[str]) -> set[str]:
         """Every symbol that depends on any of ``ids``, transitively (not ``ids`` themselves
         unless they are in a cycle through one another)."""
         start = [ids] if isinstance(ids, str) else list(ids)
         seen: set[str] = set()
-        stack = [i for i in start if i in self.graph]
-        pred = self.graph.pred
+        pred = self._pred
+        stack = [i for i in start if i in pred]
         while stack:
             cur = stack.pop()
             for p in pred[cur]:
@@ -225,7 +235,7 @@ class SymbolGraph:
         return seen
 
     def _condense(self) -> None:
-        self._rank, self._scc = condense(self.graph)
+        self._rank, self._scc = condense(self._succ)
 
     def scc(self, symbol_id: str) -> frozenset[str]:
         """The strongly connected component holding the symbol (itself alone when acyclic)."""
@@ -299,10 +309,26 @@ class SymbolGraph:
 
     def stats(self) -> dict[str, Any]:
         """Counts for reports and Dagster metadata (JSON-friendly)."""
-        refs = [r for rs in self._refs.values() for r in rs]
-        internal = sum(1 for r in refs if r.target is not None and "::" in r.target)
-        external = sum(1 for r in refs if r.target is not None and "::" not in r.target)
-        exact = sum(1 for r in refs if r.resolved and r.exact)
+        total = internal = external = exact = resolved = 0
+        for refs in self._refs.values():
+            total += len(refs)
+            for r in refs:
+                target = r.target
+                if target is not None:
+                    if "::" in target:
+                        internal += 1
+                    else:
+                        external += 1
+                if r.resolved:
+                    resolved += 1
+                    if r.exact:
+                        exact += 1
+        edges = dependency = 0
+        for row in self._succ.values():
+            edges += len(row)
+            for attrs in row.values():
+                if attrs["kinds"] != ("contains",):
+                    dependency += 1
         sccs = self.sccs()
         status = Counter(f.status for f in self.files.values())
         return {
@@ -316,15 +342,13 @@ class SymbolGraph:
             "languages": dict(Counter(f.language for f in self.files.values())),
             "symbols": len(self.symbols),
             "symbol_kinds": dict(Counter(s.kind for s in self.symbols.values())),
-            "references": len(refs),
+            "references": total,
             "references_internal": internal,
             "references_external": external,
             "references_exact": exact,
-            "resolved_share": round(self.resolved_share(), 4),
-            "edges": self.graph.number_of_edges(),
-            "dependency_edges": sum(
-                1 for u, v in self.graph.edges() if self.graph[u][v]["kinds"] != ("contains",)
-            ),
+            "resolved_share": round(resolved / total if total else 0.0, 4),
+            "edges": edges,
+            "dependency_edges": dependency,
             "sccs": len(sccs),
             "largest_scc": len(sccs[0]) if sccs else 1,
             "seconds": round(self.seconds, 3),

@@ -15,8 +15,6 @@ import pickle
 from pathlib import Path
 from typing import Any
 
-import networkx as nx
-
 from fleet.errors import FleetError
 from fleet.graph._graph import SymbolGraph
 from fleet.graph._index import gc_paused
@@ -45,11 +43,11 @@ class SnapshotError(FleetError):
 
 def save(graph: SymbolGraph, path: Path) -> Path:
     """Write atomically (temp file + rename); returns the path."""
-    nodes = list(graph.graph.nodes)
+    nodes = list(graph._succ)
     number = {n: i for i, n in enumerate(nodes)}
     kinds: dict[tuple[str, ...], int] = {}
     edges: list[int] = []
-    for u, row in graph.graph.adjacency():
+    for u, row in graph._succ.items():
         for v, attr in row.items():
             kind: tuple[str, ...] = attr["kinds"]
             edges.extend((number[u], number[v], kinds.setdefault(kind, len(kinds))))
@@ -111,10 +109,6 @@ def _load(path: Path) -> SymbolGraph:
         u, v, attr = nodes[edges[i]], nodes[edges[i + 1]], attrs[edges[i + 2]]
         adj[u][v] = attr  # edges with the same kinds share one (read-only) attribute dict
         pred[v][u] = attr
-    graph: nx.DiGraph = nx.DiGraph()
-    graph._node = {n: {} for n in nodes}  # type: ignore[attr-defined]
-    graph._adj = graph._succ = adj  # type: ignore[attr-defined]
-    graph._pred = pred  # type: ignore[attr-defined]
     modules: dict[str, str | None] = state["modules"]
     imports: dict[str, dict[str, str]] = state["imports"]
 
@@ -141,5 +135,5 @@ def _load(path: Path) -> SymbolGraph:
                               exports)
         return out
 
-    return SymbolGraph._restore(Path(state["root"]), files, symbols, imports, modules, graph,
-                                state["seconds"], lazy)
+    return SymbolGraph._restore(Path(state["root"]), files, symbols, imports, modules, adj,
+                                pred, state["seconds"], lazy)
