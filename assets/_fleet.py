@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import subprocess
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +17,7 @@ from assets._metadata import link
 from assets._modules import module_summary, save_summary
 from assets._seams import AgentSource, ForgeSource, SandboxSource, StoreSource
 from fleet.errors import ConfigError
+from fleet.forge import run_git
 from fleet.integrate import (
     Handover,
     IntegrationResult,
@@ -44,26 +44,22 @@ def graph_dir(home: Path) -> Path:
     return home / "graph"
 
 
-def head_commit(repo: Path, ref: str = "HEAD") -> str:
-    return subprocess.run(["git", "rev-parse", ref], cwd=repo, capture_output=True, text=True,
-                          check=True).stdout.strip()
-
-
 def branch_commit(repo: Path, branch: str) -> str:
     """The commit at the head of ``branch`` in ``repo``. A branch (or repository) git does not
     know is a :class:`ConfigError` naming both, not a ``CalledProcessError`` from deep inside a
     step: the base branch comes from ``FLEET_BASE_BRANCH`` or the repository's checkout."""
     if not repo.is_dir():
         raise ConfigError(f"the repository {repo} does not exist (base branch {branch!r})")
-    done = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{branch}^{{commit}}"],
-                          cwd=repo, capture_output=True, text=True, check=False)
-    if done.returncode != 0 or not done.stdout.strip():
-        detail = done.stderr.strip().splitlines()[0] if done.stderr.strip() else ""
+    done = run_git(repo, "rev-parse", "--verify", "--quiet", f"{branch}^{{commit}}")
+    commit = done.stdout.decode().strip()
+    if done.returncode != 0 or not commit:
+        message = done.stderr.decode(errors="replace").strip()
+        detail = message.splitlines()[0] if message else ""
         raise ConfigError(
             f"base branch {branch!r} does not exist in the repository {repo}"
             + (f" ({detail})" if detail else "")
             + "; set FLEET_BASE_BRANCH to one of its branches (e.g. the checked-out one)")
-    return done.stdout.strip()
+    return commit
 
 
 def base_source(repo: Path, home: Path, commit: str) -> Path:
@@ -206,9 +202,10 @@ def unit_env(campaign: Campaign, repo: Path, home: Path, store: StoreSource, san
     spec = campaign
     graph = load_graph(home)
     opened = store.store()
+    workspaces = GitWorkspaces(repo)  # in a worker's mirror, verified units are pushed
     return UnitEnv(
         leases=opened.leases, ledger=opened.ledger, agent=agent.open(spec, graph, opened),
-        sandbox=sandbox.open(), workspaces=GitWorkspaces(repo),
+        sandbox=sandbox.open(), workspaces=workspaces, publish=workspaces.publish,
         gates=VerifyGates(repo, graph, GateOptions(campaign=campaign.name), spec),
         budget=spec.budget,
         killed=opened.controls.engaged, requests=lambda unit: lease_requests(graph, unit),

@@ -22,11 +22,11 @@ import dataclasses
 import json
 import os
 import re
-import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from fleet.errors import ConfigError
+from fleet.forge._git import output as _git
 
 __all__ = ["HOME_DIR", "IDENTITY_FILE", "HomeMismatch", "RepoIdentity", "claim_home",
            "default_home", "exclude_home", "identify", "recorded_identity", "repo_root",
@@ -67,15 +67,6 @@ class RepoIdentity:
             return False
         return not self.first_commit or not other.first_commit or (
             self.first_commit == other.first_commit)
-
-
-def _git(cwd: Path, *args: str) -> str | None:
-    try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
-                              check=False)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    return done.stdout.strip() if done.returncode == 0 else None
 
 
 def repo_root(path: Path | str = ".") -> Path | None:

@@ -8,7 +8,6 @@ change back from the forge and record each change of state in the ledger.
 """
 
 
-import subprocess
 from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 
@@ -29,6 +28,7 @@ from assets._dagster_private import (
     ASSET_PARTITION_RANGE_START_TAG,
     UnresolvedAssetJobDefinition,
 )
+from fleet.forge import is_ancestor
 from fleet.types import ChangeRef
 from fleet_pipelines.jobs import fix_job_name, integrate_job_name
 from fleet_pipelines.resources import ForgeResource, RepoResource, StoreResource
@@ -72,10 +72,8 @@ def needs_integration(store: StoreResource, campaign: str,
     if planned is not None and repo is not None and integrated:
         last = integrated[-1].payload
         superseded = set(last.get("merged") or ()) - set(planned)
-        if superseded and last.get("head") and subprocess.run(
-            ["git", "merge-base", "--is-ancestor", str(last["head"]), base_branch],
-            cwd=repo, capture_output=True, check=False,
-        ).returncode != 0:
+        if superseded and last.get("head") and not is_ancestor(repo, str(last["head"]),
+                                                                base_branch):
             return True
     return bool(finished) and (not integrated or max(finished) > integrated[-1].seq)
 

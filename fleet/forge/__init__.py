@@ -3,15 +3,22 @@ store) and ``GitHubForge`` (PyGithub).
 
 ``branch_url(ref)`` is where a person looks at a handed-over change's branch: on GitHub the
 branch's page (from the pull request's URL), locally the repository's ``file://`` URL with the
-branch as fragment (what ``LocalGitForge`` puts in its refs)."""
+branch as fragment (what ``LocalGitForge`` puts in its refs).
+
+The git helpers the layers above use (``assets``, ``fleet_pipelines``) come from here; they are
+those of ``fleet.forge._git``, the one module through which fleet runs git."""
 
 from __future__ import annotations
 
 import re
 
+from fleet.forge._git import commit_of, head_commit, is_ancestor
+from fleet.forge._git import output as git_output
+from fleet.forge._git import run as run_git
 from fleet.types import ChangeRef
 
-__all__ = ["branch_url", "issue_links"]
+__all__ = ["branch_url", "commit_of", "git_output", "head_commit", "is_ancestor", "issue_links",
+           "run_git"]
 
 
 def branch_url(ref: ChangeRef) -> str:

@@ -1,11 +1,14 @@
-"""Pieces of ``FakeGitHub`` (``fleet/forge/fake_github.py``): its error response, its clock,
-and the Checks API endpoints (``POST /repos/{o}/{r}/check-runs``, ``GET .../check-runs/{id}``,
+"""The HTTP side of ``FakeGitHub`` (``fleet/forge/fake_github.py``): its request handler, its
+error response, its clock, ``Link`` pagination, and the Checks API endpoints
+(``POST /repos/{o}/{r}/check-runs``, ``GET .../check-runs/{id}``,
 ``GET .../commits/{ref}/check-runs``), with GitHub's shapes and validation."""
 
 from __future__ import annotations
 
+import json
 import re
 import time
+from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
@@ -13,6 +16,7 @@ if TYPE_CHECKING:
     from fleet.forge.fake_github import FakeGitHub, _Repo
 
 JSON = dict[str, Any]
+BOT = {"login": "fleet-bot", "id": 1, "type": "Bot", "site_admin": False}
 
 
 class HttpError(Exception):
@@ -25,6 +29,19 @@ class HttpError(Exception):
 
 def now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def page(url: str, query: dict[str, str], items: list[Any]) -> tuple[int, Any, dict]:
+    """One page of ``items`` as GitHub pages a list (``per_page`` <= 100, ``page`` from 1),
+    with a ``Link: <url?...page=N+1>; rel="next"`` header while more follow."""
+    per_page = max(1, min(int(query.get("per_page", 30)), 100))
+    number = max(1, int(query.get("page", 1)))
+    chunk = items[(number - 1) * per_page: number * per_page]
+    headers = {}
+    if number * per_page < len(items):
+        following = urlencode({**query, "page": number + 1})
+        headers["Link"] = f'<{url}?{following}>; rel="next"'
+    return 200, chunk, headers
 
 
 def check_runs(fake: FakeGitHub, repo: _Repo, method: str, sub: str, query: dict[str, str],
@@ -70,12 +87,42 @@ def check_runs(fake: FakeGitHub, repo: _Repo, method: str, sub: str, query: dict
         sha = ref if re.fullmatch(r"[0-9a-f]{40}", ref) else (repo.ref_sha(ref) or ref)
         runs = [r for r in repo.check_runs if r["head_sha"] == sha
                 and query.get("check_name") in (None, r["name"])]
-        per_page = max(1, min(int(query.get("per_page", 30)), 100))
-        page = max(1, int(query.get("page", 1)))
-        chunk = list(reversed(runs))[(page - 1) * per_page: page * per_page]
-        headers = {}
-        if page * per_page < len(runs):
-            following = urlencode({**query, "page": page + 1})
-            headers["Link"] = f'<{api}{sub}?{following}>; rel="next"'
-        return 200, {"total_count": len(runs), "check_runs": chunk}, headers
+        status, chunk, headers = page(f"{api}{sub}", query, list(reversed(runs)))
+        return status, {"total_count": len(runs), "check_runs": chunk}, headers
     return None
+
+
+class Handler(BaseHTTPRequestHandler):
+    server_version = "FakeGitHub/1.0"
+
+    def _dispatch(self) -> None:
+        fake: FakeGitHub = self.server.fake  # type: ignore[attr-defined]
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw) if raw else {}
+            status, payload, headers = fake.handle(self.command, self.path, self.headers, body)
+        except HttpError as exc:
+            status, headers = exc.status, {}
+            payload = {"message": exc.message,
+                       "documentation_url": "https://docs.github.com/rest"}
+            if exc.errors:
+                payload["errors"] = exc.errors
+        except (ValueError, KeyError, TypeError) as exc:
+            status, payload, headers = 400, {"message": f"Problems parsing JSON: {exc}"}, {}
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("X-RateLimit-Limit", "5000")
+        self.send_header("X-RateLimit-Remaining", "4999")
+        self.send_header("X-RateLimit-Reset", str(int(time.time()) + 3600))
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _dispatch
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet: tests read .requests
+        pass

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 from fleet.errors import GitError
@@ -17,10 +18,15 @@ from fleet.errors import GitError
 __all__ = [
     "IDENTITY",
     "add_note",
+    "archive",
     "changed_paths",
+    "commit_of",
     "git",
+    "head_commit",
+    "is_ancestor",
     "merge_file",
     "notes",
+    "output",
     "run",
     "show",
 ]
@@ -42,12 +48,15 @@ def _decode(data: bytes) -> str:
 
 
 def run(
-    cwd: str | Path, *args: str, input: bytes | None = None, check: bool = False
+    cwd: str | Path, *args: str, input: bytes | None = None, check: bool = False,
+    env: Mapping[str, str] | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
-    """``git *args`` in ``cwd`` as fleet; raw bytes out. ``check``: a non-zero exit raises
-    ``GitError`` naming the command, the directory and git's message."""
+    """``git *args`` in ``cwd`` as fleet (``env`` added to the environment); raw bytes out.
+    ``check``: a non-zero exit raises ``GitError`` naming the command, the directory and git's
+    message."""
     proc = subprocess.run(
-        ["git", *args], cwd=cwd, env=_env(), input=input, capture_output=True, check=False
+        ["git", *args], cwd=cwd, env={**_env(), **(env or {})}, input=input,
+        capture_output=True, check=False,
     )
     if check and proc.returncode != 0:
         raise GitError(f"git {' '.join(args)} in {cwd}: {_decode(proc.stderr).strip()}")
@@ -58,6 +67,45 @@ def git(cwd: str | Path, *args: str, check: bool = True, input: bytes | None = N
     """``git *args`` in ``cwd``; its standard output (``GitError`` on failure unless
     ``check=False``)."""
     return _decode(run(cwd, *args, input=input, check=check).stdout)
+
+
+def output(cwd: str | Path, *args: str) -> str | None:
+    """The stripped output of ``git *args`` in ``cwd``; ``None`` when git fails or ``cwd`` is
+    no directory (for questions such as "which branch is checked out", where "none" is an
+    answer, not a fault)."""
+    try:
+        proc = run(cwd, *args)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return _decode(proc.stdout).strip() if proc.returncode == 0 else None
+
+
+def commit_of(repo: str | Path, rev: str) -> str | None:
+    """The commit ``rev`` (a branch, tag, SHA or ``HEAD``) names in ``repo``; ``None`` when it
+    names none."""
+    return output(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}") or None
+
+
+def head_commit(repo: str | Path) -> str:
+    """The commit at ``repo``'s HEAD; ``GitError`` naming ``repo`` when there is none (no such
+    directory, no git checkout, no commit yet)."""
+    if not Path(repo).is_dir():
+        raise GitError(f"{repo}: no such directory (expected a git checkout)")
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def is_ancestor(repo: str | Path, commit: str, of: str) -> bool:
+    """``commit`` is ``of`` or one of its ancestors (``False`` too when either is unknown)."""
+    return run(repo, "merge-base", "--is-ancestor", commit, of).returncode == 0
+
+
+def archive(repo: str | Path, commit: str, dest: Path) -> None:
+    """Write ``commit``'s tree to ``dest`` as a tar file (``git archive``)."""
+    with dest.open("wb") as out:
+        proc = subprocess.run(["git", "archive", "--format=tar", commit], cwd=repo, env=_env(),
+                              stdout=out, stderr=subprocess.PIPE, check=False)
+    if proc.returncode != 0:
+        raise GitError(f"git archive {commit} in {repo}: {_decode(proc.stderr).strip()}")
 
 
 def show(repo: Path, commit: str, path: str) -> bytes | None:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import base64
 import os
 import re
-import subprocess
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -28,6 +27,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fleet.errors import ConfigError, ForgeError, GitError
+from fleet.forge._git import commit_of
+from fleet.forge._git import run as run_git
 from fleet.forge._github_body import (
     BODY_LIMIT,
     FINDING_MARKER,
@@ -212,22 +213,21 @@ class GitHubForge:
     def push(self, repo_path: str, branch: str) -> str:
         """Force-push ``branch`` (fleet owns its branches) to ``push_url``; returns its SHA."""
         cwd = Path(repo_path)
-        env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
-        head = subprocess.run(["git", "rev-parse", "--verify", f"refs/heads/{branch}"],
-                              cwd=cwd, capture_output=True, text=True, env=env, check=False)
-        if head.returncode != 0:
-            raise GitError(f"git rev-parse refs/heads/{branch} in {cwd}: {head.stderr.strip()}")
+        head = commit_of(cwd, f"refs/heads/{branch}")
+        if head is None:
+            raise GitError(f"git rev-parse refs/heads/{branch} in {cwd}: no such branch")
+        env = {"GIT_TERMINAL_PROMPT": "0"}
         url = self.config.push_url or f"https://github.com/{self.config.repo}.git"
         if url.startswith("https://"):  # token in the environment, not on the command line
             basic = base64.b64encode(f"x-access-token:{self.config.token}".encode()).decode()
             env.update(GIT_CONFIG_COUNT="1", GIT_CONFIG_KEY_0="http.extraHeader",
                        GIT_CONFIG_VALUE_0=f"Authorization: Basic {basic}")
-        cmd = ["git", "push", "--porcelain", url, f"+refs/heads/{branch}:refs/heads/{branch}"]
-        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env, check=False)
+        proc = run_git(cwd, "push", "--porcelain", url,
+                       f"+refs/heads/{branch}:refs/heads/{branch}", env=env)
         if proc.returncode != 0:
-            raise GitError(_redact(f"git push {url} {branch}: {proc.stderr.strip()}",
-                                   self.config.token))
-        return head.stdout.strip()
+            message = proc.stderr.decode(errors="replace").strip()
+            raise GitError(_redact(f"git push {url} {branch}: {message}", self.config.token))
+        return head
 
     # --- pull requests -----------------------------------------------------------------------
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from fleet.campaigns.matchers import find_findings
 from fleet.campaigns.spec import Campaign
-from fleet.errors import ConfigError, GitError
+from fleet.errors import ConfigError
+from fleet.forge._git import head_commit
 from fleet.plan._snapshot import base_tree
 from fleet.plan._units import build_units, lease_requests
 from fleet.plan._waves import assign_waves, expected_parallelism
@@ -119,18 +119,6 @@ def plan_from_dict(data: dict[str, Any]) -> Plan:
         expected_parallelism=float(summary["expected_parallelism"]),
         timings=dict(summary.get("seconds", {})),
     )
-
-
-def head_commit(repo: Path) -> str:
-    """The commit at ``repo``'s HEAD; ``GitError`` when ``repo`` is not a git checkout."""
-    if not Path(repo).is_dir():
-        raise GitError(f"{repo}: no such directory (expected a git checkout)")
-    proc = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=False
-    )
-    if proc.returncode != 0:
-        raise GitError(f"git rev-parse HEAD in {repo}: {proc.stderr.strip()}")
-    return proc.stdout.strip()
 
 
 def _extra_reads(graph: SymbolGraph, campaign: Campaign) -> list[str]:

@@ -8,19 +8,14 @@ out) would otherwise give spans that miss, or hit the wrong code, in the unit's 
 from __future__ import annotations
 
 import shutil
-import subprocess
 import tarfile
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from fleet.errors import GitError
+from fleet.forge._git import archive, run
 from fleet.home import HOME_DIR
-
-
-def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, check=False)
 
 
 def checkout_matches(root: Path, base: str) -> bool:
@@ -28,10 +23,10 @@ def checkout_matches(root: Path, base: str) -> bool:
     shows no change and no untracked (not ignored) file. The fleet's own state directory
     (``root/.fleet``, the default, see ``fleet.home``) is not the repository's content, even
     where ``.git/info/exclude`` does not list it yet."""
-    head = _git(root, "rev-parse", "HEAD")
+    head = run(root, "rev-parse", "HEAD")
     if head.returncode != 0 or head.stdout.decode().strip() != base:
         return False
-    status = _git(root, "status", "--porcelain", "-z", "--untracked-files=normal", "--",
+    status = run(root, "status", "--porcelain", "-z", "--untracked-files=normal", "--",
                   ".", f":(exclude,top){HOME_DIR}")
     return status.returncode == 0 and not status.stdout
 
@@ -45,17 +40,12 @@ def base_tree(root: Path, base: str) -> Iterator[Path]:
         return
     tmp = Path(tempfile.mkdtemp(prefix="fleet-plan-"))
     try:
-        archive = tmp / "base.tar"
-        with archive.open("wb") as out:
-            proc = subprocess.run(["git", "archive", "--format=tar", base], cwd=root,
-                                  stdout=out, stderr=subprocess.PIPE, check=False)
-        if proc.returncode != 0:
-            raise GitError(f"git archive {base} in {root}: "
-                           f"{proc.stderr.decode(errors='replace').strip()}")
+        tar_file = tmp / "base.tar"
+        archive(root, base, tar_file)
         tree = tmp / "tree"
-        with tarfile.open(archive) as tar:
+        with tarfile.open(tar_file) as tar:
             tar.extractall(tree, filter="tar")
-        archive.unlink()
+        tar_file.unlink()
         yield tree
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

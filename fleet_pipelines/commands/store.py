@@ -290,13 +290,9 @@ def ledger_show(
 
 def _repo_of(repo: Path | None) -> Path | None:
     """``--repo``, else the repository the current directory is in (None outside any)."""
-    import subprocess
+    from fleet.home import repo_root
 
-    if repo is not None:
-        return repo
-    done = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True,
-                          text=True, check=False)
-    return Path(done.stdout.strip()) if done.returncode == 0 else None
+    return repo if repo is not None else repo_root(Path.cwd())
 
 
 @ledger_app.command("verify")

@@ -212,14 +212,13 @@ _GRAPHS: dict[tuple[str, str], Any] = {}
 
 def base_graph(repo: Path, base: str) -> Any:
     """The symbol graph of ``base`` (indexed from an exported tree; cached per commit)."""
-    import subprocess
     import tempfile
 
+    from fleet.forge import commit_of
     from fleet.graph import index
     from fleet.verify._patch import export_tree
 
-    sha = subprocess.run(["git", "rev-parse", "--verify", f"{base}^{{commit}}"], cwd=repo,
-                         capture_output=True, text=True).stdout.strip()
+    sha = commit_of(repo, base) or ""
     key = (str(repo), sha)
     if key not in _GRAPHS:
         if not sha:
