@@ -13,10 +13,11 @@ graph it came from.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from fleet.graph._model import EDGE_KIND, MODULE, Reference, Symbol
+from fleet.graph._refs import FileRefs
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -37,20 +38,24 @@ def _attr_table() -> list[dict[str, Any]]:
     return [{"kinds": tuple(k for k, b in _BITS.items() if m & b)} for m in range(32)]
 
 
+def _uses(refs: Iterable[Reference]) -> Iterator[tuple[str, str | None, str]]:
+    if isinstance(refs, FileRefs):
+        return refs.uses()
+    return ((r.src, r.target, r.kind) for r in refs)
+
+
 def add_refs(succ: Masks, refs: Iterable[Reference], symbols: Mapping[str, Symbol]) -> None:
     """Add the dependency edges of ``refs`` whose target is a repository symbol."""
     bits = _REF_BIT
-    for ref in refs:
-        target = ref.target
+    for src, target, kind in _uses(refs):
         if target is None or target not in symbols:
             continue
-        src = ref.src
         if src == target or src.startswith(target + ".") or (
             target.endswith(_MODULE_SUFFIX) and src.startswith(target[: -len(MODULE)])
         ):
             continue  # a use of an enclosing symbol: structural, not a dependency
         row = succ[src]
-        row[target] = row.get(target, 0) | bits[ref.kind]
+        row[target] = row.get(target, 0) | bits[kind]
 
 
 def _contains(succ: Masks, symbols: Iterable[Symbol]) -> None:
@@ -95,7 +100,7 @@ def build_graph(symbols: Mapping[str, Symbol],
 
 
 def patch_graph(old_adj: Adjacency, old_pred: Adjacency, symbols: Mapping[str, Symbol],
-                changed: Mapping[str, tuple[list[Symbol], list[Reference]]],
+                changed: Mapping[str, tuple[list[Symbol], Sequence[Reference]]],
                 removed: Iterable[str] = ()) -> tuple[Adjacency, Adjacency]:
     """The previous adjacency with the out-edges of the symbols of the ``changed`` files (path
     -> (its symbols, its references)) recomputed, the ``removed`` symbol ids dropped with their

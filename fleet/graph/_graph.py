@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import bisect
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fleet.graph._edges import Adjacency, build_graph, condense, digraph, patch_graph
 from fleet.graph._model import EDGE_KIND, MODULE, FileData, FileRecord, Reference, Symbol
+from fleet.graph._refs import FileRefs
 from fleet.graph._resolve import Resolver
 
 if TYPE_CHECKING:
@@ -46,12 +47,13 @@ class SymbolGraph:
     (``index(repo, previous=g)`` returns a new graph and leaves ``g`` unchanged)."""
 
     def __init__(self, root: Path, data: Mapping[str, FileData],
-                 refs_by_path: Mapping[str, list[Reference]], seconds: float = 0.0, *,
+                 refs_by_path: Mapping[str, Sequence[Reference]], seconds: float = 0.0, *,
                  previous: SymbolGraph | None = None, changed: Iterable[str] = (),
                  deps: Mapping[str, frozenset[str]] | None = None) -> None:
         self.root = root
         self._data_store: dict[str, FileData] | None = dict(data)
-        self._refs_store: dict[str, list[Reference]] | None = dict(refs_by_path)
+        # path -> its references (``FileRefs``: columns over the raw references)
+        self._refs_store: dict[str, Sequence[Reference]] | None = dict(refs_by_path)
         # path -> the dependency keys its resolution looked up (see ``_affected``)
         self._deps_store: dict[str, frozenset[str]] | None = dict(deps or {})
         self._lazy: Callable[[str], Any] | None = None
@@ -108,7 +110,7 @@ class SymbolGraph:
         return self._data_store
 
     @property
-    def _refs(self) -> dict[str, list[Reference]]:
+    def _refs(self) -> dict[str, Sequence[Reference]]:
         if self._refs_store is None:
             assert self._lazy is not None
             self._refs_store = self._lazy("refs")
@@ -301,28 +303,33 @@ class SymbolGraph:
     def resolved_share(self) -> float:
         """Share of references whose target is known (a repository symbol or an external
         dotted name); 0.0 for an empty graph."""
-        total = resolved = 0
-        for refs in self._refs.values():
-            total += len(refs)
-            resolved += sum(1 for r in refs if r.resolved)
+        total, resolved = self._counts()[:2]
         return resolved / total if total else 0.0
 
-    def stats(self) -> dict[str, Any]:
-        """Counts for reports and Dagster metadata (JSON-friendly)."""
-        total = internal = external = exact = resolved = 0
+    def _counts(self) -> tuple[int, int, int, int, int]:
+        """(references, resolved, exact and resolved, internal targets, external targets)."""
+        total = resolved = exact = internal = external = 0
         for refs in self._refs.values():
-            total += len(refs)
+            if isinstance(refs, FileRefs):
+                n, res, ex, inside, outside = refs.counts()
+                total, resolved, exact = total + n, resolved + res, exact + ex
+                internal, external = internal + inside, external + outside
+                continue
             for r in refs:
-                target = r.target
-                if target is not None:
-                    if "::" in target:
+                total += 1
+                if r.target is not None:
+                    if "::" in r.target:
                         internal += 1
                     else:
                         external += 1
                 if r.resolved:
                     resolved += 1
-                    if r.exact:
-                        exact += 1
+                    exact += r.exact
+        return total, resolved, exact, internal, external
+
+    def stats(self) -> dict[str, Any]:
+        """Counts for reports and Dagster metadata (JSON-friendly)."""
+        total, resolved, exact, internal, external = self._counts()
         edges = dependency = 0
         for row in self._succ.values():
             edges += len(row)

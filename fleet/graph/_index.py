@@ -19,7 +19,7 @@ import os
 import stat
 import subprocess
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -253,7 +253,7 @@ def _index(repo: str | Path, previous: SymbolGraph | None = None, *,
         phase("resolve")
     symbols = {s.id: s for p in sorted(data) for s in data[p].symbols}
     resolver = Resolver(data, symbols)
-    refs: dict[str, list[Reference]] = {}
+    refs: dict[str, Sequence[Reference]] = {}
     deps: dict[str, frozenset[str]] = {}
     redo = (affected_files(changed, prev_data, data, previous._deps)
             if previous is not None and prev_data else None)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import pickle
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +20,14 @@ from fleet.errors import FleetError
 from fleet.graph._graph import SymbolGraph
 from fleet.graph._index import gc_paused
 from fleet.graph._model import FileData, FileRecord, RawRef, Reference, Symbol
+from fleet.graph._refs import FileRefs
 
 # 7: parenthesised single assignment targets are variables; names NFKC-normalised
 # 8: type facts (attribute types, return annotations, properties, __all__) and call-chain
 #    references; super(), typed attributes, module-level instances, star re-exports resolved
 # 9: references and raw references pickled per file, as columns
-FORMAT = "fleet.graph/9"
+# 10: references as a target and a flag per raw reference (``FileRefs``)
+FORMAT = "fleet.graph/10"
 
 
 def _columns(rows: list[Any]) -> bytes:
@@ -35,6 +38,14 @@ def _columns(rows: list[Any]) -> bytes:
 
 def _rows(blob: bytes, make: Any) -> list[Any]:
     return [make(t) for t in zip(*pickle.loads(blob), strict=True)]
+
+
+def _ref_columns(refs: Sequence[Reference], fd: FileData | None) -> tuple[Any, ...]:
+    """A file's references: a target and a flag per raw reference when they are columns over
+    the file's own raw references (what ``index`` builds), else every row."""
+    if isinstance(refs, FileRefs) and fd is not None and refs.raw is fd.refs:
+        return (refs.targets, refs.flags, _columns(list(refs.extra)))
+    return (_columns(list(refs)),)
 
 
 class SnapshotError(FleetError):
@@ -57,7 +68,8 @@ def save(graph: SymbolGraph, path: Path) -> Path:
             d.exports)
         for p, d in graph._data.items()
     }
-    refs = {p: _columns(rs) for p, rs in graph._refs.items()}
+    raw_of = graph._data
+    refs = {p: _ref_columns(rs, raw_of.get(p)) for p, rs in graph._refs.items()}
     key_number: dict[str, int] = {}
     deps = {p: [key_number.setdefault(k, len(key_number)) for k in ks]
             for p, ks in graph._deps.items()}
@@ -112,14 +124,25 @@ def _load(path: Path) -> SymbolGraph:
     modules: dict[str, str | None] = state["modules"]
     imports: dict[str, dict[str, str]] = state["imports"]
 
+    decoded: dict[str, Any] = {}
+
     def lazy(part: str) -> Any:
-        with gc_paused():
-            return _decode(part)
+        if part not in decoded:
+            with gc_paused():
+                decoded[part] = _decode(part)
+        return decoded[part]
 
     def _decode(part: str) -> Any:
         if part == "refs":
-            raw = pickle.loads(state["refs"])
-            return {p: _rows(blob, Reference._make) for p, blob in raw.items()}
+            data = lazy("data")
+            out_refs: dict[str, Sequence[Reference]] = {}
+            for p, cols in pickle.loads(state["refs"]).items():
+                if len(cols) == 1:
+                    out_refs[p] = _rows(cols[0], Reference._make)
+                else:
+                    out_refs[p] = FileRefs(p, data[p].refs, cols[0], cols[1],
+                                           _rows(cols[2], Reference._make))
+            return out_refs
         if part == "deps":
             keys, numbers = pickle.loads(state["deps"])
             return {p: frozenset(keys[i] for i in ns) for p, ns in numbers.items()}

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 
 from fleet.graph._model import MODULE, FileData, RawRef, Reference, Symbol
 from fleet.graph._modules import module_table, python_module_names
+from fleet.graph._refs import EXACT, PREFIX, FileRefs
 from fleet.graph._types import Typing
 
 __all__ = ["Resolver", "python_module_names"]
@@ -57,7 +58,7 @@ class Resolver(Typing):
         }
 
     # -- public --------------------------------------------------------------------------
-    def resolve_with_deps(self, fd: FileData) -> tuple[list[Reference], frozenset[str]]:
+    def resolve_with_deps(self, fd: FileData) -> tuple[FileRefs, frozenset[str]]:
         """The file's references and the dependency keys their resolution looked up."""
         deps: set[str] = set()
         self._deps = deps
@@ -65,10 +66,11 @@ class Resolver(Typing):
         self._deps = set()
         return refs, frozenset(deps)
 
-    def resolve_file(self, fd: FileData) -> list[Reference]:
-        out: list[Reference] = []
+    def resolve_file(self, fd: FileData) -> FileRefs:
         cache = self._cache
-        for ref in fd.refs:
+        targets: list[str | None] = []
+        flags = bytearray(len(fd.refs))
+        for i, ref in enumerate(fd.refs):
             key = (ref.scope, ref.name, ref.kind)
             hit = cache.get(key)
             if hit is None:
@@ -76,14 +78,16 @@ class Resolver(Typing):
                 cache[key] = hit
             target, exact = hit
             if not exact and "()" in ref.name:
-                continue  # a chain through a call: only an exact target says something
+                targets.append(None)  # a chain through a call: only an exact target counts
+                continue
             if target == "":  # a local variable
                 if ref.kind == "name":
-                    continue  # a plain use of a local is no reference to a symbol
+                    targets.append(None)  # a plain use of a local is no reference to a symbol
+                    continue
                 target = None
-            out.append(Reference(ref.scope, fd.record.path, ref.name, target, ref.kind, ref.line,
-                                 ref.col, ref.start_byte, ref.end_byte, target is not None,
-                                 exact))
+            targets.append(target)
+            flags[i] = EXACT if exact else PREFIX
+        extra: list[Reference] = []
         for func, names in fd.fixture_params.items():
             sym = self.symbols.get(func)
             if sym is None:
@@ -91,10 +95,10 @@ class Resolver(Typing):
             for name in names:
                 fixture = self._fixture(fd.record.path, name)
                 if fixture is not None and fixture != func:
-                    out.append(Reference(func, fd.record.path, name, fixture, "name",
-                                         sym.start_line, 0, sym.start_byte, sym.start_byte,
-                                         True, True))
-        return out
+                    extra.append(Reference(func, fd.record.path, name, fixture, "name",
+                                           sym.start_line, 0, sym.start_byte, sym.start_byte,
+                                           True, True))
+        return FileRefs(fd.record.path, fd.refs, targets, bytes(flags), extra)
 
     def _fixture(self, path: str, name: str) -> str | None:
         """The pytest fixture a test parameter names: the test file's own, then the nearest

@@ -1,0 +1,97 @@
+"""``FileRefs``: one file's resolved references, as columns over its raw references.
+
+A resolved reference is its raw reference (``RawRef``: scope, name, kind, position) plus a
+target and whether the whole chain resolved. Storing a ``Reference`` tuple per use costs ~130
+bytes each (Django: 270k of them, ~35 MB) and a second copy of every field in a snapshot; a
+``FileRefs`` keeps the file's raw references (shared with its ``FileData``), one target per raw
+reference and one flag byte per raw reference (dropped, exact, prefix only), plus the few
+references that have no raw reference (pytest fixture parameters). ``Reference`` rows are built
+on first iteration and kept; the graph build, the statistics and snapshots read the columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import overload
+
+from fleet.graph._model import RawRef, Reference
+
+DROPPED, EXACT, PREFIX = 0, 1, 2
+
+
+class FileRefs(Sequence[Reference]):
+    """The references of one file, in raw-reference order, then the extra ones."""
+
+    __slots__ = ("_rows", "extra", "flags", "path", "raw", "targets")
+
+    def __init__(self, path: str, raw: Sequence[RawRef], targets: list[str | None],
+                 flags: bytes, extra: Sequence[Reference] = ()) -> None:
+        self.path = path
+        self.raw = raw
+        self.targets = targets
+        self.flags = flags
+        self.extra = tuple(extra)
+        self._rows: list[Reference] | None = None
+
+    def rows(self) -> list[Reference]:
+        if self._rows is None:
+            path = self.path
+            self._rows = [
+                Reference(r.scope, path, r.name, t, r.kind, r.line, r.col, r.start_byte,
+                          r.end_byte, t is not None, f == EXACT)
+                for r, t, f in zip(self.raw, self.targets, self.flags, strict=True) if f
+            ]
+            self._rows.extend(self.extra)
+        return self._rows
+
+    def __len__(self) -> int:
+        return len(self.flags) - self.flags.count(DROPPED) + len(self.extra)
+
+    @overload
+    def __getitem__(self, i: int) -> Reference: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Reference]: ...
+    def __getitem__(self, i: int | slice) -> Reference | list[Reference]:
+        return self.rows()[i]
+
+    def __iter__(self) -> Iterator[Reference]:
+        return iter(self.rows())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, FileRefs | list | tuple):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"FileRefs({self.path!r}, {len(self)} references)"
+
+    def uses(self) -> Iterator[tuple[str, str, str]]:
+        """``(src, target, kind)`` of every reference with a target, without building rows."""
+        for r, t, f in zip(self.raw, self.targets, self.flags, strict=True):
+            if f and t is not None:
+                yield r.scope, t, r.kind
+        for ref in self.extra:
+            if ref.target is not None:
+                yield ref.src, ref.target, ref.kind
+
+    def counts(self) -> tuple[int, int, int, int, int]:
+        """(references, resolved, exact and resolved, internal targets, external targets)."""
+        total = resolved = exact = internal = 0
+        for t, f in zip(self.targets, self.flags, strict=True):
+            if f:
+                total += 1
+                if t is not None:
+                    resolved += 1
+                    if f == EXACT:
+                        exact += 1
+                    if "::" in t:
+                        internal += 1
+        for ref in self.extra:
+            total += 1
+            if ref.target is not None:
+                resolved += 1
+                exact += ref.exact
+                internal += "::" in ref.target
+        return total, resolved, exact, internal, resolved - internal
