@@ -10,7 +10,6 @@ commit after it, so any step can be restored on its own.
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -165,17 +164,17 @@ def rollback_patch(
 ) -> RolledBack:
     """Revert the commit of an integrated patch on ``branch`` (``patch`` = a commit id, or a
     unit key found in the commit messages ``fleet(<campaign>): unit <key>``) with a new revert
-    commit made in a temporary worktree; the user's checkout is not touched."""
+    commit made in a temporary worktree; the user's checkout is not touched. That worktree is
+    a registered scratch tree (:func:`fleet.forge.worktree.scratch_tree`): added and removed
+    under the repository's worktree lock like a unit's, so a rollback never races a unit or an
+    integration adding or pruning worktrees, and ``fleet gc`` removes it after a crash."""
+    from fleet.forge.worktree import scratch_tree
+
     commit = _find_commit(repo, branch, patch)
-    tmp = Path(tempfile.mkdtemp(prefix="fleet-rollback-"))
-    tree = tmp / "tree"
-    _git(repo, "worktree", "add", "-q", str(tree), branch)
-    try:
+    with scratch_tree(repo, "rollback", branch) as tree:
+        _git(tree, "checkout", "-q", branch)  # refused while another worktree has it out
         _git(tree, "revert", "--no-edit", commit)
         head = _git(tree, "rev-parse", "HEAD").strip()
-    finally:
-        run_git(repo, "worktree", "remove", "--force", str(tree))
-        run_git(repo, "worktree", "prune")
     event = ledger.append(
         ROLLBACK_PATCH,
         {"branch": branch, "reverted": commit, "head": head, "patch": patch},
