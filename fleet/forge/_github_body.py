@@ -49,6 +49,9 @@ def _unit_section(report: UnitReport) -> list[str]:
         lines += ["", "**Gates**", "", "| gate | verdict | evidence |", "|---|---|---|"]
         for v in report.verdicts:
             mark = {"accept": "✅ accept", "reject": "❌ reject"}.get(v.status, "❔ unknown")
+            if v.status == "accept" and v.details.get("proof"):
+                # evidence from a proof, not from tests that ran: the reviewer must see which
+                mark = f"✅ accept by proof ({v.details['proof']}), no test run"
             lines.append(f"| `{v.gate}` | {mark} | {_cell(v.evidence)} |")
     if report.diffstat:
         lines += ["", "```", report.diffstat.strip(), "```"]

@@ -23,6 +23,11 @@ _LINE = re.compile(r"^(L\d+(?: C\d+)?): (.*) requires (.*)$")
 def _config() -> Config:
     config = Config()
     config.set_verbose(3)
+    # A file written for Python 2 and 3 at once (freezegun 0.3.15's api.py: ``collections.abc``
+    # and ``str.decode`` behind version checks) makes vermin raise InvalidVersionException, a
+    # BaseException, when it combines them; the floor here is a Python 3 one, so 2-only
+    # constructs are set aside and the minimum is that of the constructs Python 3 has.
+    config.set_ignore_incomp(True)
     return config
 
 
@@ -33,6 +38,8 @@ def needs(source: str) -> tuple[Version | None, list[tuple[Version, str]]]:
         visitor = visit(source, _config())
     except (SyntaxError, ValueError, RecursionError):
         return None, []
+    if not hasattr(visitor, "output_text"):  # vermin's minimum to parse it: not a Python 3 file
+        return None, []
     minimum = visitor.minimum_versions()[1]
     found: list[tuple[Version, str]] = []
     for line in visitor.output_text().splitlines():
@@ -42,7 +49,9 @@ def needs(source: str) -> tuple[Version | None, list[tuple[Version, str]]]:
         versions = re.findall(r"\b3\.(\d+)\b", match[3])
         if versions:
             found.append(((3, int(versions[-1])), f"{match[1]}: {match[2]}"))
-    return (minimum if isinstance(minimum, tuple) else None), found
+    if not isinstance(minimum, tuple):  # 2-only constructs set aside: the greatest 3.x named
+        minimum = max((v for v, _ in found), default=(3, 0))
+    return minimum, found
 
 
 def gate_compat(trees: Trees, files: Iterable[FilePatch]) -> Verdict:

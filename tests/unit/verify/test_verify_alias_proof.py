@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from fleet.campaigns.codemods import apply_codemod
-from fleet.types import Verdict
+from fleet.forge.github import UnitReport, render_change_body
+from fleet.types import Verdict, WorkUnit
 from fleet.verify import GateOptions, run_gates
 from fleet.verify.proof import renames
 from sandbox import Sandbox
@@ -57,6 +58,12 @@ def test_an_alias_rename_is_proven_where_the_tests_cannot_run(boto: Path, bwrap:
     assert "assertEquals -> assertEqual (deprecation wrapper)" in got.evidence
     assert got.details["proof"] == "alias-rename"
     assert "errors at collection" in got.evidence  # why the tests gave no evidence
+    # the PR body labels the verdict as a proof, not a test run
+    unit = WorkUnit(key="u" * 12, campaign="unittest-aliases", base_commit="b" * 40,
+                    write_set=(f"{FILE}::<module>",), read_set=(), findings=(), rank=0, wave=0)
+    body = render_change_body([UnitReport(unit, (got,))])
+    assert ("| `impacted_tests` | ✅ accept by proof (alias-rename), no test run | "
+            "alias-rename proof, no test run:") in body
 
     # one more change that is not a rename: no proof, the normal rules (unknown) again
     edited = migrated.replace("self.assertEqual(bucket, 'foo')", "self.assertEqual(bucket, 'bar')")
