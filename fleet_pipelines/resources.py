@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import subprocess
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -23,7 +22,9 @@ from dagster import ConfigurableResource, EnvVar
 
 from fleet.agents.anthropic_model import DEFAULT_MODEL
 from fleet.errors import ConfigError
-from fleet.home import default_home, store_key
+from fleet.forge import commit_of, git_output, run_git
+from fleet.forge.remote import Remote, checkout, is_url, mirror_path
+from fleet.home import default_home, normalise_remote, store_key
 from fleet.protocols import Agent, Forge, LeaseStore, Ledger
 from fleet.store import Store, open_store
 
@@ -41,25 +42,20 @@ def checked_out_branch(repo: Path) -> str | None:
     is detached, ``None`` when ``repo`` is no git repository."""
     if not repo.is_dir():
         return None
-    done = subprocess.run(["git", "symbolic-ref", "--quiet", "--short", "HEAD"], cwd=repo,
-                          capture_output=True, text=True, check=False)
+    done = run_git(repo, "symbolic-ref", "--quiet", "--short", "HEAD")
     if done.returncode == 0:
-        return done.stdout.strip()
+        return done.stdout.decode().strip()
     return "" if done.returncode == 1 else None  # git exits 1 for a detached HEAD, 128 else
 
 
 def remote_head_branch(repo: Path) -> str:
     """The branch ``origin``'s HEAD names (``refs/remotes/origin/HEAD`` -> ``origin/master``:
     ``master``) when ``repo`` has it as a local branch, else ``""``."""
-    done = subprocess.run(["git", "symbolic-ref", "--quiet", "--short",
-                           "refs/remotes/origin/HEAD"], cwd=repo, capture_output=True, text=True,
-                          check=False)
-    name = done.stdout.strip().partition("/")[2] if done.returncode == 0 else ""
+    name = (git_output(repo, "symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD")
+            or "").partition("/")[2]
     if not name:
         return ""
-    local = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"refs/heads/{name}"],
-                           cwd=repo, capture_output=True, check=False)
-    return name if local.returncode == 0 else ""
+    return name if commit_of(repo, f"refs/heads/{name}") else ""
 
 
 def default_base_branch(repo: Path) -> str:
@@ -89,6 +85,8 @@ class FleetSettings:
 
     home: str = ".fleet"
     repo: str = "."
+    """The local repository the fleet works in: the user's checkout, or (``url`` set) this
+    worker's mirror of the remote under ``home`` (``fleet.forge.remote``)."""
     base_branch: str = "main"
     deployment: str = "embedded"
     store_url: str = ""
@@ -100,6 +98,13 @@ class FleetSettings:
     campaigns: tuple[str, ...] = field(default_factory=builtin_campaign_names)
     github_repo: str = ""
     github_url: str = "https://api.github.com"
+    url: str = ""
+    """``FLEET_REPO`` when it is a URL (or the ``file://`` URL of a local path when ``remote``
+    is set): the fleet works in a mirror and pushes its branches; ``""``: the embedded default,
+    the checkout itself, nothing pushed."""
+    remote: str = ""
+    """``FLEET_REMOTE``: a fleet-owned remote that unit and integration branches go to (a bare
+    repository by URL) instead of the repository's own; ``""``: the repository's own."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> FleetSettings:
@@ -107,7 +112,9 @@ class FleetSettings:
         ``fleet sweep`` / ``fleet demo`` saved, so ``make ui`` shows that repository), then the
         embedded defaults."""
         env = dict(os.environ if environ is None else environ)
-        home = env.get("FLEET_HOME") or str(default_home(env.get("FLEET_REPO", ".")))
+        by_url = is_url(env.get("FLEET_REPO", "."))  # a URL: the state is the cwd's, per worker
+        home = env.get("FLEET_HOME") or str(default_home(None if by_url else
+                                                         env.get("FLEET_REPO", ".")))
         saved = Path(home) / SETTINGS_FILE
         if saved.is_file():
             try:
@@ -129,7 +136,18 @@ class FleetSettings:
             batch = int(env.get("FLEET_BATCH_SIZE", "8"))
         except ValueError as exc:
             raise ConfigError(f"FLEET_AGENTS / FLEET_BATCH_SIZE: {exc}") from exc
-        repo = Path(env.get("FLEET_REPO", ".")).resolve()
+        url, remote = env.get("FLEET_REPO", ".").strip(), env.get("FLEET_REMOTE", "").strip()
+        if is_url(url) or remote:
+            url = url if is_url(url) else Path(url).resolve().as_uri()
+            for name, text in (("FLEET_REPO", url), ("FLEET_REMOTE", remote)):
+                try:
+                    if text:
+                        Remote.parse(text)
+                except ConfigError as exc:
+                    raise ConfigError(f"{name}: {exc}") from exc
+            repo = mirror_path(Remote.parse(url), Path(home).resolve())
+        else:
+            url, repo = "", Path(url).resolve()
         return cls(
             home=str(Path(home).resolve()),
             repo=str(repo),
@@ -144,13 +162,29 @@ class FleetSettings:
             campaigns=tuple(c.strip() for c in campaigns) or builtin_campaign_names(),
             github_repo=env.get("FLEET_GITHUB_REPO", ""),
             github_url=env.get("FLEET_GITHUB_API_URL") or "https://api.github.com",
+            url=url, remote=remote,
         )
+
+    def checkout(self) -> Path:
+        """The local repository of these settings, made current: with a ``url``, this
+        worker's mirror cloned or fetched (``fleet.forge.remote.checkout``; a ``RemoteError``
+        names a remote that cannot be reached); else the checkout itself, untouched."""
+        if not self.url:
+            return Path(self.repo)
+        return checkout(self.url, Path(self.home), self.remote)
+
+    def repository_key(self) -> str:
+        """What this repository's rows carry in the store (``fleet.home.store_key``); by URL,
+        the remote's (the same for every worker, before its mirror exists)."""
+        key = store_key(self.home, self.repo)
+        return key or (normalise_remote(self.url) if self.url else "")
 
 
     def env(self) -> dict[str, str]:
         """These settings as the environment variables ``from_env`` reads."""
         return {
-            "FLEET_HOME": self.home, "FLEET_REPO": self.repo,
+            "FLEET_HOME": self.home, "FLEET_REPO": self.url or self.repo,
+            "FLEET_REMOTE": self.remote,
             "FLEET_BASE_BRANCH": self.base_branch, "FLEET_DEPLOYMENT": self.deployment,
             "FLEET_STORE_URL": self.store_url, "FLEET_SANDBOX": self.sandbox,
             "FLEET_AGENT": self.agent, "FLEET_FORGE": self.forge,
@@ -290,24 +324,32 @@ class ForgeResource(ConfigurableResource):
 
 
 class RepoResource(ConfigurableResource):
-    """The target repository and where the fleet keeps its state."""
+    """The target repository and where the fleet keeps its state. With a ``url``, ``path`` is
+    this worker's mirror of it (under its own ``home``), cloned or fetched when a step starts,
+    and the branches the steps make are pushed to ``remote`` (else to ``url``)."""
 
     path: str
     base_branch: str = "main"
     home: str = ".fleet"
     agents: int = 2
+    url: str = ""
+    remote: str = ""
+
+    def setup_for_execution(self, context: Any) -> None:
+        if self.url:
+            checkout(self.url, Path(self.home), self.remote)
 
 
 def build_resources(settings: FleetSettings) -> dict[str, Any]:
     """The resource dict of ``Definitions`` for ``settings``."""
     return {
-        "store": StoreResource(url=settings.store_url,
-                               repo=store_key(settings.home, settings.repo)),
+        "store": StoreResource(url=settings.store_url, repo=settings.repository_key()),
         "sandbox": SandboxResource(backend=settings.sandbox),
         "agent": AgentResource(kind=settings.agent),
         "forge": forge_resource(settings),
         "repo": RepoResource(path=settings.repo, base_branch=settings.base_branch,
-                             home=settings.home, agents=settings.agents),
+                             home=settings.home, agents=settings.agents, url=settings.url,
+                             remote=settings.remote),
     }
 
 

@@ -7,20 +7,31 @@ a detached checkout, so every ``refs/heads/*`` of the remote can be fetched into
 branch and the worktree code (``fleet.forge.worktree``) works on it unchanged. Nothing here
 assumes that two workers see one filesystem:
 
-- :func:`sync` clones the mirror, or fetches every branch of the remote into it (pruned);
+- :func:`checkout` is what a worker calls before it works on a repository given by URL: the
+  synced mirror, with the remote that unit and integration branches go to recorded in the
+  mirror's git config (``fleet.pushremote``: ``origin``, or ``fleet`` for a fleet-owned bare
+  remote beside a read-only source); :func:`push_remote` reads it back (``None``: an ordinary
+  local repository, the embedded default, where nothing is pushed);
+- :func:`sync` clones the mirror, or fetches every branch of the remote into it; a local branch
+  checked out in a unit's worktree is left alone, and local branches are never deleted (a unit
+  branch may be committed but not pushed yet: ``fleet gc`` collects leftovers);
 - :func:`push` publishes a unit's branch to the remote, with a lease on what the remote held
   (``--force-with-lease``): a worker whose view is stale (a zombie that lost its unit) is
   ``Refused``, never overwrites the branch another worker finished;
-- :func:`fetch` brings the branches integration merges into the mirror.
+- :func:`fetch` brings the branches integration merges into the mirror; :func:`remote_heads`
+  says what the remote holds (``git ls-remote``).
 
-A URL that cannot be cloned, a remote that is down or refuses a push for any reason other than
-the lease: ``RemoteError`` with one line naming the URL and git's reason.
+Several processes may share one ``FLEET_HOME`` (and so one mirror): cloning and fetching hold
+a lock file beside the mirror. A URL that cannot be cloned, a remote that is down or refuses a
+push for any reason other than the lease: ``RemoteError`` with one line naming the URL and git's
+reason.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -28,11 +39,15 @@ from urllib.parse import urlsplit
 from fleet.errors import ConfigError, FleetError
 from fleet.forge._git import git, run
 
-__all__ = ["Pushed", "Refused", "Remote", "RemoteError", "fetch", "mirror_path", "push", "sync"]
+__all__ = ["Pushed", "Refused", "Remote", "RemoteError", "checkout", "fetch", "is_url",
+           "mirror_path", "push", "push_notes", "push_remote", "remote_heads", "remote_refs",
+           "remote_url", "sync", "working_repository"]
 
 SCHEMES = ("file", "ssh", "git", "http", "https")
 _SCP = re.compile(r"^(?:[\w.-]+@)?[\w.-]+:(?!//)[^\s]+$")
 _NAME = re.compile(r"[^A-Za-z0-9._-]+")
+PUSH_KEY = "fleet.pushremote"  # the mirror's git config: the remote branches go to
+PUSH_NAME = "fleet"  # a fleet-owned remote beside a read-only source
 
 
 class RemoteError(FleetError):
@@ -73,6 +88,13 @@ class Remote:
         return _NAME.sub("-", stem)
 
 
+def is_url(text: str) -> bool:
+    """``text`` names a repository by URL (``scheme://`` or scp-style ``host:path``), not by a
+    local path."""
+    text = text.strip()
+    return "://" in text or (bool(_SCP.match(text)) and not Path(text).exists())
+
+
 @dataclass(frozen=True)
 class Pushed:
     branch: str
@@ -99,37 +121,185 @@ def _line(stderr: bytes) -> str:
     return (fatal or lines or ["no output"])[-1]
 
 
-def sync(remote: Remote, home: Path) -> Path:
-    """The worker's mirror of ``remote``, cloned on first use, else with every branch of the
-    remote fetched into it (``refs/heads/*``, forced and pruned; the checkout stays detached so
-    no branch is ever the current one). Returns the mirror's path."""
-    mirror = mirror_path(remote, home)
-    if not (mirror / ".git").is_dir():
-        mirror.parent.mkdir(parents=True, exist_ok=True)
-        tmp = mirror.with_name(mirror.name + ".cloning")
-        if tmp.exists():
-            import shutil
+def _lock_path(mirror: Path) -> Path:
+    return mirror.with_name(mirror.name + ".lock")
 
-            shutil.rmtree(tmp)
-        proc = run(mirror.parent, "clone", "--quiet", "--no-checkout", remote.url, str(tmp))
-        if proc.returncode != 0:
-            raise RemoteError(f"cannot clone {remote.url}: {_line(proc.stderr)}")
-        git(tmp, "checkout", "--quiet", "--detach", "origin/HEAD")
-        tmp.rename(mirror)
-    proc = run(mirror, "fetch", "--quiet", "--prune", "--update-head-ok", "origin",
-               "+refs/heads/*:refs/heads/*")
-    if proc.returncode != 0:
-        raise RemoteError(f"cannot fetch from {remote.url}: {_line(proc.stderr)}")
+
+def checkout(url: str, home: Path, push_url: str = "") -> Path:
+    """The worker's synced mirror of the repository at ``url`` (under ``home``), its push
+    remote recorded: ``push_url`` (a fleet-owned remote) when it is given and differs from
+    ``url``, else the repository's own remote. ``ConfigError`` for a text that is no URL,
+    ``RemoteError`` for a remote that cannot be cloned or fetched from."""
+    source = Remote.parse(url)
+    target = Remote.parse(push_url) if push_url else None
+    return sync(source, home, push=None if target == source else target)
+
+
+def working_repository(text: str | Path, environ: Mapping[str, str] | None = None) -> Path:
+    """The local repository a command works on for the repository argument ``text``: a local
+    path as it is (nothing pushed: the embedded default); a URL, or any repository when
+    ``$FLEET_REMOTE`` is set, this process's synced mirror under ``$FLEET_HOME`` (else the
+    ``.fleet`` of the current directory's repository)."""
+    import os
+
+    from fleet.home import default_home
+
+    env = os.environ if environ is None else environ
+    text, push_url = str(text), env.get("FLEET_REMOTE", "").strip()
+    if not is_url(text) and not push_url:
+        return Path(text)
+    url = text if is_url(text) else Path(text).resolve().as_uri()
+    home = Path(env.get("FLEET_HOME") or default_home(None)).resolve()
+    return checkout(url, home, push_url)
+
+
+def sync(remote: Remote, home: Path, push: Remote | None = None) -> Path:
+    """The worker's mirror of ``remote``, cloned on first use, else with every branch of the
+    remote fetched into it (its ``refs/remotes/origin/*`` pruned; local branches updated, but
+    never one checked out in a worktree and never deleted; the checkout stays detached so no
+    branch is ever the current one, its HEAD at the remote's HEAD branch). With ``push``, the
+    ``fleet/*`` branches come from that remote (named ``fleet`` in the mirror), which is where
+    units and integration push. Returns the mirror's path."""
+    from fleet.locks import hold
+
+    mirror = mirror_path(remote, home)
+    mirror.parent.mkdir(parents=True, exist_ok=True)
+    with hold(_lock_path(mirror), f"syncing {remote.url}"):
+        if not (mirror / ".git").is_dir():
+            _clone(remote, mirror)
+        names = ["origin"]
+        if push is not None:
+            names.append(PUSH_NAME)
+            if run(mirror, "remote", "get-url", PUSH_NAME).returncode != 0:
+                git(mirror, "remote", "add", PUSH_NAME, push.url)
+            else:
+                git(mirror, "remote", "set-url", PUSH_NAME, push.url)
+        git(mirror, "config", PUSH_KEY, names[-1])
+        for name in names:
+            url = remote.url if name == "origin" else push.url if push else ""
+            spec = ("+refs/heads/*:refs/remotes/origin/*" if name == "origin"
+                    else f"+refs/heads/fleet/*:refs/remotes/{name}/fleet/*")
+            proc = run(mirror, "fetch", "--quiet", "--prune", name, spec,
+                       "+refs/notes/*:refs/notes/*")
+            if proc.returncode != 0:
+                raise RemoteError(f"cannot fetch from {url}: {_line(proc.stderr)}")
+        _update_branches(mirror, names)
+        # HEAD follows the remote's HEAD branch; the checked-out files stay as they are (a
+        # reader may be indexing them): where they no longer match, readers take an export
+        head = git(mirror, "rev-parse", "--verify", "refs/remotes/origin/HEAD^{commit}").strip()
+        git(mirror, "update-ref", "--no-deref", "HEAD", head)
     return mirror
 
 
-def push(mirror: Path, branch: str, expect: str | None) -> Pushed | Refused:
-    """Publish ``branch`` of ``mirror`` to its remote, only if the remote's branch is still
-    ``expect`` (a commit; ``None``: the branch must not exist there yet)."""
-    commit = git(mirror, "rev-parse", "--verify", f"refs/heads/{branch}^{{commit}}").strip()
-    lease = f"--force-with-lease=refs/heads/{branch}:{expect or ''}"
-    proc = run(mirror, "push", "--porcelain", lease, "origin",
-               f"{commit}:refs/heads/{branch}")
+def _clone(remote: Remote, mirror: Path) -> None:
+    import shutil
+
+    tmp = mirror.with_name(mirror.name + ".cloning")
+    if tmp.exists():  # left by a clone that was killed
+        shutil.rmtree(tmp)
+    proc = run(mirror.parent, "clone", "--quiet", "--no-checkout", remote.url, str(tmp))
+    if proc.returncode != 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise RemoteError(f"cannot clone {remote.url}: {_line(proc.stderr)}")
+    if run(tmp, "rev-parse", "--verify", "--quiet", "origin/HEAD").returncode != 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise RemoteError(f"cannot clone {remote.url}: the repository has no commit")
+    git(tmp, "checkout", "--quiet", "--detach", "origin/HEAD")
+    tmp.rename(mirror)
+
+
+def _refs(repo: Path, prefix: str) -> dict[str, str]:
+    out = git(repo, "for-each-ref", "--format=%(refname) %(objectname)", prefix)
+    pairs = (line.split(" ", 1) for line in out.splitlines() if line.strip())
+    return {ref.removeprefix(prefix): sha for ref, sha in pairs}
+
+
+def _update_branches(mirror: Path, names: list[str]) -> None:
+    """Local branches = what the remotes hold (``fleet/*`` from the push remote), except a
+    branch checked out in a worktree (a unit at work on it): under the worktree lock."""
+    from fleet.forge.worktree import _worktree_lock, checked_out_branches
+
+    wanted = {b: sha for b, sha in _refs(mirror, "refs/remotes/origin/").items() if b != "HEAD"}
+    if len(names) > 1:
+        wanted.update(_refs(mirror, f"refs/remotes/{names[-1]}/"))
+    with _worktree_lock(mirror):
+        local = _refs(mirror, "refs/heads/")
+        busy = checked_out_branches(mirror)
+        lines = [f"update refs/heads/{b} {sha}\n" for b, sha in sorted(wanted.items())
+                 if local.get(b) != sha and b not in busy]
+        if lines:
+            git(mirror, "update-ref", "--stdin", input="".join(lines).encode())
+
+
+def push_remote(repo: Path) -> str | None:
+    """The git remote of ``repo`` that unit and integration branches are pushed to (as
+    :func:`checkout` recorded it), ``None`` for an ordinary repository (nothing is pushed)."""
+    proc = run(repo, "config", "--get", PUSH_KEY)
+    name = proc.stdout.decode().strip()
+    return name or None
+
+
+def remote_url(repo: Path, name: str) -> str:
+    return git(repo, "remote", "get-url", name).strip()
+
+
+def remote_heads(repo: Path, branches: list[str], remote: str = "origin") -> dict[str, str]:
+    """What ``remote`` holds of ``branches`` now (one ``git ls-remote``): branch -> commit, a
+    branch it does not have left out. ``RemoteError`` when it cannot be reached."""
+    found = remote_refs(repo, [f"refs/heads/{b}" for b in branches], remote)
+    return {ref.removeprefix("refs/heads/"): sha for ref, sha in found.items()}
+
+
+def remote_refs(repo: Path, refs: list[str], remote: str = "origin") -> dict[str, str]:
+    """``refs`` (full names) as ``remote`` holds them: ref -> object, absent ones left out."""
+    if not refs:
+        return {}
+    proc = run(repo, "ls-remote", remote, *refs)
+    if proc.returncode != 0:
+        raise RemoteError(f"cannot list the refs of {remote_url(repo, remote)}: "
+                          f"{_line(proc.stderr)}")
+    out: dict[str, str] = {}
+    for line in proc.stdout.decode().splitlines():
+        sha, _, ref = line.partition("\t")
+        if ref in refs:
+            out[ref] = sha
+    return out
+
+
+def push_notes(repo: Path, ref: str, commit: str, message: str, remote: str,
+               attempts: int = 5) -> None:
+    """Append ``message`` to the note of ``commit`` under the notes ``ref`` *on the remote*:
+    the remote's notes are fetched, the note appended, and pushed under a lease on what was
+    fetched; when another worker pushed notes in between, again (``attempts`` times)."""
+    from fleet.forge._git import add_note
+
+    for _ in range(attempts):
+        have = remote_refs(repo, [ref], remote).get(ref)
+        if have is not None:
+            proc = run(repo, "fetch", "--quiet", remote, f"+{ref}:{ref}")
+            if proc.returncode != 0:
+                raise RemoteError(f"cannot fetch {ref} from {remote_url(repo, remote)}: "
+                                  f"{_line(proc.stderr)}")
+        else:
+            run(repo, "update-ref", "-d", ref)
+        add_note(repo, ref, commit, message)
+        notes = git(repo, "rev-parse", ref).strip()
+        if isinstance(push(repo, ref, have, commit=notes, remote=remote, ref=ref), Pushed):
+            return
+    raise RemoteError(f"cannot push {ref} to {remote_url(repo, remote)}: other workers kept "
+                      f"moving it ({attempts} attempts)")
+
+
+def push(mirror: Path, branch: str, expect: str | None, *, commit: str | None = None,
+         remote: str = "origin", ref: str | None = None) -> Pushed | Refused:
+    """Publish ``commit`` (default: ``branch`` of ``mirror``) as ``branch`` of ``remote``
+    (``ref``: another ref than ``refs/heads/<branch>``, e.g. a notes ref), only if the remote's
+    ref is still ``expect`` (a commit; ``None``: it must not exist there yet)."""
+    target = ref or f"refs/heads/{branch}"
+    if commit is None:
+        commit = git(mirror, "rev-parse", "--verify", f"{target}^{{commit}}").strip()
+    lease = f"--force-with-lease={target}:{expect or ''}"
+    proc = run(mirror, "push", "--porcelain", lease, remote, f"{commit}:{target}")
     if proc.returncode == 0:
         return Pushed(branch, commit)
     out = proc.stdout.decode("utf-8", "replace")
@@ -137,19 +307,20 @@ def push(mirror: Path, branch: str, expect: str | None) -> Pushed | Refused:
         return Refused(branch, f"the remote's {branch} is no longer {expect or 'absent'}")
     if "[rejected]" in out:
         return Refused(branch, _line(proc.stdout + b"\n" + proc.stderr))
-    url = git(mirror, "remote", "get-url", "origin").strip()
-    raise RemoteError(f"push of {branch} to {url} failed: {_line(proc.stderr)}")
+    url = remote_url(mirror, remote)
+    raise RemoteError(f"push of {branch} to {url} failed: {_line(proc.stderr + proc.stdout)}")
 
 
-def fetch(mirror: Path, branches: list[str]) -> dict[str, str]:
-    """Fetch ``branches`` from the mirror's remote into the mirror (forced); returns each
-    branch's commit. A branch the remote does not have is a ``RemoteError`` naming it."""
+def fetch(mirror: Path, branches: list[str], remote: str = "origin") -> dict[str, str]:
+    """Fetch ``branches`` from the mirror's ``remote`` (forced, into its tracking refs
+    ``refs/remotes/<remote>/*``: a local branch checked out in a unit's worktree is never moved
+    under it); returns each branch's commit, whose objects are now in the mirror. A branch the
+    remote does not have is a ``RemoteError`` naming it."""
     if not branches:
         return {}
-    specs = [f"+refs/heads/{b}:refs/heads/{b}" for b in branches]
-    proc = run(mirror, "fetch", "--quiet", "--update-head-ok", "origin", *specs)
+    specs = [f"+refs/heads/{b}:refs/remotes/{remote}/{b}" for b in branches]
+    proc = run(mirror, "fetch", "--quiet", remote, *specs)
     if proc.returncode != 0:
-        url = git(mirror, "remote", "get-url", "origin").strip()
-        raise RemoteError(f"cannot fetch {', '.join(branches)} from {url}: "
-                          f"{_line(proc.stderr)}")
-    return {b: git(mirror, "rev-parse", f"refs/heads/{b}").strip() for b in branches}
+        raise RemoteError(f"cannot fetch {', '.join(branches)} from "
+                          f"{remote_url(mirror, remote)}: {_line(proc.stderr)}")
+    return {b: git(mirror, "rev-parse", f"refs/remotes/{remote}/{b}").strip() for b in branches}

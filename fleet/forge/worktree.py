@@ -40,6 +40,7 @@ from fleet.types import Workspace
 __all__ = [
     "GcReport",
     "branch_name",
+    "checked_out_branches",
     "create_workspace",
     "gc",
     "remove_workspace",
@@ -205,6 +206,12 @@ def _worktrees(repo: Path) -> list[dict[str, str]]:
         key, _, value = line.partition(" ")
         current[key] = value
     return out
+
+
+def checked_out_branches(repo: Path) -> set[str]:
+    """The branches checked out in ``repo``'s worktrees (the main one and linked ones)."""
+    return {wt["branch"].removeprefix("refs/heads/") for wt in _worktrees(repo)
+            if wt.get("branch")}
 
 
 def gc(repo: str | Path, *, dry_run: bool = False) -> GcReport:

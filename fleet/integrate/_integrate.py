@@ -11,6 +11,13 @@
    a flaky test), "fails" means "breaks relative to the base" - a test passing on the base that
    fails, errors, is skipped or is gone, or a new failing test - judged on the per-test outcomes
    the runner reports (``SuiteRun.outcomes``); the result lists them in ``new_failures``.
+
+In a worker's mirror of a remote (``fleet.forge.remote.checkout``) the unit branches come from
+the remote: each is fetched, and a unit whose branch there is not its recorded commit is stale
+(requeued). The integration branch is pushed there under a lease on what the remote held when
+integration began, before ``integration.finished`` is recorded: a push that fails raises
+``RemoteError`` and the remote keeps its previous integration branch whole. The hand-over's
+checkpoint note goes to the remote's notes too.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fleet.errors import GitError
+from fleet.forge import remote as remotes
 from fleet.forge._git import add_note, changed_paths, git, merge_file, notes, show
 from fleet.forge.worktree import scratch_tree
 from fleet.merge import Clean, merge3
@@ -166,11 +174,19 @@ def integrate(
     ordered = sorted((p for p in patches if p.status == "verified" and p.commit),
                      key=lambda p: (p.rank, p.unit))
     stale = [p for p in ordered if not fence_ok(leases, p)]
-    candidates = [p for p in ordered if p not in stale]
     for p in stale:
         ledger.append("integration.stale", {"reason": "fencing token no longer current"},
                       unit=p.unit, campaign=p.campaign, actor=actor)
         requeue(ledger, p.unit, p.campaign, "stale fencing token", actor)
+    remote = remotes.push_remote(repo)
+    candidates = [p for p in ordered if p not in stale]
+    if remote is not None:
+        candidates, moved, published = _from_remote(repo, remote, candidates, branch)
+        for p in moved:
+            ledger.append("integration.stale", {"reason": "its branch on the remote is not its "
+                          f"commit {p.commit}"}, unit=p.unit, campaign=p.campaign, actor=actor)
+            requeue(ledger, p.unit, p.campaign, "branch on the remote moved", actor)
+        stale += moved
 
     runs = 0
     semantic: list[UnitResult] = []
@@ -210,6 +226,8 @@ def integrate(
                           unit=p.unit, campaign=p.campaign, actor=actor)
             requeue(ledger, p.unit, p.campaign, "merge conflict", actor)
         head = git(tree, "rev-parse", "HEAD").strip()
+        if remote is not None:
+            _push_branch(repo, remote, branch, published, head)
         git(repo, "branch", "-f", branch, head)
     outcome = IntegrationResult(
         branch=branch, base_commit=base, head=head,
@@ -232,8 +250,32 @@ def integrate(
         "tests_collected": None if tests is None or tests.outcomes is None
         else len(tests.outcomes),
     }, campaign=campaign, actor=actor)
-    _checkpoint(repo, head, finished)
+    if remote is not None:
+        text = Checkpoint(finished.seq, finished.hash).text()
+        remotes.push_notes(repo, NOTES_REF, head, text, remote)
+    else:
+        _checkpoint(repo, head, finished)
     return outcome
+
+
+def _from_remote(repo: Path, remote: str, patches: list[UnitResult], branch: str
+                 ) -> tuple[list[UnitResult], list[UnitResult], str | None]:
+    """The patches whose unit branch on ``remote`` is their commit (fetched into the mirror),
+    the others, and the remote's integration ``branch`` now (``None``: absent)."""
+    names = [p.branch for p in patches if p.branch]
+    heads = remotes.remote_heads(repo, [*names, branch], remote)
+    here = [p for p in patches if p.branch and heads.get(p.branch) == p.commit]
+    remotes.fetch(repo, [p.branch for p in here if p.branch], remote)
+    return here, [p for p in patches if p not in here], heads.get(branch)
+
+
+def _push_branch(repo: Path, remote: str, branch: str, expect: str | None, head: str) -> None:
+    """The integration branch onto the remote, or ``RemoteError`` (nothing moved there)."""
+    pushed = remotes.push(repo, branch, expect, commit=head, remote=remote)
+    if isinstance(pushed, remotes.Refused):
+        raise remotes.RemoteError(
+            f"integration branch {branch} not pushed to {remotes.remote_url(repo, remote)}: "
+            f"{pushed.reason} (another integration ran at the same time); nothing integrated")
 
 
 def _checkpoint(repo: Path, head: str, finished: LedgerEvent) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from fleet.forge._git import git
+from fleet.forge.remote import Refused, RemoteError, push, push_remote, remote_url
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,9 @@ def fast_forward(repo: Path, base_branch: str, branch: str) -> SelfMerge:
     if git(repo, "merge-base", base, head).strip() != base:
         return SelfMerge(False, f"{base_branch} moved since the integration: not a fast-forward")
     tree = checked_out_in(repo, base_branch)
+    remote = push_remote(repo)
+    if remote is not None:  # a worker's mirror: the base branch moves on the remote, or not
+        return _fast_forward_remote(repo, remote, base_branch, base, head)
     if tree is None:
         git(repo, "update-ref", f"refs/heads/{base_branch}", head, base)
         return SelfMerge(True, "fast-forwarded", head)
@@ -48,6 +52,24 @@ def fast_forward(repo: Path, base_branch: str, branch: str) -> SelfMerge:
         return SelfMerge(False, f"{tree} has local changes on {base_branch}")
     git(tree, "merge", "-q", "--ff-only", head)
     return SelfMerge(True, "fast-forwarded", head)
+
+
+def _fast_forward_remote(repo: Path, remote: str, base_branch: str, base: str,
+                         head: str) -> SelfMerge:
+    """Push the fast-forward of ``base_branch`` to the repository's own remote, under a lease
+    on ``base``; a fleet-owned remote (``FLEET_REMOTE``) never moves the source's base."""
+    if remote != "origin":
+        return SelfMerge(False, f"{base_branch} is the source's ({remote_url(repo, 'origin')}); "
+                                f"the fleet pushes only to {remote_url(repo, remote)}")
+    try:
+        pushed = push(repo, base_branch, base, commit=head, remote=remote)
+    except RemoteError as exc:
+        return SelfMerge(False, str(exc))
+    if isinstance(pushed, Refused):
+        return SelfMerge(False, f"{base_branch} moved on the remote since the integration: "
+                                "not a fast-forward")
+    git(repo, "update-ref", f"refs/heads/{base_branch}", head, base)
+    return SelfMerge(True, f"fast-forwarded on {remote_url(repo, remote)}", head)
 
 
 def refusal(last: Mapping[str, Any]) -> SelfMerge | None:

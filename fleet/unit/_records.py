@@ -24,7 +24,7 @@ UNIT_REQUEUED = "unit.requeued"
 
 UnitStatus = Literal[
     "verified", "partial", "rejected", "agent_failed", "lease_refused", "killed",
-    "semantic_conflict",
+    "semantic_conflict", "push_failed",
 ]
 TERMINAL: frozenset[str] = frozenset({"verified", "partial", "rejected", "agent_failed"})
 
@@ -39,7 +39,9 @@ class UnitResult:
     verified and its patch is not integrated; ``commit`` keeps the work), ``rejected`` (a
     gate said no: ``rejected_by`` names it), ``agent_failed`` (no patch; the repo is untouched),
     ``lease_refused`` (leases not acquired by the deadline: requeue after backoff), ``killed``
-    (kill switch). ``grants`` keep the fencing tokens that integration checks.
+    (kill switch), ``push_failed`` (verified, but its branch could not be pushed to the
+    worker's remote: ``detail`` says why; not terminal, the unit runs again).
+    ``grants`` keep the fencing tokens that integration checks.
     """
 
     unit: str

@@ -60,6 +60,10 @@ class UnitEnv:
     requests: Callable[[WorkUnit], list[LeaseRequest]] | None = None
     """The unit's leases with per-symbol lock ranks (``fleet.plan.lease_requests`` over the
     graph); default: every symbol at the unit's rank."""
+    publish: Callable[[Workspace, str], str | None] | None = None
+    """Where a verified unit's commit goes beyond its own branch (``GitWorkspaces.publish``:
+    the worker's remote); returns ``None`` once published, else why not, and the unit is then
+    ``push_failed`` (not terminal: it runs again). ``None``: the branch stays local."""
 
 
 def lease_requests(unit: WorkUnit) -> list[LeaseRequest]:
@@ -155,6 +159,12 @@ def _work(unit: WorkUnit, env: UnitEnv, acquired: Acquired, actor: str,
         if verdicts and all(v.passed for v in verdicts):
             commit = commit_workspace(workspace, f"fleet({unit.campaign}): unit {unit.key}")
             keep_branch = True
+            unpublished = env.publish(workspace, commit) if env.publish is not None else None
+            if unpublished is not None:
+                env.ledger.append("unit.push_failed", {"reason": unpublished, "commit": commit},
+                                  unit=unit.key, campaign=unit.campaign, actor=actor)
+                return replace(common, status="push_failed", commit=commit, verdicts=verdicts,
+                               gates_s=gates_s, detail=unpublished)
             status, detail, left = settle(unit, outcome.patch)  # partial: findings left
             return replace(common, status=status, commit=commit, verdicts=verdicts,
                            gates_s=gates_s, detail=detail, left=left)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,16 +25,52 @@ __all__ = ["GitWorkspaces", "VerifyGates", "default_reviewer"]
 class GitWorkspaces:
     """Worktrees of ``repo`` on ``fleet/<campaign>/<unit>``; the user's checkout is never
     touched. Safe from concurrent units: :mod:`fleet.forge.worktree` serializes changes of the
-    repository's worktree set itself (across threads and processes)."""
+    repository's worktree set itself (across threads and processes).
+
+    When ``repo`` is a worker's mirror of a remote (``fleet.forge.remote.checkout``),
+    :meth:`publish` pushes a verified unit's commit to the remote's ``fleet/<campaign>/<unit>``
+    under a lease on what the remote held when the workspace was made; in an ordinary
+    repository (the embedded default) it does nothing."""
 
     def __init__(self, repo: Path) -> None:
+        from fleet.forge.remote import push_remote
+
         self.repo = repo
+        self.remote = push_remote(repo)
+        self._seen: dict[str, str | None] = {}  # branch -> the remote's head at create()
+        self._lock = threading.Lock()
 
     def create(self, unit: WorkUnit) -> Workspace:
+        if self.remote is not None:
+            from fleet.forge.remote import remote_heads
+            from fleet.forge.worktree import branch_name
+
+            branch = branch_name(unit.campaign, unit.key)
+            head = remote_heads(self.repo, [branch], self.remote).get(branch)
+            with self._lock:
+                self._seen[branch] = head
         return create_workspace(self.repo, unit.campaign, unit.key, unit.base_commit)
 
     def remove(self, workspace: Workspace, keep_branch: bool) -> None:
         remove_workspace(workspace, delete_branch=not keep_branch)
+
+    def publish(self, workspace: Workspace, commit: str) -> str | None:
+        """Push ``commit`` as the workspace's branch to the remote: ``None`` once it is there
+        (or when there is no remote), else one line saying why not (the remote refused it, or
+        another worker moved the branch since this unit started)."""
+        if self.remote is None:
+            return None
+        from fleet.forge.remote import Pushed, RemoteError, push
+
+        with self._lock:
+            expect = self._seen.pop(workspace.branch, None)
+        try:
+            pushed = push(self.repo, workspace.branch, expect, commit=commit, remote=self.remote)
+        except RemoteError as exc:
+            return str(exc)
+        if isinstance(pushed, Pushed):
+            return None
+        return f"push of {pushed.branch} refused: {pushed.reason}"
 
 
 def default_reviewer(campaign: Campaign | None = None, environ: dict[str, str] | None = None

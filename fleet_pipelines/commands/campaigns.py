@@ -6,6 +6,8 @@
 - ``fleet fix REPO --campaign C --unit K [--agent auto|codemod|command|claude]``: one unit end to
   end through ``fleet.unit.run_unit`` (leases, the agent in the sandbox, the campaign's gates,
   the ledger), print the patch; the unit's branch goes unless ``--keep-branch``.
+  REPO may be a URL: both work in this process's mirror of it (``fleet.forge.remote``), and a
+  verified unit's branch is pushed to the remote (or to ``$FLEET_REMOTE``).
 - ``fleet gc REPO``: remove workspaces and branches left behind by crashed fleet processes.
 - ``fleet campaigns [--json]``: list the built-in campaigns, descriptions in full (never cut to
   the terminal's width).
@@ -14,7 +16,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -25,6 +26,10 @@ if TYPE_CHECKING:
     from fleet.plan import Plan
 
 RepoArg = Annotated[Path, typer.Argument(help="The repository (a git checkout).")]
+RepoRef = Annotated[str, typer.Argument(
+    metavar="REPO",
+    help="The repository: a git checkout, or a URL (file://, ssh://, https://, git://) that is "
+         "cloned into a mirror under $FLEET_HOME (verified branches are pushed back there).")]
 CampaignOpt = Annotated[
     str, typer.Option("--campaign", "-c", help="A built-in campaign name or a campaign YAML file.")
 ]
@@ -71,7 +76,7 @@ def _render(plan: Plan, limit: int) -> str:
 
 
 def plan_command(
-    repo: RepoArg,
+    repo_ref: RepoRef,
     campaign: CampaignOpt,
     as_json: Annotated[bool, typer.Option(
         "--json", help="Print the plan as JSON on stdout (nothing else goes there).")] = False,
@@ -82,10 +87,11 @@ def plan_command(
     """Dry run: print the campaign's findings, work units, lock order, waves and parallelism."""
     from fleet.campaigns.spec import load_campaign
     from fleet.errors import FleetError
+    from fleet.forge.remote import working_repository
     from fleet.plan import plan_campaign
 
     try:
-        plan = plan_campaign(repo, load_campaign(campaign))
+        plan = plan_campaign(working_repository(repo_ref), load_campaign(campaign))
     except FleetError as exc:
         raise _fail(str(exc)) from exc
     data = json.dumps(plan.to_dict(), indent=1) + "\n"
@@ -100,7 +106,7 @@ def plan_command(
 
 
 def fix_command(
-    repo: RepoArg,
+    repo_ref: RepoRef,
     campaign: CampaignOpt,
     unit: Annotated[str, typer.Option("--unit", "-u", help="The unit's key (or a prefix).")],
     agent: Annotated[str, typer.Option(
@@ -122,6 +128,8 @@ def fix_command(
     from fleet.agents.select import agent_for
     from fleet.campaigns.spec import load_campaign
     from fleet.errors import FleetError
+    from fleet.forge import run_git
+    from fleet.forge.remote import working_repository
     from fleet.plan import lease_requests, plan_campaign
     from fleet.store import default_store_url, open_store
     from fleet.unit import GitWorkspaces, UnitEnv, VerifyGates, run_unit, untouched_findings
@@ -129,6 +137,7 @@ def fix_command(
     from sandbox import SandboxUnavailable, select_sandbox
 
     try:
+        repo = working_repository(repo_ref)
         spec = load_campaign(campaign)
         plan = plan_campaign(repo, spec)
         target, graph = plan.unit(unit), plan.graph
@@ -137,8 +146,9 @@ def fix_command(
             worker = agent_for(agent, spec, graph=plan.graph, ledger=opened.ledger,
                                controls=opened.controls, model=model,
                                notes=tuple(n.text for n in opened.memory.list()))
+            workspaces = GitWorkspaces(repo)  # by URL: a verified unit's branch is pushed
             env = UnitEnv(leases=opened.leases, ledger=opened.ledger, agent=worker, sandbox=box,
-                          workspaces=GitWorkspaces(repo),
+                          workspaces=workspaces, publish=workspaces.publish,
                           gates=VerifyGates(repo, graph, GateOptions(campaign=spec.name), spec),
                           budget=spec.budget, killed=opened.controls.engaged,
                           requests=None if graph is None else lambda u: lease_requests(graph, u))
@@ -153,12 +163,11 @@ def fix_command(
         print(f"# left as it was: {f.path}:{f.line} {f.rule} {f.snippet.splitlines()[0][:80]}",
               file=sys.stderr)
     if result.status == "verified" and result.branch and not keep_branch:
-        subprocess.run(["git", "branch", "-D", result.branch], cwd=repo, capture_output=True,
-                       check=False)
+        run_git(repo, "branch", "-D", result.branch)
     elif result.status == "verified":
         print(f"# branch {result.branch}", file=sys.stderr)
     sys.stdout.write(result.patch)
-    if result.status in ("agent_failed", "lease_refused", "killed") or (
+    if result.status in ("agent_failed", "lease_refused", "killed", "push_failed") or (
             require_verified and result.status != "verified"):
         raise typer.Exit(1)
 

@@ -123,7 +123,9 @@ def _summary(stats: dict[str, Any]) -> str:
 
 
 def index_command(
-    path: Annotated[Path, typer.Argument(help="Repository root to index.")],
+    path: Annotated[str, typer.Argument(
+        metavar="PATH", help="Repository root to index, or a repository URL (its mirror under "
+        "$FLEET_HOME is indexed at the remote's HEAD).")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     out: Annotated[
         Path | None,
@@ -141,11 +143,20 @@ def index_command(
     ] = None,
 ) -> None:
     """Index PATH into a symbol graph and print a summary."""
+    from fleet.errors import FleetError
+    from fleet.forge.remote import is_url, working_repository
     from fleet.graph import IndexingError, python_extractor
+    from fleet.plan import base_tree
 
     try:
-        graph = _build(path, out, quiet=quiet, every=every, exclude=tuple(exclude or ()))
-    except IndexingError as exc:
+        if is_url(path):
+            mirror = working_repository(path)
+            with base_tree(mirror, "HEAD") as tree:  # the remote HEAD's files
+                graph = _build(tree, out, quiet=quiet, every=every, exclude=tuple(exclude or ()))
+        else:
+            graph = _build(Path(path), out, quiet=quiet, every=every,
+                           exclude=tuple(exclude or ()))
+    except (IndexingError, FleetError) as exc:
         print(str(exc), file=sys.stderr)
         raise typer.Exit(2) from None
     stats = graph.stats()
