@@ -13,7 +13,9 @@
   assigned from one); ``any_receiver=True`` rewrites every such call with no positional args,
   ``any_receiver="model-files"`` only in files that use a model class;
 - ``class Config`` -> ``model_config = ConfigDict(...)`` (keys renamed to v2), and the names
-  imported from a v1 module (``v1_modules``) are imported from ``pydantic`` once the file changed.
+  imported from a v1 module (``v1_modules``) are imported from ``pydantic`` once the file changed;
+- fields (``const=``, ``regex=`` ...), ``pydantic.schema.schema``, ``parse_obj_as``, the other
+  model methods and attributes, and moved modules: ``_pydantic_api.PydanticApiRewrites``.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import libcst.matchers as m
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
-from fleet.campaigns.codemods._base import ScopedCodemodCommand
+from fleet.campaigns.codemods._pydantic_api import PydanticApiRewrites
 
 __all__ = ["CONFIG_RENAMES", "MigratePydanticV2Command"]
 
@@ -67,8 +69,8 @@ def _mode(value: str) -> cst.Arg:
     )
 
 
-class MigratePydanticV2Command(ScopedCodemodCommand):
-    DESCRIPTION = "Migrate Pydantic v1 validators, model methods and Config to the v2 API."
+class MigratePydanticV2Command(PydanticApiRewrites):
+    DESCRIPTION = "Migrate Pydantic v1 models, fields, functions and imports to the v2 API."
     EDITS_IMPORTS = True
 
     def __init__(
@@ -84,17 +86,21 @@ class MigratePydanticV2Command(ScopedCodemodCommand):
         self.known_models = set(models)
         self.any_receiver = any_receiver
         self.model_stack: list[bool] = []
-        self.left_behind = False  # some v1-only API stays: the v1 imports must stay too
+        self.left_behind = False
+        self.uses_models = False
         self.typed: list[set[str]] = []
-
-    def _names(self, suffix: str) -> list[str]:
-        return [f"{mod}.{suffix}" for mod in self.v1_modules]
 
     # -- which classes are models ----------------------------------------------------------------
 
     def _is_model_ref(self, node: cst.CSTNode) -> bool:
         names = self.qualified_names(node)
-        return bool(names & (self.known_models | set(self._names("BaseModel"))))
+        if names & (self.known_models | set(self._names("BaseModel"))):
+            return True
+        # a model re-exported by its package (``from . import Schema`` in a package whose
+        # ``__init__`` imports ``.schema.Schema``): the same class name in the same top package
+        short = {(n.split(".", 1)[0], n.rsplit(".", 1)[-1]) for n in names if "." in n}
+        return bool(short & {(k.split(".", 1)[0], k.rsplit(".", 1)[-1])
+                             for k in self.known_models if "." in k})
 
     def visit_Module(self, node: cst.Module) -> None:
         self.uses_models = any(
@@ -149,6 +155,8 @@ class MigratePydanticV2Command(ScopedCodemodCommand):
             if m.matches(value, m.Attribute(m.Name("Extra"), m.Name())):
                 assert isinstance(value, cst.Attribute)
                 value = cst.SimpleString(f'"{value.attr.value}"')
+                for module in self.v1_modules:
+                    RemoveImportsVisitor.remove_unused_import(self.context, module, "Extra")
             args.append(cst.Arg(value, keyword=cst.Name(key), equal=_mode("x").equal))
         AddImportsVisitor.add_needed_import(self.context, "pydantic", "ConfigDict")
         for base in config.bases:  # ``class Config(BaseConfig)``: the base's import may go too
@@ -245,6 +253,7 @@ class MigratePydanticV2Command(ScopedCodemodCommand):
     # -- model methods ---------------------------------------------------------------------------
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._custom_type(node)
         typed: set[str] = set()
         in_model = bool(self.model_stack) and self.model_stack[-1]
         for index, param in enumerate(node.params.params):
@@ -272,6 +281,9 @@ class MigratePydanticV2Command(ScopedCodemodCommand):
         )
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        v2 = self._api_call(original_node, updated_node)  # fields, functions, other methods
+        if v2 is not None:
+            return v2
         func = updated_node.func
         if not isinstance(func, cst.Attribute) or func.attr.value not in _METHODS:
             return updated_node
