@@ -1,18 +1,21 @@
-"""Snapshots: a ``SymbolGraph`` as one pickle file of plain tuples (format-versioned).
+"""Snapshots: a ``SymbolGraph`` as one file of pickles (format-versioned).
 
-What ``load`` needs at once (file records, symbols, import tables, the edge list) is stored as
-plain tuples and ints, which unpickle at C speed; the references and the per-file extraction
-data and the dependency keys (needed for reporting and incremental re-indexing only) are nested
-pickles decoded on first use; dependency keys are stored once, as a table, and per file as
-indexes into it. Snapshots are trusted local files (pickle): never load one from an untrusted
-source.
+A header pickle holds what ``load`` needs at once (file records, symbols as columns, import
+tables, the edge list as packed ints), which unpickles at C speed. Three length-prefixed
+sections follow, decoded on first use (reporting and incremental re-indexing): the per-file
+extraction data, the references (``FileRefs`` columns) and the dependency keys (per file as
+packed indexes into a table of unique keys, the table last). Each section is a run of one
+pickle per file, written as it is built, so a save never holds a second copy of the graph.
+Snapshots are trusted local files (pickle): never load one from an untrusted source.
 """
 
 from __future__ import annotations
 
+import array
+import io
 import os
 import pickle
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +31,7 @@ from fleet.graph._refs import FileRefs
 # 9: references and raw references pickled per file, as columns
 # 10: references as a target and a flag per raw reference (``FileRefs``)
 FORMAT = "fleet.graph/10"
+_SECTIONS = ("data", "refs", "deps")  # decoded on first use, each streamed file by file
 
 
 def _columns(rows: list[Any]) -> bytes:
@@ -54,46 +58,73 @@ class SnapshotError(FleetError):
 
 def save(graph: SymbolGraph, path: Path) -> Path:
     """Write atomically (temp file + rename); returns the path."""
+    with gc_paused():  # the collector would rescan the graph's millions of objects
+        return _save(graph, path)
+
+
+def _save(graph: SymbolGraph, path: Path) -> Path:
     nodes = list(graph._succ)
     number = {n: i for i, n in enumerate(nodes)}
     kinds: dict[tuple[str, ...], int] = {}
-    edges: list[int] = []
+    edges = array.array("I")
     for u, row in graph._succ.items():
         for v, attr in row.items():
             kind: tuple[str, ...] = attr["kinds"]
             edges.extend((number[u], number[v], kinds.setdefault(kind, len(kinds))))
-    data = {
-        p: (_columns(d.refs), d.star_imports, d.params, d.local_types,
-            d.fixture_params, d.scoped_imports, d.attr_types, d.returns, d.properties,
-            d.exports)
-        for p, d in graph._data.items()
-    }
-    raw_of = graph._data
-    refs = {p: _ref_columns(rs, raw_of.get(p)) for p, rs in graph._refs.items()}
     key_number: dict[str, int] = {}
-    deps = {p: [key_number.setdefault(k, len(key_number)) for k in ks]
-            for p, ks in graph._deps.items()}
-    state = {
+    header = {
         "format": FORMAT,
         "root": str(graph.root),
         "seconds": graph.seconds,
         "files": [tuple(f) for f in graph.files.values()],
         "modules": graph.modules,
-        "symbols": [tuple(s) for s in graph.symbols.values()],
+        "symbols": _columns(list(graph.symbols.values())),
         "imports": graph.imports,
         "nodes": nodes,
         "kinds": sorted(kinds, key=kinds.__getitem__),
-        "edges": edges,
-        "data": pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL),
-        "refs": pickle.dumps(refs, protocol=pickle.HIGHEST_PROTOCOL),
-        "deps": pickle.dumps((list(key_number), deps), protocol=pickle.HIGHEST_PROTOCOL),
+        "edges": edges.tobytes(),
+        "sections": _SECTIONS,
+    }
+    del nodes, number, edges
+    raw_of = graph._data
+    # each section streams one file's record at a time (no whole-section copy in memory)
+    records = {
+        "data": ((p, _columns(d.refs), d.star_imports, d.params, d.local_types,
+                  d.fixture_params, d.scoped_imports, d.attr_types, d.returns, d.properties,
+                  d.exports) for p, d in raw_of.items()),
+        "refs": ((p, _ref_columns(rs, raw_of.get(p))) for p, rs in graph._refs.items()),
+        "deps": ((p, array.array("I", [key_number.setdefault(k, len(key_number))
+                                        for k in ks]).tobytes())
+                 for p, ks in graph._deps.items()),
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "wb") as fh:
-        pickle.dump(state, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        pickle.dump(header, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        for name in _SECTIONS:
+            start = fh.tell()
+            fh.write(bytes(8))  # the section's length, written once known
+            pickler = pickle.Pickler(fh, protocol=pickle.HIGHEST_PROTOCOL)
+            for record in records[name]:
+                pickler.dump(record)
+                pickler.clear_memo()
+            if name == "deps":
+                pickler.dump(list(key_number))
+            pickler.dump(None)
+            end = fh.tell()
+            fh.seek(start)
+            fh.write((end - start - 8).to_bytes(8, "little"))
+            fh.seek(end)
     os.replace(tmp, path)
     return path
+
+
+def _records(blob: bytes) -> Iterator[Any]:
+    """The records of one section, up to its ``None`` (one pickle each: the writer clears its
+    memo after each record, so each is read with a fresh unpickler)."""
+    stream = io.BytesIO(blob)
+    while (record := pickle.load(stream)) is not None:
+        yield record
 
 
 def load(path: Path) -> SymbolGraph:
@@ -105,18 +136,25 @@ def _load(path: Path) -> SymbolGraph:
     try:
         with open(path, "rb") as fh:
             state = pickle.load(fh)
+            if isinstance(state, dict) and state.get("format") == FORMAT:
+                for name in state["sections"]:
+                    size = int.from_bytes(fh.read(8), "little")
+                    state[name] = fh.read(size)
+                    if len(state[name]) != size:
+                        raise EOFError(f"section {name} cut short")
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError,
             IndexError, TypeError, ValueError) as exc:
         raise SnapshotError(f"cannot load graph snapshot {path}: {exc}") from exc
     if not isinstance(state, dict) or state.get("format") != FORMAT:
         raise SnapshotError(f"{path} is not a {FORMAT} snapshot")
     files = {t[0]: FileRecord._make(t) for t in state["files"]}
-    symbols = {t[0]: Symbol._make(t) for t in state["symbols"]}
+    symbols = {s.id: s for s in _rows(state["symbols"], Symbol._make)}
     nodes: list[str] = state["nodes"]
     attrs = [{"kinds": k} for k in state["kinds"]]
     adj: dict[str, dict[str, dict[str, Any]]] = {n: {} for n in nodes}
     pred: dict[str, dict[str, dict[str, Any]]] = {n: {} for n in nodes}
-    edges: list[int] = state["edges"]
+    edges = array.array("I")
+    edges.frombytes(state["edges"])
     for i in range(0, len(edges), 3):
         u, v, attr = nodes[edges[i]], nodes[edges[i + 1]], attrs[edges[i + 2]]
         adj[u][v] = attr  # edges with the same kinds share one (read-only) attribute dict
@@ -136,7 +174,7 @@ def _load(path: Path) -> SymbolGraph:
         if part == "refs":
             data = lazy("data")
             out_refs: dict[str, Sequence[Reference]] = {}
-            for p, cols in pickle.loads(state["refs"]).items():
+            for p, cols in _records(state["refs"]):
                 if len(cols) == 1:
                     out_refs[p] = _rows(cols[0], Reference._make)
                 else:
@@ -144,14 +182,21 @@ def _load(path: Path) -> SymbolGraph:
                                            _rows(cols[2], Reference._make))
             return out_refs
         if part == "deps":
-            keys, numbers = pickle.loads(state["deps"])
+            numbers: dict[str, array.array[int]] = {}
+            keys: list[str] = []
+            for record in _records(state["deps"]):
+                if isinstance(record, list):
+                    keys = record  # the key table comes last
+                    continue
+                numbers[record[0]] = array.array("I")
+                numbers[record[0]].frombytes(record[1])
             return {p: frozenset(keys[i] for i in ns) for p, ns in numbers.items()}
         by_path: dict[str, list[Symbol]] = {}
         for sym in symbols.values():
             by_path.setdefault(sym.path, []).append(sym)
         out: dict[str, FileData] = {}
-        for p, (refs, stars, params, types, fixtures, scoped, attrs, returns, props,
-                exports) in pickle.loads(state["data"]).items():
+        for (p, refs, stars, params, types, fixtures, scoped, attrs, returns, props,
+                exports) in _records(state["data"]):
             out[p] = FileData(files[p], modules.get(p), by_path.get(p, []),
                               _rows(refs, RawRef._make), dict(imports.get(p, {})),
                               stars, params, types, fixtures, scoped, attrs, returns, props,
