@@ -118,7 +118,9 @@ def mirror_path(remote: Remote, home: Path) -> Path:
 def _line(stderr: bytes) -> str:
     lines = [ln.strip() for ln in stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
     fatal = [ln for ln in lines if ln.startswith(("fatal:", "error:", "remote:"))]
-    return (fatal or lines or ["no output"])[-1]
+    if fatal:  # git's first complaint names the cause; the last is "Could not read from..."
+        return fatal[0]
+    return (lines or ["no output"])[-1]
 
 
 def _lock_path(mirror: Path) -> Path:
@@ -308,7 +310,22 @@ def push(mirror: Path, branch: str, expect: str | None, *, commit: str | None = 
     if "[rejected]" in out:
         return Refused(branch, _line(proc.stdout + b"\n" + proc.stderr))
     url = remote_url(mirror, remote)
-    raise RemoteError(f"push of {branch} to {url} failed: {_line(proc.stderr + proc.stdout)}")
+    raise RemoteError(f"push of {branch} to {url} failed: {_push_reason(proc.stdout, proc.stderr)}")
+
+
+def _push_reason(stdout: bytes, stderr: bytes) -> str:
+    """One line of why the remote refused a push: git's verdict on the ref (``remote rejected
+    (pre-receive hook declined)``) and what the remote said (a hook's message), else git's
+    last error line."""
+    verdicts = [ln.split("\t")[-1].strip("[] ") for ln in
+                stdout.decode("utf-8", "replace").splitlines() if ln.startswith("!")]
+    said = [ln.strip().removeprefix("remote:").strip()
+            for ln in stderr.decode("utf-8", "replace").splitlines()
+            if ln.startswith("remote:") and ln.removeprefix("remote:").strip()]
+    if verdicts:
+        verdict = verdicts[0].replace("] (", " (")
+        return verdict + (f": {'; '.join(said)[:300]}" if said else "")
+    return _line(stderr)
 
 
 def fetch(mirror: Path, branches: list[str], remote: str = "origin") -> dict[str, str]:
