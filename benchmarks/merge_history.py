@@ -26,7 +26,8 @@ definitions, imports and imported names ignored):
   (``worse`` if git's matched the humans' and fleet's does not).
 
 It prints one row per repository; ``--driver N`` also times ``fleet merge-driver`` as a process
-(start-up included) against ``git merge-file`` on N git-conflicted cases per repository.
+(start-up included; the console script and the driver's fast line) against ``git merge-file``
+on N cases per repository sampled evenly and on N git-conflicted ones.
 ``export`` copies the small git-conflicted cases into the test fixtures with their outcome.
 """
 
@@ -45,7 +46,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from fleet.merge import Clean
+from fleet.merge import Clean, driver
 from fleet.merge._line import line_merge
 from fleet.merge._merge3 import after_line_stage
 from fleet.merge.equivalence import canonical_dump, same_program
@@ -155,18 +156,21 @@ def _beyond_lines(actual: str, inputs: tuple[str, str, str]) -> set[str]:
 
 
 def _top_level(text: str) -> dict[str, str]:
-    """Top-level statements by a name (def/class/assign target, else the canonical dump) ->
-    their source text."""
+    """Top-level statements by a name (def/class/assign target, all imports together, else the
+    canonical dump) -> their source text."""
     tree = ast.parse(text)
     out: dict[str, str] = {}
     for stmt in tree.body:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             key = f"def {stmt.name}"
+        elif isinstance(stmt, ast.Import | ast.ImportFrom):
+            key = "imports"  # one unit: a rewritten import changes its key on one side only
         elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
             key = f"assign {ast.dump(stmt.targets[0])}"
         else:
             key = canonical_dump(ast.unparse(stmt)) or ast.dump(stmt)
-        out[key] = out.get(key, "") + (ast.get_source_segment(text, stmt) or "")
+        # One per line: glued together, two statements would not parse and never compare equal.
+        out[key] = out.get(key, "") + (ast.get_source_segment(text, stmt) or "") + "\n"
     return out
 
 
@@ -188,6 +192,31 @@ def human_beyond(merged: str, actual: str, inputs: tuple[str, str, str]) -> bool
         )
         for k in differing
     )
+
+
+def human_override(merged: str, actual: str, inputs: tuple[str, str, str]) -> bool:
+    """Every top-level symbol where ``merged`` and ``actual`` differ either shows the humans
+    editing beyond both sides (see :func:`human_beyond`) or is one that only one side changed
+    (added, edited or deleted; the other side has it as the base has it), which ``merged`` holds
+    exactly as that side has it: the humans undid an edit that nothing contested."""
+    beyond = _beyond_lines(actual, inputs)
+    mine, human = _top_level(merged), _top_level(actual)
+    base, ours, theirs = (_top_level(text) for text in inputs)
+    differing = [
+        k for k in set(mine) | set(human) if not same_program(mine.get(k, ""), human.get(k, ""))
+    ]
+
+    def explained(key: str) -> bool:
+        texts = [version.get(key, "") for version in (base, ours, theirs, mine)]
+        b, o, t, m = texts
+        if same_program(o, b) != same_program(t, b) and (  # exactly one side changed it
+            same_program(m, t if same_program(o, b) else o)
+        ):
+            return True
+        lines = (mine.get(key, "") + "\n" + human.get(key, "")).splitlines()
+        return any(_line(line) in beyond for line in lines)
+
+    return bool(differing) and all(explained(k) for k in differing)
 
 
 def classify(base: str, ours: str, theirs: str, actual: str) -> tuple[str, str, float, float]:
@@ -214,6 +243,8 @@ def classify(base: str, ours: str, theirs: str, actual: str) -> tuple[str, str, 
         return "resolved", stage, fleet_seconds, git_seconds
     if human_beyond(result.text, actual, (base, ours, theirs)):
         return "clean_human_beyond", stage, fleet_seconds, git_seconds
+    if human_override(result.text, actual, (base, ours, theirs)):
+        return "clean_human_override", stage, fleet_seconds, git_seconds
     return "clean_wrong", stage, fleet_seconds, git_seconds
 
 
@@ -223,29 +254,40 @@ def _read(folder: Path) -> list[str]:
     ]
 
 
-def _driver_ms(folder: Path) -> tuple[float, float]:
-    """(fleet merge-driver, git merge-file) wall milliseconds as processes on one case."""
+DRIVERS = {
+    "console": [sys.executable, "-m", "fleet_pipelines.cli", "merge-driver"],
+    "fast": [sys.executable, "-S", str(Path(driver.__file__).resolve())],
+}
+
+
+def _driver_ms(folder: Path) -> dict[str, float]:
+    """Wall milliseconds as processes on one case: ``fleet merge-driver`` (``console``), the
+    driver's fast line (``fast``, see ``fleet.merge.driver.fast_command``) and ``git merge-file``
+    (``git``), each run the way git runs a merge driver (OURS rewritten in place)."""
+    times: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         ours = Path(tmp) / "ours.py"
-        times = []
-        for command in (
-            [sys.executable, "-m", "fleet_pipelines.cli", "merge-driver"],
-            ["git", "merge-file", "-p", "--diff3"],
-        ):
+        commands = {**DRIVERS, "git": ["git", "merge-file", "-q", "--diff3"]}
+        for name, command in commands.items():
             shutil.copy(folder / "ours.py", ours)
-            files = [folder / "base.py", ours, folder / "theirs.py"]
-            if command[0] == "git":
+            files = [folder / "base.py", ours, folder / "theirs.py", Path("case.py")]
+            if name == "git":
                 files = [ours, folder / "base.py", folder / "theirs.py"]
             start = time.perf_counter()
             subprocess.run([*command, *map(str, files)], capture_output=True, check=False)
-            times.append((time.perf_counter() - start) * 1000)
-        return times[0], times[1]
+            times[name] = (time.perf_counter() - start) * 1000
+    return times
+
+
+def _p50(runs: list[dict[str, float]], name: str) -> str:
+    return f"{statistics.median(r[name] for r in runs):.1f}"
 
 
 OUTCOMES = (
     "resolved",
     "conflict",
     "clean_human_beyond",
+    "clean_human_override",
     "clean_wrong",
     "git_clean",
     "git_clean_changed",
@@ -261,6 +303,7 @@ def run(corpus: Path, json_out: Path | None, driver: int) -> int:
         fleet_ms: list[float] = []
         git_ms: list[float] = []
         hard: list[Path] = []
+        everything: list[Path] = []
         for folder in sorted(p for p in repo.iterdir() if (p / "actual.py").exists()):
             base, ours, theirs, actual = _read(folder)
             outcome, stage, fleet_s, git_s = classify(base, ours, theirs, actual)
@@ -269,21 +312,27 @@ def run(corpus: Path, json_out: Path | None, driver: int) -> int:
                 continue  # the committed merge does not parse: nothing to compare with
             fleet_ms.append(fleet_s * 1000)
             git_ms.append(git_s * 1000)
+            everything.append(folder)
             if outcome not in ("git_clean", "git_clean_changed", "worse"):
                 hard.append(folder)
             details.append(
                 {"case": f"{repo.name}/{folder.name}", "outcome": outcome, "stage": stage}
             )
-        conflicts = sum(counts[k] for k in OUTCOMES[:4])
+        conflicts = sum(counts[k] for k in OUTCOMES[:5])
         row: dict[str, object] = {"repository": repo.name, "git conflicts": conflicts}
         row.update(counts)
         row["resolved share"] = f"{100 * counts['resolved'] / conflicts:.1f}%" if conflicts else "-"
         row["fleet p50 ms"] = f"{statistics.median(fleet_ms):.1f}" if fleet_ms else "-"
         row["git p50 ms"] = f"{statistics.median(git_ms):.1f}" if git_ms else "-"
-        if driver and hard:
-            pairs = [_driver_ms(folder) for folder in hard[:driver]]
-            row["driver p50 ms (conflicted)"] = f"{statistics.median(p[0] for p in pairs):.1f}"
-            row["git process p50 ms"] = f"{statistics.median(p[1] for p in pairs):.1f}"
+        if driver and everything:
+            # Every k-th case (git-clean ones are most of them, as in a real merge), then the
+            # git-conflicted ones, where the structural stage runs.
+            sample = everything[:: max(1, len(everything) // driver)][:driver]
+            for label, folders in (("all", sample), ("conflicted", hard[:driver])):
+                runs = [_driver_ms(folder) for folder in folders]
+                if runs:
+                    for name in ("console", "fast", "git"):
+                        row[f"{name} process p50 ms ({label})"] = _p50(runs, name)
         rows.append(row)
         print(json.dumps(row), file=sys.stderr)
     if not rows:
@@ -303,7 +352,13 @@ def export(corpus: Path, fixtures: Path, results: Path, max_bytes: int, per_repo
     each with an ``outcome`` file: the resolved ones first, then the clean ones that differ, then
     conflicts. Candidates come from ``results`` (``run --json``); each is classified again."""
     fixtures.mkdir(parents=True, exist_ok=True)
-    order = {"resolved": 0, "clean_human_beyond": 1, "clean_wrong": 1, "conflict": 2}
+    order = {
+        "resolved": 0,
+        "clean_human_beyond": 1,
+        "clean_human_override": 1,
+        "clean_wrong": 1,
+        "conflict": 2,
+    }
     found: dict[str, list[tuple[int, int, Path]]] = {}
     for case in json.loads(results.read_text())["cases"]:
         folder = corpus / case["case"]

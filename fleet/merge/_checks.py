@@ -20,7 +20,7 @@ import builtins
 from collections import Counter
 from collections.abc import Iterator
 
-from fleet.merge._diff3 import diff3
+from fleet.merge._diff3 import compose_disjoint, diff3
 
 Bindings = dict[str, list[str]]
 _BUILTINS = frozenset(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__path__"}
@@ -77,26 +77,38 @@ def _elements(node: ast.expr) -> tuple[str, list[str]] | None:
     return None
 
 
-def _exact_combination(values: list[ast.expr | None]) -> bool:
-    """The merged value holds exactly both sides' disjoint element edits of the base value."""
+def _exact_combination(values: list[ast.expr | None], name: str) -> bool:
+    """The merged value holds exactly both sides' disjoint element edits of the base value (in
+    order; as a set for the strings of ``__all__``)."""
     if any(value is None for value in values):
         return False
     parts = [_elements(value) for value in values if value is not None]
     if any(part is None for part in parts) or len({part[0] for part in parts if part}) != 1:
         return False
     base, ours, theirs, merged = (part[1] for part in parts if part is not None)
-    if all(
+    if name == "__all__" and all(
         isinstance(value, ast.List | ast.Tuple | ast.Set)
         and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts)
         for value in values
-    ):  # a list of names (``__all__``) is merged as a set
+    ):  # what ``from m import *`` exports is a set
         b, o, t = set(base), set(ours), set(theirs)
         expected = (o | t) - (b - o) - (b - t)
         return len(merged) == len(set(merged)) and set(merged) == expected
     combined: list[str] = []
     for chunk in diff3(base, ours, theirs):
         if chunk.kind == "conflict":
-            return False
+            spans = (chunk.base, chunk.ours, chunk.theirs)
+            pieces: dict[str, list[str]] = {
+                side: items[slice(*span)]
+                for side, items, span in zip(
+                    ("base", "ours", "theirs"), (base, ours, theirs), spans, strict=True
+                )
+            }
+            composed = compose_disjoint(pieces["base"], pieces["ours"], pieces["theirs"])
+            if composed is None:
+                return False
+            combined.extend(pieces[side][index] for side, index in composed)
+            continue
         source = theirs if chunk.kind == "theirs" else ours
         span = chunk.theirs if chunk.kind == "theirs" else chunk.ours
         combined.extend(source[span[0] : span[1]])
@@ -117,7 +129,7 @@ def _scope_problem(bodies: list[list[ast.stmt]], scope: str) -> str | None:
             return f"the import of {scope}{name} changed on both sides differently"
         if any(s.startswith("= ") for s in (*o, *t)):
             trio = [v.get(name) for v in values[:3]]
-            if not _exact_combination([*trio, merged_values.get(name)]):
+            if not _exact_combination([*trio, merged_values.get(name)], name):
                 return f"{scope}{name} = ... changed on both sides differently"
     return None
 

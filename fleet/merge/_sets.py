@@ -1,5 +1,7 @@
-"""Statements whose items are a set (profile strategy ``name_set``): ``from m import a, b`` and
-``__all__ = ["a", "b"]``. Both sides' additions are kept, either side's removals are applied."""
+"""Statements whose items are merged one by one (profile strategy ``name_set``): the names of
+``from m import a, b`` and of ``__all__ = ["a", "b"]`` are sets (both sides' additions kept,
+either side's removals applied); any other list or tuple of strings (``install_requires``, say)
+is a sequence whose order matters, merged by a diff3 over its items, disjoint edits composed."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ from typing import TypeVar
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
+
+from fleet.merge._diff3 import compose_disjoint, diff3
 
 Item = TypeVar("Item", cst.ImportAlias, cst.Element)
 _RENDERER = cst.Module(body=[])
@@ -24,14 +28,52 @@ def _element_key(element: cst.Element) -> str:
     return str(element.value.evaluated_value) if isinstance(element.value, cst.SimpleString) else ""
 
 
-def _merge_items(
+def _sequence(
     base: Sequence[Item], ours: Sequence[Item], theirs: Sequence[Item], key: Callable[[Item], str]
 ) -> list[Item] | None:
-    """Ours' items minus removals, plus theirs' additions after their predecessor and after ours'
-    additions there (or in sorted position when ours' items are sorted). Ours' separators are
-    reused."""
+    """The items in order: a diff3 over their keys, edits of different items composed even when
+    adjacent; ``None`` when both sides changed the same items or inserted at one point."""
+    keys = [[key(i) for i in items] for items in (base, ours, theirs)]
+    if "" in keys[1] + keys[2]:
+        return None
+    out: list[Item] = []
+    for chunk in diff3(*keys):
+        if chunk.kind == "theirs":
+            out.extend(theirs[slice(*chunk.theirs)])
+        elif chunk.kind != "conflict":
+            out.extend(ours[slice(*chunk.ours)])
+        else:
+            spans = (chunk.base, chunk.ours, chunk.theirs)
+            composed = compose_disjoint(
+                *(k[slice(*span)] for k, span in zip(keys, spans, strict=True))
+            )
+            if composed is None:
+                return None
+            parts = {
+                side: items[slice(*span)]
+                for side, items, span in zip(
+                    ("base", "ours", "theirs"), (base, ours, theirs), spans, strict=True
+                )
+            }
+            out.extend(parts[side][index] for side, index in composed)
+    return out
+
+
+def _merge_items(
+    base: Sequence[Item],
+    ours: Sequence[Item],
+    theirs: Sequence[Item],
+    key: Callable[[Item], str],
+    as_set: bool = True,
+) -> list[Item] | None:
+    """As a set: ours' items minus removals, plus theirs' additions after their predecessor and
+    after ours' additions there (or in sorted position when ours' items are sorted). As a
+    sequence: see :func:`_sequence`. Ours' separators are reused."""
     keys_b, keys_o = {key(i) for i in base}, {key(i) for i in ours}
     keys_t = {key(i) for i in theirs}
+    if not as_set:
+        result = _sequence(base, ours, theirs, key)
+        return None if result is None or not result or not ours else _separated(result, ours)
     if len(keys_o) != len(ours) or len(keys_t) != len(theirs) or "" in keys_o | keys_t:
         return None  # duplicates or items that are not plain names
     removed = (keys_b - keys_o) | (keys_b - keys_t)
@@ -54,6 +96,12 @@ def _merge_items(
             position = index + 1
     if not result or not ours:
         return None
+    return _separated(result, ours)
+
+
+def _separated(result: list[Item], ours: Sequence[Item]) -> list[Item]:
+    """The items with ours' separators: the last one of ours' between items, ours' last item's
+    (a trailing comma or none) after the last."""
     separators = [i.comma for i in ours[:-1] if isinstance(i.comma, cst.Comma)]
     separator = (
         separators[-1]
@@ -115,7 +163,11 @@ def merge_name_set(
         elements = [[e for e in v.elements if isinstance(e, cst.Element)] for v in values]
         if any(len(e) != len(v.elements) for e, v in zip(elements, values, strict=True)):
             return None  # starred elements
-        items = _merge_items(elements[0], elements[1], elements[2], _element_key)
+        targets = [t.target for t in assigns[1].targets]
+        as_set = (
+            len(targets) == 1 and isinstance(targets[0], cst.Name) and targets[0].value == "__all__"
+        )
+        items = _merge_items(elements[0], elements[1], elements[2], _element_key, as_set)
         if items is None:
             return None
         merged = assigns[1].with_changes(value=values[1].with_changes(elements=items))

@@ -2,9 +2,10 @@
 
 ``same_program(a, b)`` compares the syntax trees (comments and formatting ignored) after putting
 into a canonical order what a merge may order either way: the names of one ``from m import ...``,
-and each run of adjacent imports and each run of adjacent ``def``/``class`` statements in a
-module or class body. The real-history benchmark uses it to compare a merge with the result the
-humans committed.
+the strings of ``__all__ = [...]`` (what ``from m import *`` exports is a set), and each run of
+adjacent imports and each run of adjacent ``def``/``class`` statements in a module or class body.
+Every other statement keeps its place. The real-history benchmark uses it to compare a merge with
+the result the humans committed.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def _canonical_body(body: list[ast.stmt]) -> list[ast.stmt]:
     kind = ""
     for stmt in [*body, None]:
         this = _run_kind(stmt) if stmt is not None else ""
-        if run and this != kind:
+        if run and (this != kind or stmt is None):  # the last run too, whatever its kind
             out.extend(sorted(run, key=ast.dump) if kind else run)
             run = []
         if stmt is None:
@@ -46,6 +47,17 @@ class _Canonical(ast.NodeTransformer):
 
     def visit_Import(self, node: ast.Import) -> ast.Import:
         node.names.sort(key=lambda alias: (alias.name, alias.asname or ""))
+        return node
+
+    def visit_Assign(self, node: ast.Assign) -> ast.Assign:
+        value = node.value
+        names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+        if (
+            names == ["__all__"]
+            and isinstance(value, ast.List | ast.Tuple)
+            and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts)
+        ):
+            value.elts.sort(key=lambda e: str(e.value) if isinstance(e, ast.Constant) else "")
         return node
 
     def _scope(self, node: ast.Module | ast.ClassDef) -> ast.AST:

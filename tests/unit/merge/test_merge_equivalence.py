@@ -1,0 +1,41 @@
+"""``same_program``: the judge of the real-history benchmark. What a merge may order either way
+is ignored; every other statement, the last ones of a body included, must be equal."""
+
+from __future__ import annotations
+
+import pytest
+
+from fleet.merge.equivalence import same_program
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("x = 1\n", "x = 2\n"),  # a body's last statement counts (it was once never compared)
+        ("def f():\n    pass\nx = 1\n", "def f():\n    pass\nx = 2\n"),
+        ("class C:\n    a = 1\n", "class C:\n    a = 2\n"),
+        ("x = 1\ny = 2\n", "y = 2\nx = 1\n"),  # statements that are not definitions keep order
+        ("R = ['a', 'b']\n", "R = ['b', 'a']\n"),  # a list is ordered, unless it is __all__
+        ("import a\n", "import b\n"),
+    ],
+)
+def test_different_programs(a: str, b: str) -> None:
+    assert not same_program(a, b)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("def f():\n    pass\ndef g():\n    pass\n", "def g():\n    pass\ndef f():\n    pass\n"),
+        ("import a\nimport b\n", "import b\nimport a\n"),
+        ("from m import a, b\n", "from m import b, a\n"),
+        ("__all__ = ['a', 'b']\n", "__all__ = [\n    'b',\n    'a',  # c\n]\n"),
+        ("x = 1  # one\n", "x = (1)\n"),
+    ],
+)
+def test_same_programs(a: str, b: str) -> None:
+    assert same_program(a, b)
+
+
+def test_text_that_does_not_parse_is_never_the_same() -> None:
+    assert not same_program("def (:\n", "def (:\n")

@@ -1,0 +1,34 @@
+"""Lists of strings other than ``__all__`` are sequences: merged in order, item by item (the
+shape of requests' ``setup.py`` ``requires`` merged at d1942c003b8f)."""
+
+from __future__ import annotations
+
+from fleet.merge import Clean, Conflicted, merge3
+
+BASE = "requires = [\n    'chardet',\n    'idna',\n    'urllib3',\n    'certifi',\n]\n"
+OURS = BASE.replace("    'idna',\n", "    'idna<3; py2',\n    'idna<4; py3',\n")
+THEIRS = BASE.replace("    'chardet',\n", "    'charset_normalizer',\n    'chardet; py2',\n")
+
+
+def test_disjoint_item_edits_keep_the_order_of_both_sides() -> None:
+    result = merge3(BASE, OURS + "A = 1\n", THEIRS + "B = 2\n", "setup.py")
+    assert isinstance(result, Clean), result
+    assert result.text.startswith(
+        "requires = [\n    'charset_normalizer',\n    'chardet; py2',\n    'idna<3; py2',\n"
+        "    'idna<4; py3',\n    'urllib3',\n    'certifi',\n]\n"
+    )
+
+
+def test_one_item_edited_two_ways_conflicts() -> None:
+    ours = BASE.replace("'idna'", "'idna<3'") + "A = 1\n"
+    theirs = BASE.replace("'idna'", "'idna<4'") + "B = 2\n"
+    assert isinstance(merge3(BASE, ours, theirs, "setup.py"), Conflicted)
+
+
+def test_all_is_still_a_set() -> None:
+    base = "__all__ = [\n    'a',\n    'b',\n]\n"
+    ours = base.replace("    'b',\n", "    'b',\n    'c',\n")
+    theirs = base.replace("    'b',\n", "    'b',\n    'd',\n")
+    result = merge3(base, ours, theirs, "m.py")
+    assert isinstance(result, Clean)
+    assert "'c'" in result.text and "'d'" in result.text
