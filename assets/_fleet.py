@@ -133,10 +133,18 @@ class PlanReport:
                 "findings": sum(len(u.findings) for u in self.units), **self.extra}
 
 
-def load_graph(home: Path) -> SymbolGraph:
+def load_graph(home: Path, repo: Path | None = None, base: str = "HEAD") -> SymbolGraph:
+    """The saved graph. A worker's mirror of a remote (``fleet.forge.remote``) that has none
+    yet indexes ``base`` itself: workers share no files, and the graph is derived from git."""
+    from fleet.forge.remote import push_remote
     from fleet.graph import SymbolGraph
+    from fleet.locks import hold
 
     path = graph_dir(home) / GRAPH_FILE
+    if not path.exists() and repo is not None and push_remote(repo) is not None:
+        with hold(home / "locks" / "index.lock", f"indexing {repo}"):
+            if not path.exists():
+                index(repo, home, base)
     if not path.exists():
         raise ConfigError(f"{path}: no symbol graph yet; materialize symbol_graph first")
     return SymbolGraph.load(path)
@@ -152,7 +160,7 @@ def find(campaign: Campaign, repo: Path, home: Path, store: StoreSource,
     from fleet.campaigns.findings import file_new_findings, sync_findings
     from fleet.campaigns.matchers import find_findings
 
-    findings = find_findings(load_graph(home), campaign)
+    findings = find_findings(load_graph(home, repo), campaign)
     opened = store.store()
     lifecycle = sync_findings(opened.findings, campaign.name, findings)
     report = FindReport(findings=tuple(findings), new=len(lifecycle.new),
@@ -181,7 +189,7 @@ def plan(campaign: Campaign, repo: Path, home: Path, base_branch: str, store: St
     from fleet.plan import plan_findings
 
     spec = campaign
-    graph = load_graph(home)
+    graph = load_graph(home, repo, base_branch)
     open_fps = {r.finding.fingerprint for r in store.store().findings.list(campaign.name)
                 if r.status in ("new", "known")}
     findings = [f for f in find_findings(graph, spec) if f.fingerprint in open_fps
@@ -200,7 +208,7 @@ def unit_env(campaign: Campaign, repo: Path, home: Path, store: StoreSource, san
     from fleet.plan import lease_requests
 
     spec = campaign
-    graph = load_graph(home)
+    graph = load_graph(home, repo)
     opened = store.store()
     workspaces = GitWorkspaces(repo)  # in a worker's mirror, verified units are pushed
     return UnitEnv(

@@ -1,0 +1,53 @@
+"""The pipeline on a repository named by URL: every step works in this worker's own mirror
+under its ``FLEET_HOME`` (``RepoResource`` syncs it when the step starts), the verified units'
+branches and the integration branch end up on the remote, and the user's checkout that the
+remote was made from is never touched. Runs execute in process (the sweep's path when no
+engine is current): what is tested is where the repository comes from, not the run launcher."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import git
+
+pytestmark = [pytest.mark.sandbox, pytest.mark.timeout(300)]
+
+CAMPAIGN = "yaml-safe-load"
+
+
+def test_a_sweep_by_url_pushes_units_and_integration_to_the_remote(
+        acme_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dagster import DagsterInstance
+
+    from fleet_pipelines.commands._sweep import sweep
+    from fleet_pipelines.resources import FleetSettings
+
+    bare = tmp_path / "acme.git"
+    subprocess.run(["git", "clone", "--quiet", "--bare", str(acme_repo), str(bare)], check=True)
+    home = tmp_path / "worker"
+    monkeypatch.chdir(tmp_path)
+    settings = FleetSettings.from_env({
+        "FLEET_REPO": bare.as_uri(), "FLEET_HOME": str(home), "FLEET_CAMPAIGNS": CAMPAIGN,
+        "FLEET_SANDBOX": "bwrap", "FLEET_BATCH_SIZE": "8"})
+    assert settings.url == bare.as_uri() and Path(settings.repo).is_relative_to(home)
+    assert not Path(settings.repo).exists()  # the first step clones it
+    base = git(bare, "rev-parse", "main").strip()
+    with DagsterInstance.ephemeral() as instance:
+        report = sweep(settings, instance, say=lambda _: None)
+    (campaign,) = report.campaigns
+    verified = sorted(k for k, u in campaign.units.items() if u["status"].startswith("verified"))
+    assert len(verified) == 3, campaign.units
+    pushed = git(bare, "for-each-ref", "--format=%(refname:short)", "refs/heads/fleet/").split()
+    assert sorted(pushed) == sorted([*(f"fleet/{CAMPAIGN}/{k}" for k in verified),
+                                     f"fleet/{CAMPAIGN}/integration"])
+    assert campaign.integration is not None
+    head = campaign.integration["head"]
+    assert git(bare, "rev-parse", f"fleet/{CAMPAIGN}/integration").strip() == head
+    subjects = git(bare, "log", "--format=%s", f"{base}..{head}").splitlines()
+    assert sorted(subjects) == sorted(f"fleet({CAMPAIGN}): integrate unit {k}" for k in verified)
+    assert git(bare, "rev-parse", "main").strip() == head, campaign.self_merge  # self-merged
+    assert git(acme_repo, "rev-parse", "main").strip() == base  # the source checkout: untouched
+    assert git(acme_repo, "branch", "--list", "fleet/*") == ""
