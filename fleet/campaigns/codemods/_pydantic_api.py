@@ -73,6 +73,20 @@ _LITERAL = m.SimpleString() | m.Integer() | m.Name("True") | m.Name("False") | m
     | m.UnaryOperation(m.Minus(), m.Integer()) | m.Attribute(m.Name(), m.Name())
 
 
+def _forward_reference(value: cst.BaseExpression) -> bool:
+    """``Dict[str, "PathItem"]``: a string in a subscript (not ``Literal["a"]``)."""
+    if not isinstance(value, cst.Subscript):
+        return False
+    for sub in [value, *m.findall(value, m.Subscript())]:
+        assert isinstance(sub, cst.Subscript)
+        head = sub.value.attr.value if isinstance(sub.value, cst.Attribute) else getattr(
+            sub.value, "value", "")
+        if head != "Literal" and any(m.matches(e, m.SubscriptElement(m.Index(m.SimpleString())))
+                                     for e in sub.slice):
+            return True
+    return False
+
+
 def _kwarg(name: str, value: cst.BaseExpression) -> cst.Arg:
     eq = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
     return cst.Arg(value, keyword=cst.Name(name), equal=eq)
@@ -158,8 +172,7 @@ class PydanticApiRewrites(ScopedCodemodCommand):
         if len(updated_node.targets) != 1:
             return updated_node
         if (not self.model_stack and self.in_scope(original_node)
-                and m.matches(original_node.value, m.Subscript())
-                and m.findall(original_node.value, m.SubscriptElement(m.Index(m.SimpleString())))):
+                and _forward_reference(original_node.value)):
             self._leave(f"{cst.Module([]).code_for_node(original_node.targets[0].target)}: "
                         f"{REMOVED['forward-ref-alias']}")
         new = self._const(original_node, updated_node.targets[0].target, updated_node.value)
