@@ -51,3 +51,44 @@ def test_a_sweep_by_url_pushes_units_and_integration_to_the_remote(
     assert git(bare, "rev-parse", "main").strip() == head, campaign.self_merge  # self-merged
     assert git(acme_repo, "rev-parse", "main").strip() == base  # the source checkout: untouched
     assert git(acme_repo, "branch", "--list", "fleet/*") == ""
+
+
+def test_a_fleet_owned_remote_takes_the_branches_the_source_never_moves(
+        acme_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``FLEET_REMOTE``: the source is read-only to the fleet (its pre-receive hook refuses
+    every push); units and the integration go to a fleet-owned bare remote, and the self-merge
+    says why it does not move the source's base branch."""
+    from dagster import DagsterInstance
+
+    from fleet_pipelines.commands._sweep import sweep
+    from fleet_pipelines.resources import FleetSettings
+
+    source, owned = tmp_path / "source.git", tmp_path / "fleet.git"
+    for bare in (source, owned):
+        subprocess.run(["git", "clone", "--quiet", "--bare", str(acme_repo), str(bare)],
+                       check=True)
+    hook = source / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho read-only >&2\nexit 1\n")
+    hook.chmod(0o755)
+    base = git(source, "rev-parse", "main").strip()
+    monkeypatch.chdir(tmp_path)
+    settings = FleetSettings.from_env({
+        "FLEET_REPO": f"file://{source}", "FLEET_REMOTE": f"file://{owned}",
+        "FLEET_HOME": str(tmp_path / "worker"), "FLEET_CAMPAIGNS": CAMPAIGN,
+        "FLEET_SANDBOX": "bwrap"})
+    with DagsterInstance.ephemeral() as instance:
+        report = sweep(settings, instance, say=lambda _: None)
+    (campaign,) = report.campaigns
+    verified = sorted(k for k, u in campaign.units.items() if u["status"].startswith("verified"))
+    assert len(verified) == 3, campaign.units
+    assert git(source, "for-each-ref", "refs/heads/fleet/") == ""
+    assert git(source, "rev-parse", "main").strip() == base
+    pushed = git(owned, "for-each-ref", "--format=%(refname:short)", "refs/heads/fleet/").split()
+    assert sorted(pushed) == sorted([*(f"fleet/{CAMPAIGN}/{k}" for k in verified),
+                                     f"fleet/{CAMPAIGN}/integration"])
+    assert campaign.integration is not None
+    assert git(owned, "rev-parse", f"fleet/{CAMPAIGN}/integration").strip() == (
+        campaign.integration["head"])
+    assert campaign.self_merge == (
+        f"not merged: main is the source's (file://{source}); the fleet pushes only to "
+        f"file://{owned}; the change stays on fleet/{CAMPAIGN}/integration")
