@@ -17,7 +17,7 @@ from fleet.verify.target import Version, supported_pythons, version_text
 
 __all__ = ["gate_compat", "needs"]
 
-_LINE = re.compile(r"^(L\d+(?: C\d+)?): (.*) requires (.*)$")
+_LINE = re.compile(r"^(L\d+(?: C\d+)?): (.*) requires? (.*)$")  # "named expressions require"
 
 
 def _config() -> Config:

@@ -17,6 +17,7 @@ The rules (docs/verify.md, "Evidence"):
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -104,6 +105,14 @@ def compare_runs(before: PytestRun, after: PytestRun) -> list[str]:
     return problems
 
 
+def _internal_error(output: str) -> str:
+    """The last INTERNALERROR line that names an exception."""
+    lines = [ln.removeprefix("INTERNALERROR>").strip() for ln in output.splitlines()
+             if ln.startswith("INTERNALERROR>")]
+    named = [ln for ln in lines if re.match(r"^[A-Za-z_.]*(Error|Exception)\b", ln)]
+    return (named or lines or ["no detail"])[-1][:300]
+
+
 def _short(key: str) -> str:
     file, _, rest = key.partition("::")
     return f"{file}::{rest.split('::')[-1]}"
@@ -128,6 +137,13 @@ def judge(before: PytestRun, after: PytestRun, needs: Needs, scope: str,
                 return Judgement("reject", f"{scope}: after the patch pytest "
                                  f"{result.why_unreported(timeout_s)}; "
                                  f"{', '.join(hung)} passed before", {"timed_out": True})
+        if (label == "after" and before.reported and not result.timed_out
+                and not result.aborted_by and "INTERNALERROR" in result.output):
+            # the same tests reported before; after the patch pytest itself crashed (freezegun
+            # 0.3.15's utcnow fix broke the fake clock pytest's own timing calls)
+            return Judgement("reject", f"{scope}: after the patch pytest crashed "
+                             f"(INTERNALERROR: {_internal_error(result.output)}); before it: "
+                             f"{summary(before)}", {"crashed": True})
         return Judgement("unknown", f"{scope}: {label} the patch "
                          f"{result.why_unreported(timeout_s)}\n{result.tail(10)}",
                          {"timed_out": result.timed_out, "aborted_by": result.aborted_by})

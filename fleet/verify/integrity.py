@@ -19,7 +19,7 @@ from fleet.verify._patch import FilePatch, Trees, read
 from fleet.verify.gates import is_test_path
 
 _SKIP = re.compile(
-    r"(^|\.)(skip|skipif|skipIf|skipUnless|xfail|expectedFailure|skipTest|importorskip)$"
+    r"(^|\.)(skip|skipif|skipIf|skipUnless|xfail|expectedFailure|skipTest|importorskip|SkipTest)$"
 )
 _STRONG_CALLS = re.compile(
     r"^(assert(Equals?|Is|IsNone|Raises\w*|Warns\w*|ListEqual|DictEqual|TupleEqual|SetEqual|"
@@ -152,6 +152,38 @@ def _skips(func: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> int:
     return count
 
 
+def _own_nodes(func: ast.AST) -> Iterable[ast.AST]:
+    """The nodes of ``func``'s body, not those of functions, classes or lambdas inside it."""
+    todo = list(ast.iter_child_nodes(func))
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+                          | ast.Lambda):
+            todo.extend(ast.iter_child_nodes(node))
+
+
+def _leaves(node: ast.AST) -> bool:
+    """``node`` ends the test early: a ``return``, or a skip (``raise SkipTest``, ``skip()``)."""
+    if isinstance(node, ast.Return):
+        return True
+    target = node.exc if isinstance(node, ast.Raise) else getattr(node, "value", None)
+    if isinstance(target, ast.Call):
+        target = target.func
+    return target is not None and bool(_SKIP.search(_dotted(target)))
+
+
+def early_exits(func: ast.AST) -> tuple[int, set[str]]:
+    """How ``func`` can end before its assertions: the number of its ``return`` statements, and
+    the conditions under which it returns or skips (an ``if`` whose body does), as source."""
+    returns = sum(isinstance(n, ast.Return) for n in _own_nodes(func))
+    conditions = {f"if {ast.unparse(n.test)}" for n in _own_nodes(func)
+                  if isinstance(n, ast.If) and any(_leaves(b) for b in n.body)}
+    conditions |= {ast.unparse(d) for d in getattr(func, "decorator_list", ())
+                   if any(_SKIP.search(_dotted(x)) for x in ast.walk(d))}
+    return returns, conditions
+
+
 def _dotted(node: ast.AST) -> str:
     if isinstance(node, ast.Name):
         return node.id
@@ -195,8 +227,13 @@ def compare_tests(path: str, before: str, after: str) -> list[str]:
             problems.append(f"{path}::{name} deleted")
             continue
         new_fn, new_skips = new[name]
+        (old_returns, old_exits), (new_returns, new_exits) = (early_exits(old_fn),
+                                                                 early_exits(new_fn))
         if new_skips > old_skips:
             problems.append(f"{path}::{name} is now skipped or xfailed")
+        elif new_returns > old_returns or new_exits - old_exits:
+            why = "; ".join(sorted(new_exits - old_exits)) or "a new return"
+            problems.append(f"{path}::{name} can now end before its assertions ({why})")
         old_asserts, new_asserts = _assertions(old_fn), _assertions(new_fn)
         if len(new_asserts) < len(old_asserts):
             problems.append(

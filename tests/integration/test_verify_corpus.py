@@ -1,8 +1,10 @@
 """The planted-patch corpus through the same door as `fleet verify`.
 
 Every patch in tests/fixtures/patches/{good,bad} runs against a git copy of
-examples/acme-monorepo; a good patch must be accepted (exit 0), a bad one rejected (exit 1) by
-the gate its metadata names. The accept/reject matrix is in benchmarks/bench_verify.py.
+examples/acme-monorepo, and every patch in tests/fixtures/patches/<project>/{good,bad} against
+the real PyPI project it was written for (PyJWT 2.0.0, TinyDB 3.15.2, freezegun 0.3.15, with
+their own suites); a good patch must be accepted (exit 0), a bad one rejected (exit 1) by the
+gate its metadata names. The accept/reject matrix is in benchmarks/bench_verify.py.
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "fixtures" / "patches"
 EXAMPLE = ROOT / "examples" / "acme-monorepo"
 PATCHES = sorted(CORPUS.glob("*/*.patch"))
-PYJWT = ROOT / "tests" / "fixtures" / "projects" / "pyjwt-2.0.0"
-PYJWT_PATCHES = sorted(CORPUS.glob("pyjwt/*/*.patch"))
+PROJECTS = ROOT / "tests" / "fixtures" / "projects"
+#: corpus directory -> the real project's tree it was written for
+REAL = {"pyjwt": "pyjwt-2.0.0", "tinydb": "tinydb-3.15.2", "freezegun": "freezegun-0.3.15"}
+REAL_PATCHES = sorted(p for name in REAL for p in CORPUS.glob(f"{name}/*/*.patch"))
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
@@ -40,8 +44,9 @@ def acme_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def pyjwt_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _git_copy(PYJWT, tmp_path_factory.mktemp("corpus") / "pyjwt")
+def real_bases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A git copy of each real project, made when a patch first needs it."""
+    return {}
 
 
 @pytest.fixture(scope="module")
@@ -58,6 +63,10 @@ def sandbox_name() -> str:
 def test_the_corpus_is_big_enough() -> None:
     assert len(list(CORPUS.glob("good/*.patch"))) >= 30
     assert len(list(CORPUS.glob("bad/*.patch"))) >= 30
+    # issue 17: at least 60 good and 60 bad in all, on at least three real projects
+    assert len(list(CORPUS.glob("**/good/*.patch"))) >= 60
+    assert len(list(CORPUS.glob("**/bad/*.patch"))) >= 60
+    assert all(list(CORPUS.glob(f"{name}/bad/*.patch")) for name in REAL) and len(REAL) >= 3
 
 
 @pytest.mark.parametrize("patch", PATCHES, ids=[f"{p.parent.name}/{p.stem}" for p in PATCHES])
@@ -67,13 +76,19 @@ def test_planted_patch(
     _check(patch, acme_base, sandbox_name, capsys)
 
 
-@pytest.mark.parametrize("patch", PYJWT_PATCHES,
-                         ids=[f"pyjwt/{p.parent.name}/{p.stem}" for p in PYJWT_PATCHES])
-def test_planted_patch_on_pyjwt(
-    patch: Path, pyjwt_base: Path, sandbox_name: str, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("patch", REAL_PATCHES,
+                         ids=[f"{p.parents[1].name}/{p.parent.name}/{p.stem}"
+                              for p in REAL_PATCHES])
+def test_planted_patch_on_a_real_project(
+    patch: Path, real_bases: dict[str, Path], tmp_path_factory: pytest.TempPathFactory,
+    sandbox_name: str, capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """The same on a real PyPI project, PyJWT 2.0.0, with its own suite."""
-    _check(patch, pyjwt_base, sandbox_name, capsys)
+    """The same on real PyPI projects with their own suites."""
+    name = patch.parents[1].name
+    if name not in real_bases:
+        real_bases[name] = _git_copy(PROJECTS / REAL[name],
+                                     tmp_path_factory.mktemp("corpus") / name)
+    _check(patch, real_bases[name], sandbox_name, capsys)
 
 
 def _check(patch: Path, base: Path, sandbox_name: str,

@@ -22,3 +22,9 @@ def test_a_file_for_python_2_and_3_is_measured_on_python_3() -> None:
                                          "import datetime\nfrom datetime import UTC\n", 1))
     assert raised == (3, 11)
     assert any(v == (3, 11) and "datetime.UTC" in why for v, why in found), found
+    # vermin says "named expressions require": each construct is named whatever its grammar
+    walrus = source.replace(
+        "        if isinstance(delta, numbers.Real):\n",
+        "        if (seconds := delta) and isinstance(seconds, numbers.Real):\n")
+    assert walrus != source
+    assert needs(walrus)[0] == (3, 8)
