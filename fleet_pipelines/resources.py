@@ -23,7 +23,7 @@ from dagster import ConfigurableResource, EnvVar
 from fleet.agents.anthropic_model import DEFAULT_MODEL
 from fleet.errors import ConfigError
 from fleet.forge import commit_of, git_output, run_git
-from fleet.forge.remote import Remote, checkout, is_url, mirror_path
+from fleet.forge.remote import Remote, checkout, head_branch, is_url, mirror_path
 from fleet.home import default_home, normalise_remote, store_key
 from fleet.protocols import Agent, Forge, LeaseStore, Ledger
 from fleet.store import Store, open_store
@@ -151,7 +151,9 @@ class FleetSettings:
         return cls(
             home=str(Path(home).resolve()),
             repo=str(repo),
-            base_branch=env.get("FLEET_BASE_BRANCH") or default_base_branch(repo),
+            base_branch=env.get("FLEET_BASE_BRANCH") or (
+                default_base_branch(repo) if repo.is_dir() or not url
+                else head_branch(url) or FALLBACK_BASE_BRANCH),  # no mirror yet: ask the remote
             deployment=deployment,
             store_url=store_url,
             sandbox=env.get("FLEET_SANDBOX", "auto"),

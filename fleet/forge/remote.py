@@ -39,7 +39,8 @@ from urllib.parse import urlsplit
 from fleet.errors import ConfigError, FleetError
 from fleet.forge._git import git, run
 
-__all__ = ["Pushed", "Refused", "Remote", "RemoteError", "checkout", "fetch", "is_url",
+__all__ = ["Pushed", "Refused", "Remote", "RemoteError", "checkout", "fetch", "head_branch",
+           "is_url",
            "mirror_path", "push", "push_notes", "push_remote", "remote_heads", "remote_refs",
            "remote_url", "sync", "working_repository"]
 
@@ -239,6 +240,17 @@ def push_remote(repo: Path) -> str | None:
     proc = run(repo, "config", "--get", PUSH_KEY)
     name = proc.stdout.decode().strip()
     return name or None
+
+
+def head_branch(url: str) -> str | None:
+    """The branch the remote's HEAD names (``git ls-remote --symref``), ``None`` when it cannot
+    be asked (the steps that fetch from it then say why)."""
+    proc = run(Path.cwd(), "ls-remote", "--symref", url, "HEAD")
+    for line in proc.stdout.decode().splitlines() if proc.returncode == 0 else []:
+        target, _, name = line.partition("\t")
+        if target.startswith("ref: refs/heads/") and name == "HEAD":
+            return target.removeprefix("ref: refs/heads/")
+    return None
 
 
 def remote_url(repo: Path, name: str) -> str:
