@@ -26,7 +26,8 @@ def branch_url(ref: ChangeRef) -> str:
     pull = re.fullmatch(r"(https?://.+)/pull/\d+/?", ref.url)
     if pull:
         return f"{pull.group(1)}/tree/{ref.branch}"
-    return ref.url if ref.url.startswith("file://") else ""
+    local = ref.url.startswith("file://") or (ref.forge == "local" and "#" in ref.url)
+    return ref.url if local else ""  # the local forge's URL#BRANCH (a remote's, by URL)
 
 
 def issue_links(urls: list[str] | tuple[str, ...], limit: int = 50) -> str:

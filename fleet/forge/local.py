@@ -4,7 +4,9 @@ The embedded default forge. Nothing leaves the machine: ``publish`` checks that 
 in the repository and opens (or updates) a *change record* for it in the store; ``status`` reads
 the branch back from git (``merged`` once the branch is an ancestor of the base branch, ``closed``
 once it is deleted, else ``open``); ``file_issue`` records a finding as an issue in the ledger
-exactly once per fingerprint.
+exactly once per fingerprint. In a worker's mirror of a remote (``fleet.forge.remote``) the
+branch is the one integration pushed there: a change's URL is the remote's ``URL#BRANCH`` and
+``status`` asks the remote.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 from fleet.errors import GitError
 from fleet.forge._git import git, run
+from fleet.forge.remote import push_remote, remote_url
 from fleet.protocols import Ledger
 from fleet.store.records import ChangeRecord, SqlChanges
 from fleet.types import ChangeRef, Finding, IssueRef
@@ -24,6 +27,17 @@ __all__ = ["LocalGitForge"]
 CHANGE_PUBLISHED = "change.published"
 CHANGE_STATUS = "change.status"
 ISSUE_FILED = "issue.filed"
+
+
+def branch_location(repo: str, branch: str) -> str:
+    """Where a person finds ``branch`` of ``repo``: ``file://REPO#BRANCH``; in a worker's mirror
+    of a remote (``fleet.forge.remote``), the remote's ``URL#BRANCH``, where every worker sees
+    it."""
+    path = Path(repo)
+    remote = push_remote(path) if path.is_dir() else None
+    if remote is not None:
+        return f"{remote_url(path, remote)}#{branch}"
+    return f"file://{repo}#{branch}"
 
 
 class LocalGitForge:
@@ -42,7 +56,7 @@ class LocalGitForge:
     @staticmethod
     def _ref(record: ChangeRecord) -> ChangeRef:
         return ChangeRef(forge="local", branch=record.branch, number=record.number,
-                         url=f"file://{record.repo}#{record.branch}", state=record.state)
+                         url=branch_location(record.repo, record.branch), state=record.state)
 
     def publish(
         self, repo_path: str, branch: str, title: str, body: str, labels: Sequence[str] = ()
@@ -65,18 +79,35 @@ class LocalGitForge:
         if record is None:
             raise GitError(f"no local change #{ref.number} for branch {ref.branch}")
         repo = Path(record.repo)
-        head = run(repo, "rev-parse", "--verify", "-q", f"refs/heads/{record.branch}")
-        if head.returncode != 0:
-            state = "closed"
+        remote = push_remote(repo) if repo.is_dir() else None
+        if remote is not None:
+            state = self._remote_state(repo, remote, record.branch)
         else:
-            merged = run(repo, "merge-base", "--is-ancestor", head.stdout.decode().strip(),
-                         f"refs/heads/{self.base_branch}")
-            state = "merged" if merged.returncode == 0 else "open"
+            head = run(repo, "rev-parse", "--verify", "-q", f"refs/heads/{record.branch}")
+            if head.returncode != 0:
+                state = "closed"
+            else:
+                merged = run(repo, "merge-base", "--is-ancestor", head.stdout.decode().strip(),
+                             f"refs/heads/{self.base_branch}")
+                state = "merged" if merged.returncode == 0 else "open"
         if state != record.state:
             self.changes.set_state(record.number, state)
             self.ledger.append(CHANGE_STATUS, {"number": record.number, "branch": record.branch,
                                "state": state}, actor=self.actor)
         return state
+
+    def _remote_state(self, repo: Path, remote: str, branch: str) -> str:
+        """The change's state as the remote holds it: its branch gone there is ``closed``; in
+        the base branch of the repository's own remote, ``merged``."""
+        from fleet.forge.remote import fetch, remote_heads
+
+        head = remote_heads(repo, [branch], remote).get(branch)
+        if head is None:
+            return "closed"
+        fetch(repo, [branch], remote)
+        base = fetch(repo, [self.base_branch], "origin")[self.base_branch]
+        merged = run(repo, "merge-base", "--is-ancestor", head, base)
+        return "merged" if merged.returncode == 0 else "open"
 
     def list_changes(self, repo_path: str | None = None) -> list[ChangeRef]:
         """Every change recorded (for ``repo_path`` when given), oldest first."""

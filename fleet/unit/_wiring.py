@@ -52,6 +52,8 @@ class GitWorkspaces:
         return create_workspace(self.repo, unit.campaign, unit.key, unit.base_commit)
 
     def remove(self, workspace: Workspace, keep_branch: bool) -> None:
+        with self._lock:
+            self._seen.pop(workspace.branch, None)  # published or not, the run is over
         remove_workspace(workspace, delete_branch=not keep_branch)
 
     def publish(self, workspace: Workspace, commit: str) -> str | None:

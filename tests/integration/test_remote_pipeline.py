@@ -51,6 +51,17 @@ def test_a_sweep_by_url_pushes_units_and_integration_to_the_remote(
     assert git(bare, "rev-parse", "main").strip() == head, campaign.self_merge  # self-merged
     assert git(acme_repo, "rev-parse", "main").strip() == base  # the source checkout: untouched
     assert git(acme_repo, "branch", "--list", "fleet/*") == ""
+    # the hand-over names the branch where every worker finds it, and its state is the remote's
+    assert campaign.change_url == f"{bare.as_uri()}#fleet/{CAMPAIGN}/integration"
+    from fleet.forge.local import LocalGitForge
+    from fleet_pipelines.resources import StoreResource
+
+    opened = StoreResource(url=settings.store_url, repo=settings.repository_key()).store()
+    forge = LocalGitForge(opened.changes, opened.ledger, base_branch="main")
+    (change,) = forge.list_changes()
+    assert change.url == campaign.change_url and forge.status(change) == "merged"
+    git(bare, "branch", "-D", f"fleet/{CAMPAIGN}/integration")
+    assert forge.status(change) == "closed"
 
 
 def test_a_fleet_owned_remote_takes_the_branches_the_source_never_moves(
