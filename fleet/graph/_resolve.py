@@ -44,7 +44,6 @@ class Resolver(Typing):
         # path -> class id -> its base references, per file on first need (an incremental
         # re-index consults few files)
         self._base_refs: dict[str, dict[str, list[RawRef]]] = {}
-        self._cache: dict[tuple[str, str, str], tuple[str | None, bool]] = {}
         self._deps: set[str] = set()  # the dependency keys of the file being resolved
         self._bases_deps: dict[str, frozenset[str]] = {}
         self._memo: dict[tuple[str, str], tuple[object, frozenset[str]]] = {}
@@ -67,7 +66,8 @@ class Resolver(Typing):
         return refs, frozenset(deps)
 
     def resolve_file(self, fd: FileData) -> FileRefs:
-        cache = self._cache
+        # per file: the key's scope is an id inside this file, so no other file could hit it
+        cache: dict[tuple[str, str, str], tuple[str | None, bool]] = {}
         targets: list[str | None] = []
         flags = bytearray(len(fd.refs))
         for i, ref in enumerate(fd.refs):
