@@ -26,6 +26,7 @@ from dagster import (
 from assets import SYMBOL_GRAPH, TARGET_FILES_TAG, CampaignAssets
 from assets._dagster_private import UnresolvedAssetJobDefinition
 from fleet.types import JOB_FINISHED
+from fleet_pipelines.engine.executor import fleet_executor
 
 
 def index_job_name() -> str:
@@ -61,12 +62,13 @@ def build_jobs(campaigns: Sequence[CampaignAssets], code: Sequence[AssetsDefinit
         jobs.append(define_asset_job(
             fix_job_name(c),
             AssetSelection.assets(c.key("candidate_patches"), c.key("verified_patches")),
-            tags=tags,
+            tags=tags, executor_def=fleet_executor,
             description=f"Run a batch of {c.campaign} units: agents, gates, verified patches."))
         jobs.append(define_asset_job(
             integrate_job_name(c),
             AssetSelection.assets(c.key("integration"), c.key("pull_requests")),
-            tags=tags, description=f"Integrate the verified {c.campaign} patches and hand over."))
+            tags=tags, executor_def=fleet_executor,
+            description=f"Integrate the verified {c.campaign} patches and hand over."))
     return jobs
 
 

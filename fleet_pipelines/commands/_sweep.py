@@ -69,12 +69,16 @@ class SweepReport:
 INSTANCE_LOCK = ".fleet-instance.lock"
 
 
-def instance_for(dagster_home: Path,
-                 prepare: Callable[[Path], object] | None = None) -> DagsterInstance:
+def instance_for(dagster_home: Path, prepare: Callable[[Path], object] | None = None,
+                 repo: Path | str | None = None) -> DagsterInstance:
     """The Dagster instance at ``dagster_home``, created (``prepare`` writes its
     ``dagster.yaml``) and its storages migrated under one lock: Dagster's SQLite storages
     create their tables and stamp their alembic revision when first opened, and two processes
-    doing that at once leave two heads or fail on ``alembic_version``'s unique key."""
+    doing that at once leave two heads or fail on ``alembic_version``'s unique key. With
+    ``repo``, the instance is claimed for that repository under the same lock
+    (:func:`fleet_pipelines.instance_owner.claim_instance`: ``HomeMismatch`` for another's)."""
+    from fleet_pipelines.instance_owner import claim_instance
+
     dagster_home.mkdir(parents=True, exist_ok=True)
     with hold(dagster_home / INSTANCE_LOCK, f"creating the Dagster instance {dagster_home}"):
         if prepare is not None:
@@ -88,6 +92,8 @@ def instance_for(dagster_home: Path,
             instance.get_runs(limit=1)
             instance.get_dynamic_partitions("fleet-instance-check")
             instance.all_instigator_state()
+            if repo is not None:
+                claim_instance(instance, repo)
         except BaseException:
             instance.dispose()
             raise
@@ -119,6 +125,28 @@ def _execute(defs: Definitions, job: str, instance: DagsterInstance,
             result = defs.resolve_job_def(job).execute_in_process(
                 instance=instance, tags=tags or {}, raise_on_error=False, run_config=QUIET,
                 asset_selection=selection)
+    _judge(result, job)
+
+
+def _execute_batches(defs: Definitions, job: str, instance: DagsterInstance,
+                     batches: Sequence[dict[str, str]], done: Callable[[int], None]) -> None:
+    """Run ``job`` once per tag set; ``done(i)`` after the i-th ends. On a distributed executor
+    every batch is submitted first, so the workers take them side by side."""
+    from fleet_pipelines.engine import current
+
+    submitted = current()
+    if submitted is None or not submitted.distributed(job):
+        for i, tags in enumerate(batches, 1):
+            _execute(defs, job, instance, tags)
+            done(i)
+        return
+    run_ids = [submitted.start(job, tags, None, QUIET) for tags in batches]
+    for i, run_id in enumerate(run_ids, 1):
+        _judge(submitted.wait(run_id), job)
+        done(i)
+
+
+def _judge(result: Any, job: str) -> None:
     if not result.success:
         failures = [e for e in result.all_events if e.is_step_failure]
         detail = "; ".join(
@@ -206,14 +234,17 @@ def _sweep(settings: FleetSettings, instance: DagsterInstance, say: Say) -> Swee
         ranges = batches(keys, pending, settings.batch_size)
         say(f"[{name}] {len(keys)} unit(s), {len(pending)} to run in {len(ranges)} batch(es)")
         t0 = time.perf_counter()
-        for i, (first, last) in enumerate(ranges, 1):
-            _execute(defs, fix_job_name(c), instance, {
-                ASSET_PARTITION_RANGE_START_TAG: first, ASSET_PARTITION_RANGE_END_TAG: last,
-                "fleet/campaign": name})
-            runs += 1
+
+        def finished(i: int, name: str = name, pending: list[str] = pending,
+                     total: int = len(ranges)) -> None:
             done = latest_results(store.ledger(), name)
-            say(f"[{name}] batch {i}/{len(ranges)} done: "
+            say(f"[{name}] batch {i}/{total} done: "
                 f"{sum(1 for k in pending if k in done)}/{len(pending)} unit(s) finished")
+
+        _execute_batches(defs, fix_job_name(c), instance, [
+            {ASSET_PARTITION_RANGE_START_TAG: first, ASSET_PARTITION_RANGE_END_TAG: last,
+             "fleet/campaign": name} for first, last in ranges], finished)
+        runs += len(ranges)
         report.fix_s = time.perf_counter() - t0
         report.batches = len(ranges)
         if needs_integration(store, name, keys, Path(settings.repo), settings.base_branch):

@@ -3,10 +3,14 @@ campaign (the ``fleet/campaign`` tag every fleet job carries) and the ``agent_sa
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from fleet.errors import ConfigError
 
 CAMPAIGN_TAG = "fleet/campaign"
 EMBEDDED_EVENT_LOG = "PooledSqliteEventLogStorage"  # fleet_pipelines.storage
@@ -55,3 +59,49 @@ def ensure_run_queue(dagster_home: Path, agents: int = 2) -> bool:
         return False
     path.write_text(yaml.safe_dump({**current, **run_queue_config(agents)}, sort_keys=False))
     return True
+
+
+# The jobs whose steps may leave the run worker (fleet_pipelines.jobs gives them the ``fleet``
+# executor): a batch of units, and the integration that merges their pushed branches.
+DISTRIBUTED_JOBS = ("fix_", "integrate_")
+EXECUTORS = ("in_process", "celery")
+
+
+def celery_settings(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The Celery settings the executor (in the run worker) and every fleet celery worker share
+    (``config_source``): a task is acknowledged only when it has ended, so a batch whose worker
+    was killed is delivered again (to another worker) once ``FLEET_CELERY_VISIBILITY_S`` has
+    passed — which must exceed the longest batch; one task per worker at a time."""
+    env = os.environ if environ is None else environ
+    try:
+        visibility = float(env.get("FLEET_CELERY_VISIBILITY_S", "3600"))
+    except ValueError as exc:
+        raise ConfigError(f"FLEET_CELERY_VISIBILITY_S: {exc}") from exc
+    return {
+        "task_acks_late": True,
+        "task_reject_on_worker_lost": True,
+        "worker_prefetch_multiplier": 1,
+        "broker_connection_retry_on_startup": True,
+        "broker_transport_options": {"visibility_timeout": visibility},
+        "result_backend_transport_options": {"visibility_timeout": visibility},
+    }
+
+
+def execution_config(job: str, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The ``execution`` run config of a submitted run of ``job``: in the run worker's process
+    (``in_process``), or, for a batch or an integration when ``FLEET_EXECUTOR=celery``, on the
+    celery workers of the broker ``FLEET_CELERY_BROKER`` (the result backend
+    ``FLEET_CELERY_BACKEND``, by default the broker). Broker and backend stay environment
+    references in the stored run config: the run worker resolves them, no password is stored."""
+    env = os.environ if environ is None else environ
+    kind = env.get("FLEET_EXECUTOR", "in_process")
+    if kind not in EXECUTORS:
+        raise ConfigError(f"FLEET_EXECUTOR: expected {'|'.join(EXECUTORS)}, got {kind!r}")
+    if kind == "in_process" or not job.startswith(DISTRIBUTED_JOBS):
+        return {"execution": {"config": {"in_process": {}}}}
+    if not env.get("FLEET_CELERY_BROKER"):
+        raise ConfigError("FLEET_EXECUTOR=celery needs FLEET_CELERY_BROKER (redis://host:6379/0)")
+    backend = "FLEET_CELERY_BACKEND" if env.get("FLEET_CELERY_BACKEND") else "FLEET_CELERY_BROKER"
+    return {"execution": {"config": {"celery": {
+        "broker": {"env": "FLEET_CELERY_BROKER"}, "backend": {"env": backend},
+        "config_source": celery_settings(env)}}}}

@@ -16,6 +16,7 @@ from typing import Any
 
 from dagster import AssetKey, DagsterInstance, DagsterRunStatus
 
+from fleet_pipelines.engine._config import execution_config
 from fleet_pipelines.engine._daemon import SharedDaemon, needs_daemon, serving
 from fleet_pipelines.engine._submit import (
     WORKSPACE,
@@ -88,13 +89,28 @@ class Engine:
             self.say(f"no Dagster daemon serves {home}: started one (pid {pid}, log {log}); "
                      "it stops when the last fleet process using it ends")
 
+    def distributed(self, job: str) -> bool:
+        """Runs of ``job`` execute on the deployment's workers (``FLEET_EXECUTOR=celery``)."""
+        return "celery" in execution_config(job)["execution"]["config"]
+
     def run(self, job: str, tags: Mapping[str, str] | None = None,
             selection: Sequence[AssetKey] | None = None,
             run_config: Mapping[str, Any] | None = None) -> SubmittedRun:
         """Submit a run of ``job`` and follow it to its end."""
+        return self.wait(self.start(job, tags, selection, run_config))
+
+    def start(self, job: str, tags: Mapping[str, str] | None = None,
+              selection: Sequence[AssetKey] | None = None,
+              run_config: Mapping[str, Any] | None = None) -> str:
+        """Submit a run of ``job``; its run id (several runs submitted before the first is
+        followed run side by side, as far as the instance's limits and workers allow)."""
         self.ensure_daemon()
         run_id = submit(self.process, job, tags, selection, run_config)
         self.runs.append(run_id)
+        return run_id
+
+    def wait(self, run_id: str) -> SubmittedRun:
+        """Follow the submitted run ``run_id`` to its end."""
         return follow(self.instance, run_id, self.say, on_wait=self.ensure_daemon)
 
     def close(self) -> None:

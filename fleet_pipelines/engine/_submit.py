@@ -26,6 +26,7 @@ from assets._dagster_private import (
     merge_dicts,
 )
 from fleet.errors import FleetError
+from fleet_pipelines.engine._config import execution_config
 
 Say = Callable[[str], None]
 FINISHED = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}
@@ -86,7 +87,8 @@ def submit(process: WorkspaceProcessContext, job: str, tags: Mapping[str, str] |
            run_config: Mapping[str, Any] | None = None) -> str:
     """Create a run of ``job`` (limited to the assets ``selection`` when given) with the code
     location's origin and submit it to the instance's run coordinator. Returns its run id.
-    Its steps run in the run worker's process (``IN_PROCESS``) unless ``run_config`` says
+    Its steps run in the run worker's process (``IN_PROCESS``), or on the deployment's celery
+    workers for a batch or an integration (``execution_config``), unless ``run_config`` says
     otherwise.
 
     A selection naming assets the loaded location does not have yet (code module assets of a
@@ -104,7 +106,7 @@ def submit(process: WorkspaceProcessContext, job: str, tags: Mapping[str, str] |
                                  job_name=job, op_selection=None,
                                  asset_selection=list(selection) if selection else None)
     remote_job = location.get_job(selector)
-    config = {**IN_PROCESS, **dict(run_config or {})}
+    config = {**execution_config(job), **dict(run_config or {})}
     plan = location.get_execution_plan(remote_job, config, step_keys_to_execute=None,
                                        known_state=None, instance=process.instance)
     run = process.instance.create_run(

@@ -26,6 +26,7 @@ def test_deploy_instance_has_the_embedded_run_queue() -> None:
     queue = run_queue_config()
     assert config["run_coordinator"] == queue["run_coordinator"]
     assert config["concurrency"] == queue["concurrency"]
+    assert config["code_servers"] == queue["code_servers"]  # no code server left unwaited
 
 
 @pytest.mark.postgres

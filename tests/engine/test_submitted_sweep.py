@@ -15,16 +15,7 @@ from fleet_pipelines.cli import main
 from tests.conftest import commit_files
 
 # a sweep of 5 runs and a re-execution of each: ~6 min on 2 idle-ish cores, ~15 under load 30
-# KNOWN DEFECT, kept visible: run after other engine tests in one xdist worker, this long test
-# is where the garbage collector meets a ``Popen`` of an earlier test whose code server still
-# runs ("subprocess N is still running"; suspected: the API launcher's background engine of
-# test_dispatch_submits). Alone it passes with the warning filter off. Only that one
-# unraisable warning is let through here; the leak is open in issue 15's notes.
-pytestmark = [
-    pytest.mark.sandbox, pytest.mark.slow, pytest.mark.timeout(2400),
-    pytest.mark.filterwarnings("ignore:Exception ignored in. <function Popen.__del__"
-                               ":pytest.PytestUnraisableExceptionWarning"),
-]
+pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.timeout(2400)]
 
 CONF_FILES = {
     "conf/__init__.py": "",

@@ -1,0 +1,220 @@
+"""A multi-worker deployment on this machine, every service started here and ended by its PID:
+Redis (the celery broker, from Debian's ``redis-server``, append-only so a restart keeps the
+queue), ``git daemon`` serving the target repository's remote, the Dagster daemon on
+``deploy/dagster.yaml`` (Dagster's storage on PostgreSQL), and N fleet celery workers
+(``python -m fleet_pipelines.engine.worker``), each with its own ``FLEET_HOME`` and working
+directory, sharing only PostgreSQL and the git remote. The coordinator (``fleet sweep``) runs in
+the calling process with ``cluster.env``. Used by tests/distributed and benchmarks/bench_engine.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fleet_pipelines.engine import WORKSPACE, DaemonProcess
+from tests.engine.conftest import (
+    GitDaemon,
+    free_port,
+    pg_url,
+    start_git_daemon,
+    stop,
+    wait_for_port,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
+REDIS = "/usr/bin/redis-server"
+GIT_ENV = {"GIT_AUTHOR_NAME": "fleet worker", "GIT_AUTHOR_EMAIL": "worker@fleet.invalid",
+           "GIT_COMMITTER_NAME": "fleet worker", "GIT_COMMITTER_EMAIL": "worker@fleet.invalid"}
+
+
+@dataclass
+class Redis:
+    port: int
+    workdir: Path
+    proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        log = (self.workdir / "redis.log").open("ab")
+        self.proc = subprocess.Popen(
+            [REDIS, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.workdir),
+             "--appendonly", "yes", "--appendfsync", "always", "--save", "",
+             "--protected-mode", "no"], stdout=log, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL)
+        log.close()
+        wait_for_port(self.port, self.proc, "redis-server")
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            stop(self.proc)
+            self.proc = None
+
+
+@dataclass
+class Worker:
+    name: str
+    home: Path
+    proc: subprocess.Popen[bytes]
+    log: Path
+
+    def kill(self) -> None:
+        """kill -9 of the worker and everything it started (its sandboxes)."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        else:
+            self.proc.wait()
+
+
+@dataclass
+class Cluster:
+    root: Path
+    env: dict[str, str]
+    redis: Redis
+    git: GitDaemon
+    daemon: DaemonProcess
+    remote: str
+    workers: dict[str, Worker] = field(default_factory=dict)
+
+    def worker_env(self, name: str, **extra: str) -> dict[str, str]:
+        home = self.root / "workers" / name / "home"
+        env = {**os.environ, **self.env, **GIT_ENV, "FLEET_HOME": str(home),
+               "DAGSTER_HOME": str(self.root / "workers" / name / "dagster"), **extra}
+        return env
+
+    def start_worker(self, name: str, **extra: str) -> Worker:
+        env = self.worker_env(name, **extra)
+        cwd = self.root / "workers" / name
+        Path(env["DAGSTER_HOME"]).mkdir(parents=True, exist_ok=True)
+        shutil.copy(DEPLOY / "dagster.yaml", Path(env["DAGSTER_HOME"]) / "dagster.yaml")
+        log = cwd / "worker.log"
+        with log.open("ab") as out:
+            proc = subprocess.Popen([sys.executable, "-m", "fleet_pipelines.engine.worker",
+                                     "-n", name, "--loglevel", "INFO"], env=env, cwd=cwd,
+                                    stdout=out, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, start_new_session=True)
+        worker = Worker(name, Path(env["FLEET_HOME"]), proc, log)
+        self.workers[name] = worker
+        return worker
+
+    def wait_ready(self, names: list[str], timeout_s: float = 180.0) -> None:
+        """Every worker in ``names`` logs that it is ready to consume."""
+        deadline = time.monotonic() + timeout_s
+        for name in names:
+            worker = self.workers[name]
+            while b" ready." not in worker.log.read_bytes():
+                if worker.proc.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(f"worker {name} did not start "
+                                         f"(exit {worker.proc.poll()}):\n"
+                                         f"{worker.log.read_text()[-3000:]}")
+                time.sleep(0.2)
+
+    @contextlib.contextmanager
+    def instance(self) -> Iterator[Any]:
+        """The deployment's Dagster instance, opened here (its storage URL from ``env``)."""
+        from dagster import DagsterInstance
+
+        saved = os.environ.get("DAGSTER_POSTGRES_URL")
+        os.environ["DAGSTER_POSTGRES_URL"] = self.env["DAGSTER_POSTGRES_URL"]
+        try:
+            with DagsterInstance.from_config(self.env["DAGSTER_HOME"]) as instance:
+                yield instance
+        finally:
+            if saved is None:
+                os.environ.pop("DAGSTER_POSTGRES_URL", None)
+            else:
+                os.environ["DAGSTER_POSTGRES_URL"] = saved
+
+    def wait_serving(self, timeout_s: float = 180.0) -> None:
+        """The deployment's daemon beats on the instance (a sweep then starts none)."""
+        from fleet_pipelines.engine import serving
+
+        with self.instance() as instance:
+            deadline = time.monotonic() + timeout_s
+            while not serving(instance):
+                if not self.daemon.alive or time.monotonic() > deadline:
+                    raise AssertionError(f"the daemon does not serve the instance:\n"
+                                         f"{self.daemon.log.read_text()[-3000:]}")
+                time.sleep(0.5)
+
+    def failures(self) -> list[str]:
+        """Every step failure on the instance, with its causes (for a failing test's message)."""
+        from dagster import DagsterEventType, EventRecordsFilter
+
+        out = []
+        with self.instance() as instance:
+            records = instance.get_event_records(
+                EventRecordsFilter(event_type=DagsterEventType.STEP_FAILURE))
+            for record in records:
+                error = record.event_log_entry.dagster_event.step_failure_data.error
+                while error is not None:
+                    out.append(f"{record.event_log_entry.step_key}: {error.to_string()}")
+                    error = error.cause
+        return out
+
+    def close(self) -> None:
+        for worker in self.workers.values():
+            worker.stop()
+        self.daemon.stop()
+        self.redis.stop()
+        stop(self.git.proc)
+
+
+def start_cluster(root: Path, target: Path, store_dsn: str, dagster_dsn: str,
+                  workers: int = 3, campaign: str = "yaml-safe-load",
+                  visibility_s: float = 3600, **extra: str) -> Cluster:
+    """The deployment over a bare copy of ``target`` (a git repository with a ``main``) served
+    by ``git daemon``: the coordinator and every worker have ``FLEET_REPO`` = its URL (each its
+    own mirror under its own ``FLEET_HOME``); ``<root>/user`` is a clone to push changes from."""
+    git = start_git_daemon(root / "served")
+    git.bare_from(target, "target.git")
+    remote = git.url("target.git")
+    coordinator = root / "coordinator"
+    subprocess.run(["git", "clone", "--quiet", remote, str(root / "user")], check=True)
+    dagster_home = coordinator / "dagster"
+    dagster_home.mkdir(parents=True)
+    shutil.copy(DEPLOY / "dagster.yaml", dagster_home / "dagster.yaml")
+    redis = Redis(free_port(), root / "redis")
+    redis.start()
+    env = {"DAGSTER_HOME": str(dagster_home),
+           "DAGSTER_POSTGRES_URL": pg_url(dagster_dsn, "postgresql+psycopg2"),
+           "FLEET_DEPLOYMENT": "shared", "FLEET_STORE_URL": pg_url(store_dsn),
+           "FLEET_HOME": str(coordinator / "home"), "FLEET_REPO": remote,
+           "FLEET_BASE_BRANCH": "main", "FLEET_CAMPAIGNS": campaign, "FLEET_SANDBOX": "bwrap",
+           "FLEET_EXECUTOR": "celery", "FLEET_CELERY_BROKER": redis.url,
+           "FLEET_CELERY_VISIBILITY_S": str(visibility_s), **extra}
+    daemon = DaemonProcess(dagster_home, WORKSPACE, {**GIT_ENV, **env})
+    cluster = Cluster(root, env, redis, git, daemon, remote)
+    try:
+        daemon.start()
+        for i in range(1, workers + 1):
+            cluster.start_worker(f"w{i}")
+        cluster.wait_ready(list(cluster.workers))
+        cluster.wait_serving()
+    except BaseException:
+        cluster.close()
+        raise
+    return cluster

@@ -1,0 +1,72 @@
+"""One multi-worker deployment per test module (tests/distributed/_cluster.py): starting it
+(Redis, git daemon, the Dagster daemon, 3 workers) takes ~30 s, so the tests of a module share
+it; each test sweeps its own new findings, pushed to the remote first."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import commit_files, git
+from tests.distributed._cluster import Cluster, start_cluster
+
+
+def package(name: str) -> dict[str, str]:
+    """One package with one ``yaml.load`` (one unit of yaml-safe-load) and its test."""
+    return {
+        f"{name}/__init__.py": "",
+        f"{name}/load.py": "import yaml\n\n\ndef settings(text):\n    return yaml.load(text)\n",
+        f"tests/test_{name}.py": (
+            f"from {name}.load import settings\n\n\n"
+            f"def test_{name}_settings():\n    assert settings('a: 1') == {{'a': 1}}\n"),
+    }
+
+
+def make_target(path: Path, packages: list[str]) -> Path:
+    path.mkdir(parents=True)
+    git(path, "init", "-q", "-b", "main")
+    files = {"README.md": "target\n", "tests/__init__.py": ""}
+    for name in packages:
+        files.update(package(name))
+    return commit_files(path, files, "initial")
+
+
+def add_packages(cluster: Cluster, packages: list[str]) -> None:
+    """Commit new packages in the user's clone and push them to the remote's main (after
+    pulling what the last integration published)."""
+    repo = cluster.root / "user"
+    git(repo, "pull", "-q", "--ff-only", "origin", "main")
+    files: dict[str, str] = {}
+    for name in packages:
+        files.update(package(name))
+    commit_files(repo, files, f"add {', '.join(packages)}")
+    git(repo, "push", "-q", "origin", "main")
+
+
+def _database(admin: str, template: str) -> str:
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    name = f"fleet_c_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+    params = conninfo_to_dict(admin)
+    params["dbname"] = name
+    return make_conninfo(**params)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def cluster(pg_admin_dsn: str, pg_template: str,
+            tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    root = tmp_path_factory.mktemp("cluster")
+    target = make_target(root / "target", ["seed"])
+    store, dagster = _database(pg_admin_dsn, pg_template), _database(pg_admin_dsn, pg_template)
+    started = start_cluster(root, target, store, dagster, workers=3, visibility_s=25,
+                            FLEET_BATCH_SIZE="1", FLEET_AGENTS="1")
+    try:
+        yield started
+    finally:
+        started.close()

@@ -1,0 +1,63 @@
+"""A sweep on the multi-worker deployment: every batch runs on a celery worker with its own
+FLEET_HOME, the units' branches travel through the git remote, the integration is published
+there."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from fleet_pipelines.cli import main
+from tests.distributed._cluster import Cluster
+from tests.distributed.conftest import add_packages
+
+pytestmark = [pytest.mark.postgres, pytest.mark.sandbox, pytest.mark.slow,
+              pytest.mark.timeout(900)]
+
+
+def sweep(cluster: Cluster, monkeypatch: pytest.MonkeyPatch) -> int:
+    for key, value in cluster.env.items():
+        monkeypatch.setenv(key, value)
+    return main(["sweep", cluster.remote, "-c", cluster.env["FLEET_CAMPAIGNS"],
+                 "--sandbox", "bwrap", "--agents", "1", "--home", cluster.env["FLEET_HOME"]])
+
+
+def worker_of_runs(cluster: Cluster) -> dict[str, tuple[str, list[str]]]:
+    """Per fix run: the celery worker(s) that executed its batch step and the units it
+    materialized."""
+    from dagster import DagsterEventType, RunsFilter
+
+    out: dict[str, tuple[str, list[str]]] = {}
+    with cluster.instance() as instance:
+        for run in instance.get_runs(RunsFilter(job_name="fix_yaml_safe_load_job")):
+            workers = []
+            units = []
+            for entry in instance.all_logs(run.run_id):
+                event = entry.dagster_event
+                if event is None:
+                    continue
+                if event.event_type == DagsterEventType.ENGINE_EVENT and event.step_key and \
+                        event.step_key.endswith("candidate_patches"):
+                    data = event.engine_event_data.metadata.get("Celery worker")
+                    if data is not None:
+                        workers.append(str(data.value))
+                if event.event_type == DagsterEventType.ASSET_MATERIALIZATION:
+                    mat = event.step_materialization_data.materialization
+                    if mat.partition and mat.asset_key.path[-1] == "candidate_patches":
+                        units.append(mat.partition)
+            out[run.run_id] = (",".join(workers), units)
+    return out
+
+
+def test_batches_run_on_the_workers(cluster: Cluster, monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    add_packages(cluster, ["alpha", "beta", "gamma"])
+    t0 = time.monotonic()
+    assert sweep(cluster, monkeypatch) == 0, "\n".join(cluster.failures())[-6000:]
+    out = capsys.readouterr()
+    print(out.out, out.err, f"{time.monotonic() - t0:.1f} s")
+    runs = worker_of_runs(cluster)
+    print(runs)
+    assert out.out.count("verified, integrated") >= 3
+    assert runs and all(w.split("@")[0] in cluster.workers for w, _ in runs.values())
