@@ -67,18 +67,30 @@ def resolve_home(home: Path | None, repo: Path | None = None) -> Path:
     return default_home(repo)
 
 
-def _settings(repo: Path, home: Path, campaigns: list[str] | None, agents: int, sandbox: str,
-              forge: str, agent: str) -> FleetSettings:
+def _settings(repo: Path | str, home: Path, campaigns: list[str] | None, agents: int,
+              sandbox: str, forge: str, agent: str) -> FleetSettings:
+    """The sweep's settings; a repository by URL (or with ``$FLEET_REMOTE``) is checked out
+    first: this process's mirror under ``home`` (a ``RemoteError`` names what failed)."""
+    import dataclasses
+
+    from fleet.forge.remote import is_url
     from fleet_pipelines.resources import FleetSettings, default_base_branch
 
-    env = {**os.environ, "FLEET_HOME": str(home.resolve()), "FLEET_REPO": str(repo.resolve()),
+    target = str(repo) if is_url(str(repo)) else str(Path(repo).resolve())
+    env = {**os.environ, "FLEET_HOME": str(home.resolve()), "FLEET_REPO": target,
            "FLEET_AGENTS": str(agents), "FLEET_SANDBOX": sandbox, "FLEET_FORGE": forge,
            "FLEET_AGENT": agent}
-    if not os.environ.get("FLEET_BASE_BRANCH"):  # the repository's, not what a sweep saved
-        env["FLEET_BASE_BRANCH"] = default_base_branch(repo.resolve())
+    explicit = bool(os.environ.get("FLEET_BASE_BRANCH"))
+    if not explicit and not is_url(target):  # the repository's, not what a sweep saved
+        env["FLEET_BASE_BRANCH"] = default_base_branch(Path(target))
     if campaigns:
         env["FLEET_CAMPAIGNS"] = ",".join(campaigns)
-    return FleetSettings.from_env(env)
+    settings = FleetSettings.from_env(env)
+    if settings.url:
+        checkout = settings.checkout()
+        if not explicit:  # the remote's HEAD branch, as the fresh mirror knows it
+            settings = dataclasses.replace(settings, base_branch=default_base_branch(checkout))
+    return settings
 
 
 _CHOICES = {"agent": ("codemod", "claude"), "forge": ("local", "github")}
@@ -264,8 +276,8 @@ def _redo(settings: FleetSettings, home: Path, keys: list[str]) -> None:
 def register(app: typer.Typer) -> None:
     @app.command("sweep")
     def sweep_cmd(
-        repo: Annotated[Path, typer.Argument(help="the git repository to sweep", exists=True,
-                                             file_okay=False)],
+        repo: Annotated[str, typer.Argument(help="the git repository to sweep: a checkout, or "
+                                            "a URL (file://, ssh://, https://, git://)")],
         campaign: Annotated[list[str], typer.Option("--campaign", "-c",
                                                     help="campaign name or YAML (repeatable)")],
         agents: Annotated[int, typer.Option(help="agents at once (the agent_sandbox pool)")] = 2,
@@ -282,20 +294,27 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Index REPO, plan the campaign, run the agents, verify, integrate and hand over.
 
+        REPO may be a URL: the sweep then works in a mirror under the state directory and
+        pushes unit and integration branches to the remote (or $FLEET_REMOTE; docs/remote.md).
+
         The state directory is --home, else $FLEET_HOME, else REPO/.fleet (kept out of git
         through .git/info/exclude); one that belongs to another repository is refused (exit 2).
         A campaign another sweep is sweeping on the same state directory is refused (exit 3)."""
         from fleet.errors import FleetError
+        from fleet.forge.remote import is_url
         from fleet.home import claim_home
 
-        home = resolve_home(home, repo)
+        if not is_url(repo) and not Path(repo).is_dir():
+            typer.echo(f"error: {repo}: no such directory (a git checkout or a URL)", err=True)
+            raise typer.Exit(2)
+        home = resolve_home(home, None if is_url(repo) else Path(repo))
         dagster_home = Path(os.environ.get("DAGSTER_HOME") or home / "dagster")
         if test_python is not None:  # read by the gates and the integration (inherited by runs)
             os.environ["FLEET_TEST_PYTHON"] = str(test_python.absolute())
         try:
             settings = _settings(repo, home, campaign, agents, sandbox, forge, agent)
             preflight(settings)
-            claim_home(home, repo)
+            claim_home(home, Path(settings.repo))
             if redo:
                 _redo(settings, home, redo)
         except FleetError as exc:

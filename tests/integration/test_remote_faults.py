@@ -66,7 +66,7 @@ def test_a_url_that_cannot_be_cloned_is_one_line(env: Path, tmp_path: Path,
 
     url = (tmp_path / "nowhere" / "acme.git").as_uri()
     for args in (["plan", url, "-c", CAMPAIGN], ["fix", url, "-c", CAMPAIGN, "--unit", "ab"],
-                 ["index", url]):
+                 ["index", url], ["sweep", url, "-c", CAMPAIGN]):
         assert main(args) == 2
         err = capsys.readouterr().err.strip()
         assert "\n" not in err, err
