@@ -39,10 +39,26 @@ from urllib.parse import urlsplit
 from fleet.errors import ConfigError, FleetError
 from fleet.forge._git import git, run
 
-__all__ = ["Pushed", "Refused", "Remote", "RemoteError", "checkout", "fetch", "head_branch",
-           "is_url",
-           "mirror_path", "push", "push_notes", "push_remote", "remote_heads", "remote_refs",
-           "remote_url", "sync", "working_repository"]
+__all__ = [
+    "Pushed",
+    "Refused",
+    "Remote",
+    "RemoteError",
+    "checkout",
+    "fetch",
+    "head_branch",
+    "is_url",
+    "mirror_of",
+    "mirror_path",
+    "push",
+    "push_notes",
+    "push_remote",
+    "remote_heads",
+    "remote_refs",
+    "remote_url",
+    "sync",
+    "working_repository",
+]
 
 SCHEMES = ("file", "ssh", "git", "http", "https")
 _SCP = re.compile(r"^(?:[\w.-]+@)?[\w.-]+:(?!//)[^\s]+$")
@@ -138,22 +154,35 @@ def checkout(url: str, home: Path, push_url: str = "") -> Path:
     return sync(source, home, push=None if target == source else target)
 
 
-def working_repository(text: str | Path, environ: Mapping[str, str] | None = None) -> Path:
-    """The local repository a command works on for the repository argument ``text``: a local
-    path as it is (nothing pushed: the embedded default); a URL, or any repository when
-    ``$FLEET_REMOTE`` is set, this process's synced mirror under ``$FLEET_HOME`` (else the
-    ``.fleet`` of the current directory's repository)."""
+def _by_url(text: str, environ: Mapping[str, str] | None) -> tuple[str, Path, str] | None:
+    """``(url, home, push url)`` when the repository argument ``text`` is worked on in a mirror
+    (a URL, or any repository with ``$FLEET_REMOTE``), ``None`` for a plain local path."""
     import os
 
     from fleet.home import default_home
 
     env = os.environ if environ is None else environ
-    text, push_url = str(text), env.get("FLEET_REMOTE", "").strip()
+    push_url = env.get("FLEET_REMOTE", "").strip()
     if not is_url(text) and not push_url:
-        return Path(text)
+        return None
     url = text if is_url(text) else Path(text).resolve().as_uri()
-    home = Path(env.get("FLEET_HOME") or default_home(None)).resolve()
-    return checkout(url, home, push_url)
+    return url, Path(env.get("FLEET_HOME") or default_home(None)).resolve(), push_url
+
+
+def mirror_of(text: str | Path, environ: Mapping[str, str] | None = None) -> Path:
+    """Where :func:`working_repository` works for ``text``, without fetching anything (``fleet
+    gc`` after a crash): the path itself, or this process's mirror path of the URL."""
+    target = _by_url(str(text), environ)
+    return Path(text) if target is None else mirror_path(Remote.parse(target[0]), target[1])
+
+
+def working_repository(text: str | Path, environ: Mapping[str, str] | None = None) -> Path:
+    """The local repository a command works on for the repository argument ``text``: a local
+    path as it is (nothing pushed: the embedded default); a URL, or any repository when
+    ``$FLEET_REMOTE`` is set, this process's synced mirror under ``$FLEET_HOME`` (else the
+    ``.fleet`` of the current directory's repository)."""
+    target = _by_url(str(text), environ)
+    return Path(text) if target is None else checkout(*target)
 
 
 def sync(remote: Remote, home: Path, push: Remote | None = None) -> Path:

@@ -173,13 +173,19 @@ def fix_command(
 
 
 def gc_command(
-    repo: RepoArg,
+    repo_ref: RepoRef,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only list what would go.")] = False,
 ) -> None:
-    """Remove fleet workspaces and branches orphaned by a crash (never the user's checkout)."""
+    """Remove fleet workspaces and branches orphaned by a crash (never the user's checkout); for
+    a URL, in this process's mirror of it under $FLEET_HOME (no network needed)."""
     from fleet.errors import FleetError
+    from fleet.forge.remote import mirror_of
     from fleet.forge.worktree import gc
 
+    try:
+        repo = mirror_of(repo_ref)
+    except FleetError as exc:
+        raise _fail(str(exc)) from exc
     if not repo.is_dir():
         raise _fail(f"{repo}: no such directory (expected a git checkout)")
     try:

@@ -6,8 +6,11 @@ pushed."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
+
+import pytest
 
 from fleet.forge.remote import push_remote
 from fleet.unit import GitWorkspaces
@@ -60,3 +63,28 @@ def test_fleet_remote_beside_a_path_works_in_a_mirror(git_repo: Path, tmp_path: 
     assert push_remote(mirror) == "fleet"
     assert git(mirror, "remote", "get-url", "fleet").strip() == owned.as_uri()
     assert git(git_repo, "status", "--porcelain") == ""  # the checkout is only read
+
+
+def test_fleet_gc_by_url_works_in_the_mirror_offline(
+        git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from fleet.forge.remote import mirror_of
+    from fleet_pipelines.cli import main
+
+    commit_files(git_repo, {"a.py": "A = 1\n"}, "a")
+    bare = tmp_path / "r.git"
+    subprocess.run(["git", "clone", "--quiet", "--bare", str(git_repo), str(bare)], check=True)
+    monkeypatch.setenv("FLEET_HOME", str(tmp_path / "h"))
+    monkeypatch.delenv("FLEET_REMOTE", raising=False)
+    url = bare.as_uri()
+    assert main(["gc", url]) == 2  # no mirror yet: nothing to collect, said in one line
+    assert capsys.readouterr().err.strip() == (
+        f"error: {mirror_of(url)}: no such directory (expected a git checkout)")
+    mirror = FleetSettings.from_env({"FLEET_REPO": url, "FLEET_HOME": str(tmp_path / "h")}
+                                    ).checkout()
+    assert mirror == mirror_of(url)
+    scratch = mirror / ".git" / "fleet-worktrees" / "c--dead" / "scratch"
+    scratch.mkdir(parents=True)  # what a killed unit leaves: a home without a live worktree
+    shutil.rmtree(bare)  # the remote is gone: gc needs none of it
+    assert main(["gc", url]) == 0
+    assert "removed 1 workspace(s)" in capsys.readouterr().out and not scratch.exists()
