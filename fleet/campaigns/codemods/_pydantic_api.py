@@ -12,6 +12,8 @@ A mixin of :class:`MigratePydanticV2Command` (one pass, so the unit's byte spans
   ``model_construct`` / ``model_json_schema``; ``M.update_forward_refs(**ns)`` ->
   ``M.model_rebuild(_types_namespace={...})``; ``x.__fields__`` / ``x.__fields_set__`` ->
   ``model_fields`` / ``model_fields_set``;
+- ``ValidationError([ErrorWrapper(e, loc=L)], M)``, reused ``validator(...)(fn)``,
+  ``GenericModel`` bases, ``always=True`` on required fields: ``_pydantic_shapes``;
 - imports from modules v2 moved: ``pydantic.error_wrappers.ValidationError``,
   ``pydantic.main.BaseModel`` ... -> ``pydantic``; ``pydantic.parse`` -> ``pydantic.deprecated
   .parse`` (v2 keeps it, deprecated).
@@ -23,13 +25,16 @@ them open for an agent or a human, never silently "fixed".
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import libcst as cst
 import libcst.matchers as m
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
-from fleet.campaigns.codemods._base import ScopedCodemodCommand
+from fleet.campaigns.codemods._pydantic_shapes import (
+    REMOVED,
+    PydanticV1Shapes,
+    _comma_args,
+    _kwarg,
+)
 
 __all__ = ["REMOVED", "PydanticApiRewrites"]
 
@@ -43,29 +48,6 @@ _MOVED: dict[str, dict[str, str]] = {
                        "load_file": "pydantic.deprecated.parse",
                        "load_str_bytes": "pydantic.deprecated.parse"},
     "pydantic.class_validators": {"validator": "pydantic", "root_validator": "pydantic"},
-    "pydantic.generics": {},
-}
-#: v1 names with no mechanical v2 equivalent, and why (the warning, and the matcher's message)
-REMOVED: dict[str, str] = {
-    "pydantic.main.ModelMetaclass": "a class built on v1's ModelMetaclass must be redesigned "
-    "on v2's model construction (__pydantic_init_subclass__, model_config)",
-    "pydantic.main.ROOT_KEY": "custom root types are RootModel in v2 (.root, not __root__)",
-    "pydantic.main.BaseConfig": "v2 configuration is a ConfigDict, not a class to inherit",
-    "pydantic.error_wrappers.ErrorWrapper": "v2 ValidationErrors are built with "
-    "ValidationError.from_exception_data / PydanticCustomError, not from wrapped exceptions",
-    "pydantic.types.StrBytes": "removed in v2: spell it Union[str, bytes]",
-    "pydantic.generics.GenericModel": "v2 generic models are BaseModel + Generic[T]",
-    "pydantic.fields.ModelField": "v2 has FieldInfo (annotation, not type_/outer_type_)",
-    "__config__": "v2 keeps configuration in model_config (a dict); code reading or "
-    "replacing the Config class needs a redesign",
-    "__custom_root_type__": "custom root types are RootModel in v2",
-    "__get_validators__": "a v2 custom type defines __get_pydantic_core_schema__",
-    "__modify_schema__": "a v2 custom type defines __get_pydantic_json_schema__",
-    "type_": "ModelField.type_ is gone: v2's FieldInfo.annotation is the unparsed annotation",
-    "outer_type_": "ModelField.outer_type_ is gone: v2's FieldInfo.annotation",
-    "forward-ref-alias": "a type alias with a string forward reference: under v2 a model "
-    "using it is not fully defined until the name resolves (model_rebuild() on each such model "
-    "once it is defined); left for an agent",
 }
 _REMOVED_MODULES = ("pydantic.typing", "pydantic.utils")
 _ATTRS = {"__fields__": "model_fields", "__fields_set__": "model_fields_set"}
@@ -86,39 +68,19 @@ def _forward_reference(value: cst.BaseExpression) -> bool:
             return True
     return False
 
-
-def _kwarg(name: str, value: cst.BaseExpression) -> cst.Arg:
-    eq = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
-    return cst.Arg(value, keyword=cst.Name(name), equal=eq)
-
-
-def _comma_args(args: list[cst.Arg]) -> list[cst.Arg]:
-    sep = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-    last = len(args) - 1
-    return [a.with_changes(comma=sep if i < last else cst.MaybeSentinel.DEFAULT)
-            for i, a in enumerate(args)]
-
-
-class PydanticApiRewrites(ScopedCodemodCommand):
-    """The base of ``MigratePydanticV2Command``, which sets these attributes."""
-
-    v1_modules: tuple[str, ...]
-    left_behind: bool  # some v1-only API stays: the v1 imports must stay too
-    uses_models: bool  # some name in the module refers to a model class
-    model_stack: list[bool]  # per enclosing class: is it a model
-    _receiver_is_model: Callable[[cst.BaseExpression, str], bool]
-
-    def _names(self, suffix: str) -> list[str]:
-        return [f"{mod}.{suffix}" for mod in self.v1_modules]
+class PydanticApiRewrites(PydanticV1Shapes):
+    """Fields, functions, model methods and attributes, imports."""
 
     # -- Field(...) ---------------------------------------------------------------------------
 
-    def _is_field(self, call: cst.Call) -> bool:
-        return bool(self.qualified_names(call.func) & {
-            *self._names("Field"), *self._names("fields.Field")})
+    def _is_field(self, call: cst.Call, constrained: bool = False) -> bool:
+        kinds = ("Field", "fields.Field", *(
+            ("conlist", "conset", "confrozenset", "types.conlist", "types.conset")
+            if constrained else ()))
+        return bool(self.qualified_names(call.func) & {n for k in kinds for n in self._names(k)})
 
     def _field_kwargs(self, original: cst.Call, updated: cst.Call) -> cst.Call | None:
-        if not self._is_field(original) or not self.in_scope(original):
+        if not self._is_field(original, constrained=True) or not self.in_scope(original):
             return None
         args, changed = [], False
         for arg in updated.args:
@@ -183,7 +145,6 @@ class PydanticApiRewrites(ScopedCodemodCommand):
     ) -> cst.BaseSmallStatement:
         new = self._const(original_node, updated_node.target, updated_node.value)
         return updated_node if new is None else new
-
     # -- functions and model methods ----------------------------------------------------------
 
     def _api_call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression | None:
@@ -194,7 +155,15 @@ class PydanticApiRewrites(ScopedCodemodCommand):
         if field is not None:
             self.changes += 1
             return field
+        if isinstance(original.func, cst.Call) and isinstance(updated.func, cst.Call) and (
+                self.qualified_names(original.func.func) & set(self._names("validator"))):
+            return self._reused_validator(original.func, updated)
         names = self.qualified_names(original.func)
+        if names & {*self._names("ValidationError"), "pydantic.error_wrappers.ValidationError"}:
+            return self._validation_error(original, updated)
+        if names & {"pydantic.error_wrappers.ErrorWrapper"}:
+            self.wrappers[0] += 1  # judged at the module's end: the enclosing call may take it
+            return None
         if names & {"pydantic.schema.schema"}:
             return self._schema(updated)
         if names & {"pydantic.parse_obj_as", "pydantic.tools.parse_obj_as",
@@ -284,7 +253,6 @@ class PydanticApiRewrites(ScopedCodemodCommand):
         self.changes += 1
         return call.with_changes(func=func.with_changes(attr=cst.Name("model_rebuild")),
                                  args=args)
-
     # -- attributes and definitions with no mechanical form -----------------------------------
 
     def leave_Attribute(
@@ -304,7 +272,6 @@ class PydanticApiRewrites(ScopedCodemodCommand):
     def _custom_type(self, node: cst.FunctionDef) -> None:
         if node.name.value in ("__get_validators__", "__modify_schema__") and self.in_scope(node):
             self._leave(f"{node.name.value}: {REMOVED[node.name.value]}")
-
     # -- imports ------------------------------------------------------------------------------
 
     def leave_ImportFrom(
@@ -316,6 +283,21 @@ class PydanticApiRewrites(ScopedCodemodCommand):
         if isinstance(updated_node.names, cst.ImportStar) or not self.in_scope(original_node):
             return updated_node
         names = [a.evaluated_name for a in updated_node.names]
+        if module == "pydantic.error_wrappers" and "ErrorWrapper" in names:
+            # its uses decide: ValidationError([ErrorWrapper(...)], M) has a v2 form, and the
+            # import goes once nothing uses it (else each use is left with the reason)
+            RemoveImportsVisitor.remove_unused_import(self.context, module, "ErrorWrapper")
+            others = [a for a in updated_node.names if a.evaluated_name != "ErrorWrapper"]
+            if not others or any(a.evaluated_name not in _MOVED[module] for a in others):
+                return updated_node
+            for alias in others:  # ValidationError: from pydantic, in a statement of its own
+                AddImportsVisitor.add_needed_import(
+                    self.context, _MOVED[module][alias.evaluated_name], alias.evaluated_name,
+                    alias.evaluated_alias)
+            self.changes += 1
+            kept = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+                    for a in updated_node.names if a.evaluated_name == "ErrorWrapper"]
+            return updated_node.with_changes(names=kept, lpar=None, rpar=None)
         removed = [n for n in names if f"{module}.{n}" in REMOVED]
         if module in _REMOVED_MODULES or removed:
             why = "; ".join(REMOVED.get(f"{module}.{n}", f"{module} is gone in v2")
@@ -337,7 +319,3 @@ class PydanticApiRewrites(ScopedCodemodCommand):
             self.warn(f"from {module}: repointed to pydantic.deprecated.parse, which v2 keeps "
                       "deprecated (calls warn PydanticDeprecatedSince20)")
         return updated_node.with_changes(module=cst.parse_expression(target))
-
-    def _leave(self, why: str) -> None:
-        self.left_behind = True
-        self.warn(why)

@@ -88,13 +88,16 @@ class MigratePydanticV2Command(PydanticApiRewrites):
         self.model_stack: list[bool] = []
         self.left_behind = False
         self.uses_models = False
+        self.class_stack = []
+        self.wrappers = [0, 0]
         self.typed: list[set[str]] = []
 
     # -- which classes are models ----------------------------------------------------------------
 
     def _is_model_ref(self, node: cst.CSTNode) -> bool:
         names = self.qualified_names(node)
-        if names & (self.known_models | set(self._names("BaseModel"))):
+        if names & (self.known_models | set(self._names("BaseModel"))
+                    | {"pydantic.generics.GenericModel"}):
             return True
         # a model re-exported by its package (``from . import Schema`` in a package whose
         # ``__init__`` imports ``.schema.Schema``): the same class name in the same top package
@@ -114,11 +117,14 @@ class MigratePydanticV2Command(PydanticApiRewrites):
             local = (self.context.full_module_name or "") + "." + node.name.value
             self.known_models.add(local.lstrip("."))
         self.model_stack.append(is_model)
+        self.class_stack.append(node)
 
     def leave_ClassDef(
         self, original_node: cst.ClassDef, updated_node: cst.ClassDef
     ) -> cst.ClassDef:
         is_model = self.model_stack.pop()
+        self.class_stack.pop()
+        updated_node = self._generic_bases(original_node, updated_node)
         if not is_model or not isinstance(updated_node.body, cst.IndentedBlock):
             return updated_node
         body = list(updated_node.body.body)
@@ -221,7 +227,7 @@ class MigratePydanticV2Command(PydanticApiRewrites):
             orig_expr.func if isinstance(orig_expr, cst.Call) else orig_expr
         )
         if names & set(self._names("validator")) and call is not None:
-            if _kw(call, "each_item") or _kw(call, "always"):
+            if _kw(call, "each_item") or (_kw(call, "always") and not self._required(call)):
                 self.left_behind = True
                 self.warn("@validator(each_item=/always=) has no direct v2 form; left as is")
                 return None
@@ -304,6 +310,7 @@ class MigratePydanticV2Command(PydanticApiRewrites):
     # -- imports: once the file uses the v2 API, the v1 names come from pydantic -------------
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        self._api_module_end()
         legacy = [mod for mod in self.v1_modules if mod != "pydantic"]
         in_scope = any(
             self.in_scope(imp) and (cst.helpers.get_full_name_for_node(imp.module) or "") in legacy

@@ -201,8 +201,8 @@ class TestNoMechanicalEquivalent(CodemodTest):
     TRANSFORM = MigratePydanticV2Command
 
     def test_pydantic_yaml_mixin_is_left_with_the_reasons(self) -> None:
-        # pydantic_yaml/mixin.py: built on v1's internals, nothing here has a v2 spelling
-        code = """
+        # pydantic_yaml/mixin.py: built on v1's internals; only its ValidationError has a v2 form
+        before = """
             from pydantic.main import ROOT_KEY, BaseModel, ModelMetaclass
             from pydantic.error_wrappers import ErrorWrapper, ValidationError
 
@@ -212,17 +212,39 @@ class TestNoMechanicalEquivalent(CodemodTest):
                     if self.__custom_root_type__:
                         return self.dict()[ROOT_KEY]
                     return self.__config__.yaml_dumps(self.dict())
+
+                @classmethod
+                def parse_raw(cls, b):
+                    try:
+                        return cls.__config__.yaml_loads(b)
+                    except Exception as e:
+                        raise ValidationError([ErrorWrapper(e, loc=ROOT_KEY)], cls) from e
         """
-        self.assertCodemod(code, code, expected_warnings=[
+        after = """
+            from pydantic.main import ROOT_KEY, BaseModel, ModelMetaclass
+            from pydantic import ValidationError
+
+
+            class YamlModelMixin(metaclass=ModelMetaclass):
+                def yaml(self):
+                    if self.__custom_root_type__:
+                        return self.dict()[ROOT_KEY]
+                    return self.__config__.yaml_dumps(self.dict())
+
+                @classmethod
+                def parse_raw(cls, b):
+                    try:
+                        return cls.__config__.yaml_loads(b)
+                    except Exception as e:
+                        raise ValidationError.from_exception_data(cls.__name__, [{"type": "value_error", "loc": (ROOT_KEY,), "input": None, "ctx": {"error": e}}]) from e
+        """  # noqa: E501
+        config = (".__config__: v2 keeps configuration in model_config (a dict); code reading "
+                  "or replacing the Config class needs a redesign")
+        self.assertCodemod(before, after, expected_warnings=[
             "from pydantic.main import ROOT_KEY, ModelMetaclass: custom root types are RootModel"
             " in v2 (.root, not __root__); a class built on v1's ModelMetaclass must be "
             "redesigned on v2's model construction (__pydantic_init_subclass__, model_config)",
-            "from pydantic.error_wrappers import ErrorWrapper: v2 ValidationErrors are built "
-            "with ValidationError.from_exception_data / PydanticCustomError, not from wrapped "
-            "exceptions",
-            ".__custom_root_type__: custom root types are RootModel in v2",
-            ".__config__: v2 keeps configuration in model_config (a dict); code reading or "
-            "replacing the Config class needs a redesign",
+            ".__custom_root_type__: custom root types are RootModel in v2", config, config,
         ])
 
     def test_custom_type_and_forward_reference_alias_are_left(self) -> None:
@@ -249,3 +271,129 @@ class TestNoMechanicalEquivalent(CodemodTest):
         code = "from pydantic import BaseModel, Field\n\n\nclass A(BaseModel):\n" \
                "    x = Field(default=1, const=True)\n"
         self.assertCodemod(code, code, spans=[(0, 10)])
+
+
+class TestGeojsonPydanticConstructs(CodemodTest):
+    """geojson-pydantic 0.6.3 (held out: the rewrites were written for the two projects above,
+    then this one was migrated with them and three more)."""
+
+    TRANSFORM = MigratePydanticV2Command
+
+    def test_generic_model_reused_validator_and_always_on_a_required_field(self) -> None:
+        before = """
+            from typing import Generic, List, Optional, TypeVar, Union
+
+            from pydantic import Field, conlist, validator
+            from pydantic.generics import GenericModel
+
+            G = TypeVar("G")
+
+
+            def ordered(bbox):
+                if bbox is not None and list(bbox) != sorted(bbox):
+                    raise ValueError("unordered")
+                return bbox
+
+
+            class Feature(GenericModel, Generic[G]):
+                geometry: Union[G, None] = Field(...)
+                bbox: Optional[conlist(float, min_items=2)] = None
+
+                _validate_bbox = validator("bbox", allow_reuse=True)(ordered)
+
+                @validator("geometry", pre=True, always=True)
+                def set_geometry(cls, geometry):
+                    return geometry
+        """
+        after = """
+            from typing import Generic, List, Optional, TypeVar, Union
+
+            from pydantic import BaseModel, field_validator, Field, conlist
+
+            G = TypeVar("G")
+
+
+            def ordered(bbox):
+                if bbox is not None and list(bbox) != sorted(bbox):
+                    raise ValueError("unordered")
+                return bbox
+
+
+            class Feature(BaseModel, Generic[G]):
+                geometry: Union[G, None] = Field(...)
+                bbox: Optional[conlist(float, min_length=2)] = None
+
+                _validate_bbox = field_validator("bbox")(ordered)
+
+                @field_validator("geometry", mode="before")
+                @classmethod
+                def set_geometry(cls, geometry):
+                    return geometry
+        """
+        self.assertCodemod(before, after)
+        feature = _run(after)["Feature"]
+        assert feature[int](geometry=1, bbox=[1.0, 2.0]).geometry == 1
+        with pytest.raises(pydantic.ValidationError):
+            feature[int](geometry=1, bbox=[2.0, 1.0])
+
+    def test_always_on_a_field_with_a_default_is_left(self) -> None:
+        code = """
+            from pydantic import BaseModel, validator
+
+
+            class M(BaseModel):
+                x: int = 0
+
+                @validator("x", always=True)
+                def check(cls, v):
+                    return v
+        """
+        self.assertCodemod(code, code, expected_warnings=[
+            "@validator(each_item=/always=) has no direct v2 form; left as is"])
+
+    def test_validation_error_from_error_wrappers(self) -> None:
+        before = """
+            from pydantic import BaseModel, ValidationError
+            from pydantic.error_wrappers import ErrorWrapper
+
+
+            class Base(BaseModel):
+                type: str
+
+
+            def parse(obj):
+                if "type" not in obj:
+                    raise ValidationError(
+                        errors=[ErrorWrapper(ValueError("Missing 'type'"), loc="type")],
+                        model=Base,
+                    )
+                return obj
+        """
+        after = """
+            from pydantic import BaseModel, ValidationError
+
+
+            class Base(BaseModel):
+                type: str
+
+
+            def parse(obj):
+                if "type" not in obj:
+                    raise ValidationError.from_exception_data(Base.__name__, [{"type": "value_error", "loc": ("type",), "input": None, "ctx": {"error": ValueError("Missing 'type'")}}])
+                return obj
+        """  # noqa: E501
+        self.assertCodemod(before, after)
+        with pytest.raises(pydantic.ValidationError, match="Missing 'type'") as caught:
+            _run(after)["parse"]({})
+        assert caught.value.errors()[0]["loc"] == ("type",)
+
+    def test_an_error_wrapper_used_otherwise_is_left_with_the_reason(self) -> None:
+        code = """
+            from pydantic.error_wrappers import ErrorWrapper
+
+            WRAPPED = [ErrorWrapper(ValueError("x"), loc="a")]
+        """
+        self.assertCodemod(code, code, expected_warnings=[
+            "1 ErrorWrapper(...) left: v2 ValidationErrors are built with "
+            "ValidationError.from_exception_data, not from wrapped exceptions (only "
+            "ValidationError([ErrorWrapper(exc, loc=...)], Model) has a mechanical form)"])
