@@ -113,7 +113,11 @@ class Ledger(Protocol):
         kind: str | None = None,
         since: float | None = None,
         until: float | None = None,
-    ) -> list[LedgerEvent]: ...
+        repo: str | None = None,
+    ) -> list[LedgerEvent]:
+        """Events oldest first, narrowed by each filter given; ``repo``: that repository's
+        events (``LedgerEvent.repo``) and those of no repository."""
+        ...
 
     def verify(self) -> list[str]:
         """Every break in the chain, described; empty when the ledger verifies."""

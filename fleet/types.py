@@ -215,6 +215,9 @@ class LedgerEvent:
     created_at: float
     prev_hash: str
     hash: str
+    repo: str = ""
+    """The repository (store key, ``fleet.home.repository_key``) the event belongs to: a work
+    unit's ``unit.planned`` event names its unit's; ``""`` for an event of no repository."""
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,12 @@ diff -- cannot be UTF-8, so :func:`encode_payload` stores it losslessly as a tag
 The hash covers the stored (tagged) form, and :func:`decode_payload` gives readers back the
 original strings. A payload of valid strings is stored and hashed exactly as before, so existing
 ledgers verify unchanged.
+
+Each row also carries its repository in the ``repo`` column (:data:`REPOSITORY_FIELD` of the
+payload, ``""`` when it has none; the insert takes it from the payload itself), so a store that
+holds many repositories tells their events apart by a column, and a unit's ``unit.planned``
+event says whose the unit is. The column is not hashed on its own: it must equal the hashed
+payload's field, and :meth:`SqlLedger.audit` reports a row where it does not.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ from fleet.types import LedgerEvent
 
 __all__ = [
     "GENESIS",
+    "REPOSITORY_FIELD",
     "LedgerAudit",
     "SqlLedger",
     "canonical_json",
@@ -48,6 +55,7 @@ __all__ = [
 ]
 
 GENESIS = "0" * 64
+REPOSITORY_FIELD = "repository"  # the payload field naming the event's repository
 
 _BYTES = "$bytes_b64"
 _SURROGATES = "$surrogatepass_b64"
@@ -162,6 +170,12 @@ def event_hash(
     return hashlib.sha256((prev_hash + body).encode("utf-8")).hexdigest()
 
 
+def payload_repository(payload: Any) -> str:
+    """The repository a payload names (``""``: none)."""
+    value = payload.get(REPOSITORY_FIELD) if isinstance(payload, dict) else None
+    return value if isinstance(value, str) else ""
+
+
 def _event(row: Row) -> LedgerEvent:
     return LedgerEvent(
         seq=int(row["seq"]),
@@ -173,6 +187,7 @@ def _event(row: Row) -> LedgerEvent:
         created_at=float(row["created_at"]),
         prev_hash=row["prev_hash"],
         hash=row["hash"],
+        repo=row["repo"] or "",
     )
 
 
@@ -192,6 +207,7 @@ class SqlLedger:
         actor: str = "fleet",
     ) -> LedgerEvent:
         payload_json = canonical_json(encode_payload(payload))
+        repo = payload_repository(payload)
         with self.db.write() as tx:
             if "ledger_lock" in self.db.sql:
                 tx.one("ledger_lock")
@@ -224,6 +240,7 @@ class SqlLedger:
             created_at,
             prev,
             digest,
+            repo,
         )
 
     def events(
@@ -234,10 +251,15 @@ class SqlLedger:
         kind: str | None = None,
         since: float | None = None,
         until: float | None = None,
+        repo: str | None = None,
     ) -> list[LedgerEvent]:
-        params = {"unit": unit, "campaign": campaign, "kind": kind, "since": since, "until": until}
+        """Events oldest first, narrowed by each filter given; ``repo``: that repository's
+        events and those of no repository."""
+        params = {"unit": unit, "campaign": campaign, "kind": kind, "since": since,
+                  "until": until}
         with self.db.read() as tx:
-            return [_event(row) for row in tx.all("ledger_events", params)]
+            events = [_event(row) for row in tx.all("ledger_events", params)]
+        return events if repo is None else [e for e in events if e.repo in ("", repo)]
 
     def head(self) -> Checkpoint:
         """The newest event's seq and hash (seq 0 and :data:`GENESIS` for an empty ledger)."""
@@ -258,9 +280,8 @@ class SqlLedger:
         cannot be read (a payload that is not JSON, a ``created_at`` that is not a number) is
         a problem named by its seq, never an exception."""
         problems: list[str] = []
-        params = {"unit": None, "campaign": None, "kind": None, "since": None, "until": None}
         with self.db.read() as tx:
-            rows = tx.all("ledger_events", params)
+            rows = tx.all("ledger_rows", {})
         prev = GENESIS
         expected_seq = 1
         hashes: dict[int, str] = {}
@@ -313,6 +334,10 @@ def _row_problems(row: Row) -> list[str]:
         return ["unit or campaign is not text"]
     if digest != row["hash"]:
         return ["hash does not match the event's content"]
+    named = payload_repository(json.loads(row["payload"]))
+    if "repo" in row and row["repo"] != named:  # a store not migrated yet has no column
+        return [f"repo column {str(row['repo'])[:60]!r} is not the payload's repository "
+                f"{named[:60]!r}"]
     return []
 
 

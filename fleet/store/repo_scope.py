@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from fleet.store.ledger import SqlLedger
+from fleet.store.ledger import REPOSITORY_FIELD, SqlLedger, payload_repository
 from fleet.types import LedgerEvent
 
 if TYPE_CHECKING:
@@ -29,13 +29,10 @@ if TYPE_CHECKING:
 
 __all__ = ["REPOSITORY_FIELD", "RepoLedger", "event_repository", "scoped_store"]
 
-REPOSITORY_FIELD = "repository"
-
 
 def event_repository(event: LedgerEvent) -> str | None:
     """The repository an event belongs to, ``None`` for one of no repository."""
-    value = event.payload.get(REPOSITORY_FIELD) if isinstance(event.payload, dict) else None
-    return value if isinstance(value, str) else None
+    return event.repo or payload_repository(event.payload) or None
 
 
 class RepoLedger(SqlLedger):
@@ -58,8 +55,7 @@ class RepoLedger(SqlLedger):
                               campaign=campaign, actor=actor)
 
     def events(self, **filters: Any) -> list[LedgerEvent]:
-        return [e for e in super().events(**filters)
-                if event_repository(e) in (None, self.repo)]
+        return super().events(**{**filters, "repo": self.repo})  # by the repo column
 
 
 def scoped_store(store: Store, repo: str) -> Store:

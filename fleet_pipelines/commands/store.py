@@ -262,10 +262,14 @@ def ledger_show(
     unit: Annotated[str | None, typer.Option(help="Only this work unit.")] = None,
     campaign: Annotated[str | None, typer.Option(help="Only this campaign.")] = None,
     kind: Annotated[str | None, typer.Option(help="Only this event kind.")] = None,
+    repository: Annotated[str | None, typer.Option(
+        "--repository", help="Only this repository's events (its store key, as every line "
+        "shows it in [brackets]) and those of no repository.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
     store: StoreOption = None,
 ) -> None:
-    """Show ledger events, oldest first. ``--unit`` takes a unit key or its prefix (the 12
+    """Show ledger events, oldest first, each with the repository it belongs to (a unit's
+    ``unit.planned`` event: the unit's). ``--unit`` takes a unit key or its prefix (the 12
     characters every table prints)."""
     from fleet.errors import ConfigError
     from fleet.unit import expand_unit_key
@@ -276,12 +280,13 @@ def ledger_show(
         except ConfigError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(1) from exc
-        events = opened.ledger.events(unit=unit, campaign=campaign, kind=kind)
+        events = opened.ledger.events(unit=unit, campaign=campaign, kind=kind, repo=repository)
     for e in events:
         if as_json:
             typer.echo(json.dumps(e.__dict__, sort_keys=True))
         else:
-            where = " ".join(x for x in (e.campaign, e.unit) if x)
+            where = " ".join(x for x in (f"[{e.repo}]" if e.repo else "", e.campaign, e.unit)
+                             if x)
             payload = json.dumps(e.payload, sort_keys=True)
             typer.echo(
                 f"{e.seq:>6} {_when(e.created_at)} {e.kind:<18} {where} {e.actor}: {payload}"

@@ -123,12 +123,24 @@ SELECT pg_advisory_xact_lock(1718, 1);
 SELECT seq, hash FROM ledger ORDER BY seq DESC LIMIT 1;
 
 -- name: ledger_insert
-INSERT INTO ledger (seq, kind, unit, campaign, actor, payload, created_at, prev_hash, hash)
-VALUES (%(seq)s, %(kind)s, %(unit)s, %(campaign)s, %(actor)s, %(payload)s, %(created_at)s,
-        %(prev_hash)s, %(hash)s);
+-- repo: the payload's "repository" (a string), else '': taken from the hashed payload itself.
+-- PostgreSQL's JSON operators refuse the escape \u0000 anywhere in the text, so it is read as
+-- \u0001 for this lookup only (a repository key holds neither; the payload is stored as given).
+INSERT INTO ledger (seq, kind, unit, campaign, actor, payload, created_at, prev_hash, hash,
+                    repo)
+SELECT %(seq)s, %(kind)s, %(unit)s, %(campaign)s, %(actor)s, p.text, %(created_at)s,
+       %(prev_hash)s, %(hash)s,
+       CASE WHEN json_typeof(p.doc -> 'repository') = 'string' THEN p.doc ->> 'repository'
+            ELSE '' END
+FROM (SELECT %(payload)s::text AS text,
+             replace(%(payload)s::text, E'\\u0000', E'\\u0001')::json AS doc) AS p;
+
+-- name: ledger_rows
+-- every row as stored, for the audit (a store from before a migration may lack a column)
+SELECT * FROM ledger ORDER BY seq;
 
 -- name: ledger_events
-SELECT seq, kind, unit, campaign, actor, payload, created_at, prev_hash, hash FROM ledger
+SELECT seq, kind, unit, campaign, actor, payload, created_at, prev_hash, hash, repo FROM ledger
 WHERE (%(unit)s::text IS NULL OR unit = %(unit)s::text)
   AND (%(campaign)s::text IS NULL OR campaign = %(campaign)s::text)
   AND (%(kind)s::text IS NULL OR kind = %(kind)s::text)

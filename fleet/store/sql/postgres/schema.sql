@@ -321,9 +321,11 @@ CREATE TABLE ledger (
     payload text NOT NULL,
     created_at double precision NOT NULL,
     prev_hash text NOT NULL UNIQUE,
-    hash text NOT NULL UNIQUE
+    hash text NOT NULL UNIQUE,
+    repo text NOT NULL DEFAULT ''
 );
 CREATE INDEX ledger_unit ON ledger (unit);
+CREATE INDEX ledger_repo ON ledger (repo, campaign);
 CREATE INDEX ledger_campaign ON ledger (campaign);
 CREATE INDEX ledger_kind ON ledger (kind);
 CREATE INDEX ledger_created_at ON ledger (created_at);

@@ -110,11 +110,19 @@ SELECT status, count(*) AS n FROM tasks GROUP BY status;
 SELECT seq, hash FROM ledger ORDER BY seq DESC LIMIT 1;
 
 -- name: ledger_insert
-INSERT INTO ledger (seq, kind, unit, campaign, actor, payload, created_at, prev_hash, hash)
-VALUES (:seq, :kind, :unit, :campaign, :actor, :payload, :created_at, :prev_hash, :hash);
+-- repo: the payload's "repository" (a string), else '': taken from the hashed payload itself
+INSERT INTO ledger (seq, kind, unit, campaign, actor, payload, created_at, prev_hash, hash,
+                    repo)
+VALUES (:seq, :kind, :unit, :campaign, :actor, :payload, :created_at, :prev_hash, :hash,
+        CASE WHEN json_type(:payload, '$.repository') = 'text'
+             THEN json_extract(:payload, '$.repository') ELSE '' END);
+
+-- name: ledger_rows
+-- every row as stored, for the audit (a store from before a migration may lack a column)
+SELECT * FROM ledger ORDER BY seq;
 
 -- name: ledger_events
-SELECT seq, kind, unit, campaign, actor, payload, created_at, prev_hash, hash FROM ledger
+SELECT seq, kind, unit, campaign, actor, payload, created_at, prev_hash, hash, repo FROM ledger
 WHERE (:unit IS NULL OR unit = :unit)
   AND (:campaign IS NULL OR campaign = :campaign)
   AND (:kind IS NULL OR kind = :kind)

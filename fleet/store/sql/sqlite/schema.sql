@@ -55,9 +55,11 @@ CREATE TABLE ledger (
     payload TEXT NOT NULL,
     created_at REAL NOT NULL,
     prev_hash TEXT NOT NULL UNIQUE,
-    hash TEXT NOT NULL UNIQUE
+    hash TEXT NOT NULL UNIQUE,
+    repo TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX ledger_unit ON ledger (unit);
+CREATE INDEX ledger_repo ON ledger (repo, campaign);
 CREATE INDEX ledger_campaign ON ledger (campaign);
 CREATE INDEX ledger_kind ON ledger (kind);
 CREATE INDEX ledger_created_at ON ledger (created_at);
