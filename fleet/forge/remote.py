@@ -30,14 +30,13 @@ reason.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit
 
-from fleet.errors import ConfigError, FleetError
+from fleet.errors import FleetError
 from fleet.forge._git import git, run
+from fleet.forge._url import Remote, is_url
 
 __all__ = [
     "Pushed",
@@ -60,56 +59,12 @@ __all__ = [
     "working_repository",
 ]
 
-SCHEMES = ("file", "ssh", "git", "http", "https")
-_SCP = re.compile(r"^(?:[\w.-]+@)?[\w.-]+:(?!//)[^\s]+$")
-_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 PUSH_KEY = "fleet.pushremote"  # the mirror's git config: the remote branches go to
 PUSH_NAME = "fleet"  # a fleet-owned remote beside a read-only source
 
 
 class RemoteError(FleetError):
     """The remote could not be reached, cloned, fetched or pushed to (not a lease refusal)."""
-
-
-@dataclass(frozen=True)
-class Remote:
-    """A git remote by URL (``url`` is what git is given)."""
-
-    url: str
-
-    @classmethod
-    def parse(cls, text: str) -> Remote:
-        """``text`` as a remote; ``ConfigError`` naming it when it is no repository URL."""
-        text = text.strip()
-        if not text:
-            raise ConfigError("repository URL: empty")
-        if "://" in text:
-            parts = urlsplit(text)
-            if parts.scheme not in SCHEMES:
-                raise ConfigError(f"repository URL {text!r}: scheme {parts.scheme!r} is not one "
-                                  f"of {', '.join(SCHEMES)}")
-            if parts.scheme != "file" and not parts.netloc:
-                raise ConfigError(f"repository URL {text!r}: no host")
-            if not parts.path.strip("/"):
-                raise ConfigError(f"repository URL {text!r}: no repository path")
-            return cls(text)
-        if _SCP.match(text) and not Path(text).exists():
-            return cls(text)
-        return cls(Path(text).resolve().as_uri())
-
-    @property
-    def name(self) -> str:
-        """A short file-system-safe name: the repository's last path component."""
-        path = urlsplit(self.url).path if "://" in self.url else self.url.split(":", 1)[-1]
-        stem = path.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git") or "repo"
-        return _NAME.sub("-", stem)
-
-
-def is_url(text: str) -> bool:
-    """``text`` names a repository by URL (``scheme://`` or scp-style ``host:path``), not by a
-    local path."""
-    text = text.strip()
-    return "://" in text or (bool(_SCP.match(text)) and not Path(text).exists())
 
 
 @dataclass(frozen=True)
@@ -199,6 +154,7 @@ def sync(remote: Remote, home: Path, push: Remote | None = None) -> Path:
     with hold(_lock_path(mirror), f"syncing {remote.url}"):
         if not (mirror / ".git").is_dir():
             _clone(remote, mirror)
+        _clear_stale_locks(mirror)
         names = ["origin"]
         if push is not None:
             names.append(PUSH_NAME)
@@ -221,6 +177,27 @@ def sync(remote: Remote, home: Path, push: Remote | None = None) -> Path:
         head = git(mirror, "rev-parse", "--verify", "refs/remotes/origin/HEAD^{commit}").strip()
         git(mirror, "update-ref", "--no-deref", "HEAD", head)
     return mirror
+
+
+STALE_LOCK_S = 120.0  # git holds a ref lock for milliseconds; older ones are a killed fetch's
+
+
+def _clear_stale_locks(mirror: Path) -> None:
+    """The ref locks a fetch killed with -9 left (``refs/remotes/**.lock``, ``refs/notes/**.lock``,
+    ``packed-refs.lock``): git refuses every later fetch over them ("Unable to create ... .lock:
+    File exists"). Only old ones, under the mirror lock that every fetch of ours holds."""
+    import time
+
+    git_dir = mirror / ".git"
+    stale = time.time() - STALE_LOCK_S
+    candidates = [git_dir / "packed-refs.lock", *(git_dir / "refs" / "remotes").rglob("*.lock"),
+                  *(git_dir / "refs" / "notes").rglob("*.lock")]
+    for lock in candidates:
+        try:
+            if lock.stat().st_mtime < stale:
+                lock.unlink()
+        except FileNotFoundError:
+            continue
 
 
 def _clone(remote: Remote, mirror: Path) -> None:

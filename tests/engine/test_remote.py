@@ -113,3 +113,25 @@ def test_a_remote_that_is_down_or_refuses_pushes(git_daemon: GitDaemon, git_repo
         stop(read_only.proc)
     assert subprocess.run(["git", "-C", str(mirror), "fsck", "--no-progress"],
                           capture_output=True, check=False).returncode == 0
+
+
+def test_a_fetch_killed_mid_way_does_not_wedge_the_mirror(served_repo: str,
+                                                          tmp_path: Path) -> None:
+    import os
+    import time
+
+    remote = Remote.parse(served_repo)
+    mirror = sync(remote, tmp_path / "w")
+    lock = mirror / ".git" / "refs" / "remotes" / "origin" / "main.lock"
+    lock.write_text("")  # what a fetch killed with -9 leaves behind
+    other = sync(remote, tmp_path / "other")  # another worker moves main: the fetch must lock
+    base = git(other, "rev-parse", "refs/heads/main").strip()
+    moved = _commit_on(other, "main", base, "A = 7\n")
+    assert push(other, "main", base) == Pushed("main", moved)
+    with pytest.raises(RemoteError, match="cannot fetch from git://") as info:
+        sync(remote, tmp_path / "w")  # a fresh lock may be a live fetch's: left alone
+    assert "\n" not in str(info.value) and lock.exists()
+    old = time.time() - 600
+    os.utime(lock, (old, old))
+    assert sync(remote, tmp_path / "w") == mirror and not lock.exists()
+    assert git(mirror, "rev-parse", "refs/heads/main").strip() == moved
