@@ -215,21 +215,23 @@ def unit_env(campaign: Campaign, repo: Path, home: Path, store: StoreSource, san
         leases=opened.leases, ledger=opened.ledger, agent=agent.open(spec, graph, opened),
         sandbox=sandbox.open(), workspaces=workspaces, publish=workspaces.publish,
         gates=VerifyGates(repo, graph, GateOptions(campaign=campaign.name), spec),
-        budget=spec.budget,
+        budget=spec.budget, campaign=spec,
         killed=opened.controls.engaged, requests=lambda unit: lease_requests(graph, unit),
     )
 
 
-def integrate(campaign: str, repo: Path, home: Path, base_branch: str, store: StoreSource,
-              sandbox: SandboxSource, planned: Collection[str] | None = None
-              ) -> IntegrationResult:
+def integrate(campaign: Campaign | str, repo: Path, home: Path, base_branch: str,
+              store: StoreSource, sandbox: SandboxSource,
+              planned: Collection[str] | None = None) -> IntegrationResult:
     """Integrate the campaign's verified units onto ``base_branch``: with ``planned`` (the
     current plan's unit keys), only those - a unit that a re-plan superseded keeps its ledger
-    record but its patch leaves the integration branch."""
+    record but its patch leaves the integration branch. ``campaign``: the loaded one (its
+    verdicts are current for it), or a name loaded once."""
+    name = campaign if isinstance(campaign, str) else campaign.name
     results = [r for r in latest_results(store.ledger(), campaign).values()
                if r.status == "verified" and (planned is None or r.unit in planned)]
     return integrate_patches(
-        repo, results, base_branch=base_branch, branch=f"fleet/{campaign}/integration",
+        repo, results, base_branch=base_branch, branch=f"fleet/{name}/integration",
         leases=store.leases(), ledger=store.ledger(), run_tests=pytest_runner(sandbox.open()),
     )
 

@@ -162,7 +162,7 @@ def _campaign_assets(
     def verified_patches(context: AssetExecutionContext, store: ResourceParam[StoreSource]
                          ) -> Iterator[AssetMaterialization]:
         _check_killed(store)
-        results = latest_results(store.ledger(), campaign)
+        results = latest_results(store.ledger(), spec)
         verified = [(key, unit_metadata(r)) for key in context.partition_keys
                     if (r := results.get(key)) is not None and r.status == "verified"]
         log_materializations(context, verified)
@@ -175,7 +175,7 @@ def _campaign_assets(
                     ) -> MaterializeResult:
         _check_killed(store)
         planned = context.instance.get_dynamic_partitions(partitions.name or "")
-        result = _fleet.integrate(campaign, Path(repo.path), Path(repo.home), repo.base_branch,
+        result = _fleet.integrate(spec, Path(repo.path), Path(repo.home), repo.base_branch,
                                   store, sandbox, planned=planned)
         return MaterializeResult(metadata=integration_metadata(result))
 
@@ -202,7 +202,9 @@ def _campaign_assets(
     )
 
 
-def pending_units(store: StoreSource, campaign: str, keys: Sequence[str]) -> list[str]:
-    """Registered unit keys without a terminal result in the ledger (what is left to run)."""
+def pending_units(store: StoreSource, campaign: Campaign | str, keys: Sequence[str]
+                  ) -> list[str]:
+    """Registered unit keys without a terminal result in the ledger (what is left to run);
+    ``campaign``: the loaded one, or a name loaded once."""
     results = latest_results(store.ledger(), campaign)
     return [k for k in keys if k not in results or results[k].status not in TERMINAL]

@@ -98,7 +98,7 @@ def planner(campaigns: Sequence[CampaignAssets], batch_size: int,
             if busy:
                 continue
             keys = context.instance.get_dynamic_partitions(c.partitions.name or "")
-            pending = pending_units(store, c.campaign, keys)
+            pending = pending_units(store, c.spec, keys)
             tags = {"fleet/campaign": c.campaign, "fleet/trigger": "planner_sensor"}
             for first, last in batches(keys, pending, batch_size):
                 launched += 1

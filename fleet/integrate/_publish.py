@@ -191,7 +191,7 @@ def handover(campaign: Campaign, repo: Path, base_branch: str, ledger: Ledger, f
     if not done or not done[-1].payload.get("merged"):
         return None
     last = done[-1].payload
-    results = latest_results(ledger, campaign.name)
+    results = latest_results(ledger, campaign)
     reports = unit_reports(ledger, campaign.name, list(last["merged"]), results)
     closes = sorted({issue_refs[f.fingerprint] for r in reports for f in r.unit.findings
                      if f.fingerprint in issue_refs})

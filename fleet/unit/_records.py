@@ -13,10 +13,13 @@ import json
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from fleet.protocols import Ledger
 from fleet.types import Cost, Finding, Grant, Verdict, WorkUnit
+
+if TYPE_CHECKING:
+    from fleet.campaigns.spec import Campaign
 
 UNIT_PLANNED = "unit.planned"
 UNIT_FINISHED = "unit.finished"
@@ -156,12 +159,14 @@ def load_units(ledger: Ledger, campaign: str, keys: Sequence[str] | None = None)
     return [by_key[k] for k in keys if k in by_key]
 
 
-def latest_results(ledger: Ledger, campaign: str) -> dict[str, UnitResult]:
+def latest_results(ledger: Ledger, campaign: Campaign | str) -> dict[str, UnitResult]:
     """The last ``unit.finished`` result per unit of ``campaign``, minus units requeued since
     and minus stale verdicts: a result judged with other test interpreters, another version of
-    the campaign, another gate set or another base commit than now (:func:`judged_with`)."""
+    the campaign, another gate set or another base commit than now (:func:`judged_with`).
+    Pass the loaded ``Campaign`` the run works with; a bare name is loaded once here."""
+    name = campaign if isinstance(campaign, str) else campaign.name
     results: dict[str, UnitResult] = {}
-    for event in ledger.events(campaign=campaign):
+    for event in ledger.events(campaign=name):
         if event.unit is None:
             continue
         if event.kind == UNIT_FINISHED:
@@ -169,33 +174,48 @@ def latest_results(ledger: Ledger, campaign: str) -> dict[str, UnitResult]:
         elif event.kind == UNIT_REQUEUED:
             results.pop(event.unit, None)
     current: dict[str, str] = {}
+    spec: Campaign | None = None
     for key, result in list(results.items()):
         if not result.judged_with:
             continue  # recorded before verdicts were keyed (or never judged): kept as it was
         base = result.base_commit
         if base not in current:
-            current[base] = judged_with(campaign, base)["key"]
+            spec = spec or _loaded(campaign)
+            current[base] = judged_with(spec, base)["key"]
         if result.judged_with.get("key") != current[base]:
             del results[key]
     return results
 
 
-def judged_with(campaign: str, base_commit: str) -> dict[str, Any]:
-    """What a verdict on a unit of ``campaign`` at ``base_commit`` is judged with now: the test
-    interpreter(s) (``$FLEET_TEST_PYTHONS``, else the target interpreter), the campaign's
-    version (a hash of its loaded definition), its gate set, the base commit - and ``key``, a
-    hash of them all. Change any and the unit is judged again."""
+def _loaded(campaign: Campaign | str) -> Campaign | None:
+    """``campaign`` as loaded: a ``Campaign`` as given, a name read once (``None`` when it no
+    longer loads: its verdicts are keyed with no version and no gates)."""
+    if not isinstance(campaign, str):
+        return campaign
     from fleet.campaigns.spec import load_campaign
     from fleet.errors import FleetError
-    from fleet.verify.execution import target_python
 
     try:
-        spec = load_campaign(campaign)
-        version = hashlib.sha256(repr(dataclasses.replace(spec, source="")).encode())
-        gates: list[str] = list(spec.gates)
-        campaign_version = version.hexdigest()[:12]
+        return load_campaign(campaign)
     except FleetError:
-        gates, campaign_version = [], ""
+        return None
+
+
+def judged_with(campaign: Campaign | str | None, base_commit: str) -> dict[str, Any]:
+    """What a verdict on a unit of ``campaign`` (the loaded ``Campaign`` the run works with; a
+    bare name is loaded here) at ``base_commit`` is judged with now: the test interpreter(s)
+    (``$FLEET_TEST_PYTHONS``, else the target interpreter), the campaign's version (a hash of
+    its loaded definition), its gate set, the base commit - and ``key``, a hash of them all.
+    Change any and the unit is judged again."""
+    from fleet.verify.execution import target_python
+
+    spec = _loaded(campaign) if campaign is not None else None
+    gates: list[str] = []
+    campaign_version = ""
+    if spec is not None:
+        version = hashlib.sha256(repr(dataclasses.replace(spec, source="")).encode())
+        gates = list(spec.gates)
+        campaign_version = version.hexdigest()[:12]
     out: dict[str, Any] = {
         "pythons": os.environ.get("FLEET_TEST_PYTHONS") or target_python(),
         "campaign_version": campaign_version,
@@ -214,12 +234,14 @@ def record_result(ledger: Ledger, result: UnitResult, actor: str) -> int:
     return event.seq
 
 
-def stamp_judged_with(result: UnitResult) -> UnitResult:
+def stamp_judged_with(result: UnitResult, campaign: Campaign | None = None) -> UnitResult:
     """``result`` with what it was judged with, when it was judged (verified, partial,
-    rejected) and does not say yet."""
+    rejected) and does not say yet: ``campaign`` is the loaded one the unit ran with (without
+    it, the campaign named by the result is loaded)."""
     if result.status in ("verified", "partial", "rejected") and not result.judged_with:
+        spec: Campaign | str = campaign if campaign is not None else result.campaign
         return dataclasses.replace(result,
-                                   judged_with=judged_with(result.campaign, result.base_commit))
+                                   judged_with=judged_with(spec, result.base_commit))
     return result
 
 

@@ -40,6 +40,7 @@ from fleet.types import (
 from fleet.unit._records import UnitResult, record_result, settle, stamp_judged_with
 
 if TYPE_CHECKING:
+    from fleet.campaigns.spec import Campaign
     from sandbox import Sandbox
 
 @dataclass(frozen=True)
@@ -64,6 +65,9 @@ class UnitEnv:
     """Where a verified unit's commit goes beyond its own branch (``GitWorkspaces.publish``:
     the worker's remote); returns ``None`` once published, else why not, and the unit is then
     ``push_failed`` (not terminal: it runs again). ``None``: the branch stays local."""
+    campaign: Campaign | None = None
+    """The loaded campaign the units run with: their verdicts name its version and gate set
+    (``stamp_judged_with``); ``None``: the campaign a unit names is loaded for it."""
 
 
 def lease_requests(unit: WorkUnit) -> list[LeaseRequest]:
@@ -206,7 +210,8 @@ def _takes_on_step(agent: Agent) -> bool:
 
 
 def _finish(env: UnitEnv, result: UnitResult, actor: str, started: float) -> UnitResult:
-    result = stamp_judged_with(replace(result, wall_s=time.perf_counter() - started))
+    result = stamp_judged_with(replace(result, wall_s=time.perf_counter() - started),
+                               env.campaign)
     record_result(env.ledger, result, actor)
     return result
 

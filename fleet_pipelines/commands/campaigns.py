@@ -150,7 +150,7 @@ def fix_command(
             env = UnitEnv(leases=opened.leases, ledger=opened.ledger, agent=worker, sandbox=box,
                           workspaces=workspaces, publish=workspaces.publish,
                           gates=VerifyGates(repo, graph, GateOptions(campaign=spec.name), spec),
-                          budget=spec.budget, killed=opened.controls.engaged,
+                          budget=spec.budget, killed=opened.controls.engaged, campaign=spec,
                           requests=None if graph is None else lambda u: lease_requests(graph, u))
             result = run_unit(target, env, worker="fix")
     except (FleetError, SandboxUnavailable) as exc:
