@@ -2,7 +2,8 @@
 
 It compiles the vendored tree-sitter runtime (third_party/tree-sitter, MIT, unmodified: see its
 VENDORED.md) through fleet/graph/_c/runtime.c (the runtime's lib.c without the Wasm store)
-together with the Python extractor (fleet/graph/_c/pyextract.c).
+together with the Python extractor (fleet/graph/_c/pyextract.c) and the SCC condensation
+(fleet/graph/_c/condense.c).
 
 With gcc the build is profile-guided: an instrumented build extracts a quarter of this
 interpreter's stdlib (fleet/graph/_c/train.py, a few seconds), then the final build uses that
@@ -77,7 +78,8 @@ setup(
     ext_modules=[
         Extension(
             "fleet.graph._native",
-            sources=[os.path.join(_C, "pyextract.c"), os.path.join(_C, "runtime.c")],
+            sources=[os.path.join(_C, "pyextract.c"), os.path.join(_C, "condense.c"),
+                     os.path.join(_C, "runtime.c")],
             include_dirs=[os.path.join(_TS, "include"), os.path.join(_TS, "src")],
             define_macros=[("_DEFAULT_SOURCE", None), ("TREE_SITTER_HIDE_SYMBOLS", None)],
         )

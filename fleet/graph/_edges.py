@@ -12,10 +12,13 @@ graph it came from.
 
 from __future__ import annotations
 
+import array
 import heapq
+import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from fleet.graph._extract_native import _module as native_module
 from fleet.graph._model import EDGE_KIND, MODULE, Reference, Symbol
 from fleet.graph._refs import FileRefs
 
@@ -155,7 +158,34 @@ def patch_graph(old_adj: Adjacency, old_pred: Adjacency, symbols: Mapping[str, S
 
 def condense(succ: Adjacency) -> tuple[dict[str, int], dict[str, frozenset[str]]]:
     """(lock rank, SCC) of every node. Kahn's algorithm over the condensation with a heap
-    keyed by each SCC's smallest id: dependencies (successors) first, ties by id."""
+    keyed by each SCC's smallest id: dependencies (successors) first, ties by id. In C
+    (``_c/condense.c``, over the graph numbered in id order) when the extension is built."""
+    native = native_module()
+    if native is None:
+        return condense_python(succ)
+    nodes = sorted(succ)
+    number = {n: i for i, n in enumerate(nodes)}
+    rows = [succ[n] for n in nodes]
+    targets = array.array("I", [number[v] for row in rows for v in row])
+    offsets = array.array("I", [0, *itertools.accumulate(map(len, rows))])
+    del number, rows
+    comp_bytes, rank_bytes = native.condense(offsets, targets)
+    comp, packed = array.array("I"), array.array("I")
+    comp.frombytes(comp_bytes)
+    packed.frombytes(rank_bytes)
+    ranks = packed.tolist()  # one int object per SCC, shared by its members
+    members: list[list[str]] = [[] for _ in ranks]
+    for n, c in zip(nodes, comp, strict=True):
+        members[c].append(n)
+    sets = [frozenset(m) for m in members]
+    rank = {n: ranks[c] for n, c in zip(nodes, comp, strict=True)}
+    scc = {n: sets[c] for n, c in zip(nodes, comp, strict=True)}
+    return rank, scc
+
+
+def condense_python(succ: Adjacency) -> tuple[dict[str, int], dict[str, frozenset[str]]]:
+    """``condense`` without the extension (and the specification its C version is tested
+    against)."""
     comps = [frozenset(c) for c in tarjan(succ)]
     comp_of: dict[str, int] = {}
     for i, comp in enumerate(comps):

@@ -23,6 +23,7 @@ from fleet.graph._edges import Adjacency, build_graph, condense, digraph, patch_
 from fleet.graph._model import EDGE_KIND, MODULE, FileData, FileRecord, Reference, Symbol
 from fleet.graph._refs import FileRefs
 from fleet.graph._resolve import Resolver
+from fleet.graph._shared import gc_paused
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -237,7 +238,8 @@ class SymbolGraph:
         return seen
 
     def _condense(self) -> None:
-        self._rank, self._scc = condense(self._succ)
+        with gc_paused():  # it allocates an entry per symbol; nothing cyclic
+            self._rank, self._scc = condense(self._succ)
 
     def scc(self, symbol_id: str) -> frozenset[str]:
         """The strongly connected component holding the symbol (itself alone when acyclic)."""

@@ -1247,7 +1247,12 @@ static PyObject *parse(PyObject *self, PyObject *args) {
     return PyBool_FromLong(err);
 }
 
+PyObject *fleet_condense(PyObject *self, PyObject *args); /* condense.c */
+
 static PyMethodDef METHODS[] = {
+    {"condense", fleet_condense, METH_VARARGS,
+     "condense(offsets, targets) -> (comp, rank): SCC number of each node and lock rank of "
+     "each SCC, as uint32 bytes, for a graph in CSR form (see condense.c)."},
     {"parse", parse, METH_VARARGS, "parse(src) -> has_error: parse only (for benchmarks)."},
     {"init", init, METH_VARARGS,
      "init(language_capsule, threaded=False): load the Python grammar (once); threaded: parse "
