@@ -49,14 +49,14 @@ def _decode(data: bytes) -> str:
 
 def run(
     cwd: str | Path, *args: str, input: bytes | None = None, check: bool = False,
-    env: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None = None, timeout: float | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     """``git *args`` in ``cwd`` as fleet (``env`` added to the environment); raw bytes out.
     ``check``: a non-zero exit raises ``GitError`` naming the command, the directory and git's
-    message."""
+    message. ``timeout`` (seconds): ``subprocess.TimeoutExpired`` past it."""
     proc = subprocess.run(
         ["git", *args], cwd=cwd, env={**_env(), **(env or {})}, input=input,
-        capture_output=True, check=False,
+        capture_output=True, check=False, timeout=timeout,
     )
     if check and proc.returncode != 0:
         raise GitError(f"git {' '.join(args)} in {cwd}: {_decode(proc.stderr).strip()}")

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
-import gc
 import hashlib
 import os
 import stat
 import subprocess
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -33,7 +32,7 @@ from fleet.graph._graph import SymbolGraph
 from fleet.graph._lang import LANGUAGE_NAMES, spec_for
 from fleet.graph._model import FileData, FileRecord, Reference
 from fleet.graph._resolve import Resolver, python_module_names
-from fleet.graph._shared import count_lines
+from fleet.graph._shared import count_lines, gc_paused
 
 Progress = Callable[[int, int, str], None]
 """``progress(done, total, path)``, called after each file."""
@@ -54,14 +53,16 @@ class IndexingError(FleetError):
 def _git_files(root: Path) -> list[str] | None:
     if not (root / ".git").exists():
         return None
+    from fleet.forge._git import run as run_git  # the one git module (only for git trees)
+
     try:
-        out = subprocess.run(
-            ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others",
-             "--exclude-standard"],
-            capture_output=True, check=True, timeout=120,
-        ).stdout
+        proc = run_git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard",
+                       timeout=120)
     except (OSError, subprocess.SubprocessError):
         return None
+    if proc.returncode != 0:
+        return None
+    out = proc.stdout
     return sorted({p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p})
 
 
@@ -152,19 +153,6 @@ def read_source(root: str | Path, rel: str, max_bytes: int = MAX_FILE_BYTES
     never opens a device or FIFO, never reads past the cap."""
     record, src = _read(Path(root), rel, "", max_bytes)
     return src, record.reason
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector: indexing allocates millions of small acyclic
-    objects, and the collector re-scanning them costs about a third of the run."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def index(repo: str | Path, previous: SymbolGraph | None = None, *,

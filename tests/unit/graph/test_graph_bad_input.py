@@ -47,3 +47,26 @@ def test_bad_files_are_flagged_not_fatal(tmp_path: Path) -> None:
         "binary.py", "huge_generated.py", "minified.js", "alias.py"
     }
     g.lock_rank("good.py::ok")  # ranking works over whatever was kept
+
+
+def test_a_git_work_tree_lists_tracked_and_untracked_files_but_not_ignored_ones(
+        git_repo: Path) -> None:
+    """Files come from ``git ls-files`` (through fleet.forge._git, the one git module):
+    ``.gitignore`` is honoured, untracked files are indexed, a directory git does not
+    know (not a work tree) falls back to the walk."""
+    from fleet.forge._git import git
+    from fleet.graph import source_files
+
+    (git_repo / ".gitignore").write_text("build/\n*.gen.py\n")
+    (git_repo / "tracked.py").write_text("def t():\n    return 1\n")
+    git(git_repo, "add", "tracked.py", ".gitignore")
+    git(git_repo, "commit", "-q", "-m", "tracked")
+    (git_repo / "untracked.py").write_text("def u():\n    return 2\n")
+    (git_repo / "build").mkdir()
+    (git_repo / "build" / "out.py").write_text("def b():\n    return 3\n")
+    (git_repo / "made.gen.py").write_text("def g():\n    return 4\n")
+    assert source_files(git_repo) == ["tracked.py", "untracked.py"]
+    assert set(index(git_repo).files) == {"tracked.py", "untracked.py"}
+    (git_repo / ".git" / "HEAD").write_text("garbage\n")  # git refuses: the walk lists all
+    assert source_files(git_repo) == ["build/out.py", "made.gen.py", "tracked.py",
+                                      "untracked.py"]
