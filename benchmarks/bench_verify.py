@@ -128,12 +128,11 @@ def report(rows: list[dict], name: str) -> None:  # type: ignore[type-arg]
           f"| {bad_ok}/{len(bad)} ({100 * bad_ok / len(bad):.0f}%) "
           f"| {bad_right}/{len(bad)} ({100 * bad_right / len(bad):.0f}%) "
           f"| {statistics.median(r['gate_s'] for r in rows):.2f} |")
-    if any(r["peer"] == "-" for r in rows):
-        peer_good = peer_bad = 0
-    print(f"| peer: apply + whole test suite | {peer_good}/{len(good)} "
-          f"({100 * peer_good / len(good):.0f}%) | {peer_bad}/{len(bad)} "
-          f"({100 * peer_bad / len(bad):.0f}%) | - "
-          f"| {statistics.median(r['peer_s'] for r in rows):.2f} |")
+    if all(r["peer"] != "-" for r in rows):
+        print(f"| peer: apply + whole test suite | {peer_good}/{len(good)} "
+              f"({100 * peer_good / len(good):.0f}%) | {peer_bad}/{len(bad)} "
+              f"({100 * peer_bad / len(bad):.0f}%) | - "
+              f"| {statistics.median(r['peer_s'] for r in rows):.2f} |")
     fired = Counter(g for r in bad for g in r["fired"][:1])
     expected = Counter(r["gate"] for r in bad)
     print("\n| gate | bad patches planted for it | first gate to reject |")

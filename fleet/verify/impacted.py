@@ -12,11 +12,12 @@ from typing import Any
 from fleet.types import Verdict
 from fleet.verify._patch import FilePatch, Trees, read
 from fleet.verify.evidence import Judgement, Needs, combine, judge, under
-from fleet.verify.execution import PytestRun, run_pytest
+from fleet.verify.execution import PytestRun, run_pytest, target_python
 from fleet.verify.gates import is_test_path
 from fleet.verify.integrity import collect_tests
 from fleet.verify.proof import alias_rename_proof
-from fleet.verify.target import interpreters, supported_pythons, test_pythons
+from fleet.verify.pythons import plan, sandbox_seeing
+from fleet.verify.target import interpreters, supported_pythons
 from sandbox import Sandbox
 
 __all__ = ["gate_impacted_tests", "impacted_tests"]
@@ -106,22 +107,36 @@ def gate_impacted_tests(
     timeout_s: float = 300.0,
     pythons: Sequence[str] = (),
 ) -> Verdict:
-    """The impacted tests before and after the patch on each of ``pythons`` (default:
-    :func:`fleet.verify.target.test_pythons`), judged by :func:`fleet.verify.evidence.judge`:
-    any interpreter's rejection rejects, and the verdict names the interpreter."""
+    """The impacted tests before and after the patch on each of ``pythons`` (default: the
+    target interpreter and those :func:`fleet.verify.pythons.plan` provisions), judged by
+    :func:`fleet.verify.evidence.judge`: any interpreter's rejection rejects, naming it. An
+    interpreter the plan added that cannot judge (its venv lacks what a test imports) leaves the
+    target interpreter's verdict, said in a line; so do the supported Pythons not run."""
     if sandbox is None:
         return Verdict("impacted_tests", "unknown", "no sandbox: the tests cannot be run")
     touched = sorted(set(touched))
     targets, how = impacted_tests(trees.base, touched, files, graph)
     needs = needs_of(files, targets, graph, touched, trees.patched)
     scope = f"{len(targets)} test file(s) by {how}" if targets else "the whole suite"
+    chosen = plan(trees.base, target_python()) if not pythons else None
+    box = sandbox_seeing(sandbox, chosen.paths) if chosen else sandbox
     results: list[tuple[str, Judgement]] = []
-    for python in pythons or test_pythons(trees.base):
-        results.append((python, _one_python(trees, sandbox, targets, needs, scope, timeout_s,
+    for python in pythons or chosen.pythons:  # type: ignore[union-attr]
+        results.append((python, _one_python(trees, box, targets, needs, scope, timeout_s,
                                             python)))
+    notes = [chosen.note] if chosen and chosen.note else []
+    if chosen is not None and len(results) > 1:
+        idle = [(p, j) for p, j in results[1:] if j.status == "unknown"]
+        notes += [f"[{p}] could not judge: {j.evidence.splitlines()[0][:300]}" for p, j in idle]
+        results = [r for r in results if r not in idle]
     got = combine(results)
+    if notes:
+        got.evidence = "\n".join([got.evidence.split("\n", 1)[0], *notes,
+                                  *got.evidence.split("\n", 1)[1:]])
     details: dict[str, Any] = {"targets": targets, "selected_by": how,
                                "pythons": [p for p, _ in results], **got.details}
+    if notes:
+        details["pythons_note"] = notes
     if got.status == "unknown" and not got.details.get("failing"):
         # no test could give evidence (none runs): a patch that only renames aliases may be
         # proven instead; tests that run and fail before and after keep the verdict unknown

@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import ast
 import configparser
-import functools
-import os
 import re
-import subprocess
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -180,29 +177,11 @@ def interpreters(target: TargetPythons,
 
 
 def test_pythons(root: Path) -> tuple[str, ...]:
-    """The interpreters the target's tests run on. ``$FLEET_TEST_PYTHONS`` = ``auto``: the
-    target interpreter (:func:`fleet.verify.execution.target_python`) and one interpreter per
-    supported Python present on the machine that has pytest (and so, presumably, was provisioned
-    with the target's test dependencies); a ``:``-separated list: exactly those; unset: the
-    target interpreter alone."""
+    """The interpreters the target's tests run on: the target interpreter
+    (:func:`fleet.verify.execution.target_python`) first, then those
+    :func:`fleet.verify.pythons.plan` adds under ``$FLEET_TEST_PYTHONS`` (default: the oldest
+    supported Python present, in a venv made with the target's test requirements)."""
     from fleet.verify.execution import target_python
+    from fleet.verify.pythons import plan
 
-    setting = os.environ.get("FLEET_TEST_PYTHONS", "").strip()
-    if not setting:
-        return (target_python(),)
-    if setting != "auto":
-        return tuple(p for p in setting.split(os.pathsep) if p)
-    found = [target_python()]
-    for python in interpreters(supported_pythons(root)).values():
-        if _has_pytest(python) and os.path.realpath(python) not in map(os.path.realpath, found):
-            found.append(python)
-    return tuple(found)
-
-
-@functools.lru_cache(maxsize=64)
-def _has_pytest(python: str) -> bool:
-    try:
-        done = subprocess.run([python, "-c", "import pytest"], capture_output=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0
+    return plan(root, target_python()).pythons

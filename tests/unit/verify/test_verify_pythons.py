@@ -1,0 +1,83 @@
+"""Issue 17, "run the tests on every supported interpreter that is present": the pyenv Pythons
+here (3.6-3.13) have no pytest, so the gate makes a venv per target interpreter with the
+target's test requirements from PyPI (cached: ``fleet.verify.pythons.cache_dir``) and, by
+default, runs the impacted tests on the target interpreter and on the oldest supported Python
+present. On PyJWT 2.0.0 (``python_requires>=3.6``) the utcnow fix spelled ``from datetime import
+UTC`` - issue 17's defect 3 - is rejected by the tests on Python 3.6 as well as by ``compat``. A
+supported Python that is absent is said in one line, never passed over."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from fleet.verify import GateOptions, run_gates
+from fleet.verify._requirements import test_requirements as requirements_of
+from fleet.verify.pythons import cache_dir, plan
+from fleet.verify.target import interpreters, supported_pythons
+from sandbox import Sandbox
+from tests.conftest import git
+
+PROJECTS = Path(__file__).resolve().parents[2] / "fixtures" / "projects"
+PYJWT = PROJECTS / "pyjwt-2.0.0"
+CORPUS = Path(__file__).resolve().parents[2] / "fixtures" / "patches" / "pyjwt"
+
+
+def test_the_test_requirements_come_from_the_targets_own_metadata() -> None:
+    # setup.cfg [options.extras_require] tests
+    assert requirements_of(PYJWT) == ("pytest>=6.0.0,<7.0.0", "coverage[toml]==5.0.4")
+    # setup.py: install_requires through a name extended in a branch, and tests_require
+    assert requirements_of(PROJECTS / "freezegun-0.3.15") == (
+        "six", "python-dateutil>=1.0, != 2.0", "python-dateutil>=2.0",
+        'mock;python_version<"3.4"', "nose")
+    assert requirements_of(PROJECTS / "boto-2.49.0-subset") == ()
+
+
+def test_an_absent_interpreter_is_said_in_one_line(tmp_path: Path) -> None:
+    got = plan(PYJWT, sys.executable, "", roots=(tmp_path / "no-pythons-here",))
+    assert got.pythons == (sys.executable,)
+    assert got.note == (
+        "pythons (the target supports Python 3.6+ (setup.cfg python_requires>=3.6)): supported "
+        "but not on this machine: 3.6, 3.7, 3.8, 3.9, 3.10, 3.12, 3.13, 3.14")
+    assert "\n" not in got.note
+    assert plan(PYJWT, sys.executable, "target").pythons == (sys.executable,)
+    assert plan(PYJWT, sys.executable, f"/a/python{':'}/b/python").pythons == ("/a/python",
+                                                                              "/b/python")
+
+
+@pytest.fixture
+def pyjwt(git_repo: Path) -> Path:
+    for item in PYJWT.iterdir():
+        (shutil.copytree if item.is_dir() else shutil.copy)(item, git_repo / item.name)
+    git(git_repo, "add", "-A")
+    git(git_repo, "commit", "-qm", "PyJWT 2.0.0 sdist")
+    return git_repo
+
+
+@pytest.mark.sandbox
+def test_the_oldest_supported_python_runs_the_tests_by_default(
+    pyjwt: Path, bwrap: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("FLEET_TEST_PYTHONS", raising=False)
+    monkeypatch.delenv("FLEET_TEST_PYTHON", raising=False)
+    present = interpreters(supported_pythons(pyjwt))
+    patch = (CORPUS / "bad" / "001-utcnow-utc-3-11.patch").read_text()
+    write = ["jwt/api_jwt.py::PyJWT._validate_claims", "jwt/api_jwt.py::<module>"]
+    options = GateOptions(fail_fast=False, skip=frozenset({"review", "typecheck", "compat"}))
+    [got] = [v for v in run_gates(pyjwt, patch, write, sandbox=bwrap, options=options)
+             if v.gate == "impacted_tests"]
+    if (3, 6) not in present:  # no pyenv here: the gate says so, and judges on the target
+        assert "supported but not on this machine: 3.6" in got.evidence, got.evidence
+        return
+    venv = next(p for p in got.details["pythons"] if p != sys.executable)
+    assert Path(venv).is_relative_to(cache_dir()) and "py3.6-" in venv
+    assert got.details["pythons"] == [sys.executable, venv]
+    assert got.status == "reject", got
+    assert f"[{venv}] " in got.evidence
+    assert "cannot import name 'UTC'" in got.evidence, got.evidence
+    assert f"[{sys.executable}]" not in got.evidence  # 3.11 has datetime.UTC: it passes there
+    assert "not run on 3.7, 3.8, 3.9, 3.10, 3.12, 3.13 (FLEET_TEST_PYTHONS=all runs them)" in (
+        got.evidence)
