@@ -29,7 +29,7 @@ from fleet.graph._extract_native import available as native_available
 from fleet.graph._extract_native import threaded as native_threaded
 from fleet.graph._extract_native import threads as native_threads
 from fleet.graph._graph import SymbolGraph
-from fleet.graph._lang import LANGUAGE_NAMES, spec_for
+from fleet.graph._lang import LANGUAGE_NAMES, LanguageSpec, spec_for
 from fleet.graph._model import FileData, FileRecord, Reference
 from fleet.graph._resolve import Resolver, python_module_names
 from fleet.graph._shared import count_lines, gc_paused
@@ -203,8 +203,10 @@ def _index(repo: str | Path, previous: SymbolGraph | None = None, *,
     data: dict[str, FileData] = {}
     changed: list[str] = []
 
-    def load(rel: str) -> tuple[FileData, bool]:
-        """The file's data (reused when unchanged) and whether it was (re-)extracted."""
+    Fresh = tuple[str, LanguageSpec, FileRecord, bytes | None, str | None]
+
+    def read(rel: str) -> tuple[FileData | None, Fresh | None]:
+        """The previous data when the file is unchanged, else what extracting it needs."""
         spec = spec_for(rel, langs)
         assert spec is not None
         record, src = _read(root, rel, spec.name, max_file_bytes)
@@ -212,30 +214,60 @@ def _index(repo: str | Path, previous: SymbolGraph | None = None, *,
         old = prev_data.get(rel)
         if (old is not None and record.sha256 and old.record.sha256 == record.sha256
                 and old.module == module and old.record.language == spec.name):
-            return old, False
+            return old, None
+        return None, (rel, spec, record, src, module)
+
+    def fresh(item: Fresh) -> FileData:
+        rel, spec, record, src, module = item
         if src is None:
-            return FileData(record, module), True
+            return FileData(record, module)
         if record.status == "ok":
             try:
                 src.decode("utf-8")
             except UnicodeDecodeError:
                 record = FileRecord(rel, spec.name, record.sha256, record.lines,
                                     record.size, "partial", "not valid UTF-8")
-        return extract(rel, src, spec, module, record), True
+        return extract(rel, src, spec, module, record)
 
-    workers = _threads(len(paths))
+    def load(rel: str) -> FileData:  # a cold index: nothing to reuse
+        _, item = read(rel)
+        assert item is not None
+        return fresh(item)
+
     with contextlib.ExitStack() as stack:
-        if workers > 1:  # the C extractor parses without the GIL: files in parallel
-            pool = stack.enter_context(ThreadPoolExecutor(workers, "fleet-index"))
-            loaded: Iterable[tuple[FileData, bool]] = pool.map(load, paths, chunksize=1)
+        if prev_data:
+            # incremental: every file is read and hashed here (handing each to a thread
+            # costs more than reading it), then the changed ones are extracted, in threads
+            # when there are many
+            got = [read(rel) for rel in paths]
+            pending = [item for _, item in got if item is not None]
+            workers = _threads(len(pending))
+            if workers > 1:
+                pool = stack.enter_context(ThreadPoolExecutor(workers, "fleet-index"))
+                made = iter(pool.map(fresh, pending))
+            else:
+                made = map(fresh, pending)
+            for done, (rel, (old, _)) in enumerate(zip(paths, got, strict=True), 1):
+                if old is not None:
+                    data[rel] = old
+                else:
+                    data[rel] = next(made)
+                    changed.append(rel)
+                if progress is not None:
+                    progress(done, len(paths), rel)
+            del got, pending
         else:
-            loaded = map(load, paths)
-        for done, (rel, (fd, fresh)) in enumerate(zip(paths, loaded, strict=True), 1):
-            data[rel] = fd
-            if fresh:
+            workers = _threads(len(paths))
+            if workers > 1:  # the C extractor parses without the GIL: files in parallel
+                pool = stack.enter_context(ThreadPoolExecutor(workers, "fleet-index"))
+                loaded: Iterable[FileData] = pool.map(load, paths, chunksize=1)
+            else:
+                loaded = map(load, paths)
+            for done, (rel, fd) in enumerate(zip(paths, loaded, strict=True), 1):
+                data[rel] = fd
                 changed.append(rel)
-            if progress is not None:
-                progress(done, len(paths), rel)
+                if progress is not None:
+                    progress(done, len(paths), rel)
 
     if phase is not None:
         phase("resolve")
