@@ -28,7 +28,8 @@ from pathlib import Path
 from fleet.errors import ConfigError
 from fleet.forge._git import output as _git
 
-__all__ = ["HOME_DIR", "IDENTITY_FILE", "HomeMismatch", "RepoIdentity", "claim_home",
+__all__ = ["HOME_DIR", "IDENTITY_FILE", "HomeMismatch", "RepoIdentity", "belongs_elsewhere",
+           "claim_home",
            "default_home", "exclude_home", "identify", "recorded_identity", "repo_root",
            "repository_key", "store_key"]
 
@@ -174,6 +175,12 @@ def _moved(recorded: RepoIdentity, current: RepoIdentity) -> bool:
     return left is None or not identify(left).same_repository(recorded)
 
 
+def belongs_elsewhere(recorded: RepoIdentity, current: RepoIdentity) -> bool:
+    """State recorded for ``recorded`` is not ``current``'s: another repository, not the same
+    one (nor the same one moved elsewhere)."""
+    return not recorded.same_repository(current) and not _moved(recorded, current)
+
+
 def claim_home(home: Path, repo: Path | str) -> RepoIdentity:
     """Make ``home`` the state directory of the repository ``repo`` is in: create it, exclude it
     from git when it is inside the repository, record the repository the first time; raise
@@ -181,8 +188,7 @@ def claim_home(home: Path, repo: Path | str) -> RepoIdentity:
     current = identify(repo)
     home = home.resolve()
     recorded = recorded_identity(home) if home.is_dir() else None
-    if recorded is not None and not recorded.same_repository(current) and not _moved(
-            recorded, current):
+    if recorded is not None and belongs_elsewhere(recorded, current):
         own = Path(current.root) / HOME_DIR
         hint = (f"it came with a copy of {recorded.root}: remove it for a fresh one, or pass "
                 "another --home / FLEET_HOME" if home == own else
