@@ -19,9 +19,13 @@ definitions, imports and imported names ignored):
 
 - git conflicts: ``resolved`` (fleet clean, same program as the humans'), ``conflict`` (fleet
   conflicts too), ``clean_human_beyond`` (fleet clean, different, and every top-level symbol where
-  the two differ holds lines the humans wrote that are in none of the three inputs: the humans
-  edited beyond both sides), ``clean_wrong`` (fleet clean and different otherwise: the merge's
-  fault);
+  the two differ holds lines the humans wrote that are in none of the three inputs, or lines
+  both sides kept that they dropped: the humans edited beyond both sides; or the two differ only
+  in whitespace inside strings), ``clean_human_override`` (fleet clean, different, and every
+  differing top-level symbol, each imported name counted as one, is either of that kind or one
+  that only one side changed, which fleet holds as that side has it: the humans undid an edit
+  nothing contested), ``clean_wrong`` (fleet clean and different otherwise: counted as the
+  merge's fault);
 - git clean: ``git_clean`` when fleet's result is git's, ``git_clean_changed`` when it is not
   (``worse`` if git's matched the humans' and fleet's does not).
 
@@ -155,16 +159,28 @@ def _beyond_lines(actual: str, inputs: tuple[str, str, str]) -> set[str]:
     return more | less
 
 
-def _top_level(text: str) -> dict[str, str]:
-    """Top-level statements by a name (def/class/assign target, all imports together, else the
-    canonical dump) -> their source text."""
+def _top_level(text: str, sources: bool = False) -> dict[str, str]:
+    """Top-level statements by a name (def/class/assign target, each name an import binds, else
+    the canonical dump) -> their text: an import as one ``import`` per name, or, with
+    ``sources``, each statement's own source lines (to look for the lines the humans wrote)."""
     tree = ast.parse(text)
     out: dict[str, str] = {}
     for stmt in tree.body:
         if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             key = f"def {stmt.name}"
         elif isinstance(stmt, ast.Import | ast.ImportFrom):
-            key = "imports"  # one unit: a rewritten import changes its key on one side only
+            # One "symbol" per name bound, whatever statement binds it: a rewritten import
+            # (another module, names split or joined) keeps its key.
+            for alias in stmt.names:
+                single = (
+                    ast.Import([alias])
+                    if isinstance(stmt, ast.Import)
+                    else ast.ImportFrom(stmt.module, [alias], stmt.level)
+                )
+                bound = f"binds {alias.asname or alias.name.split('.')[0]}"
+                own = ast.get_source_segment(text, stmt) if sources else None
+                out[bound] = out.get(bound, "") + (own or ast.unparse(single)) + "\n"
+            continue
         elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
             key = f"assign {ast.dump(stmt.targets[0])}"
         else:
@@ -174,10 +190,26 @@ def _top_level(text: str) -> dict[str, str]:
     return out
 
 
+def _strings_squeezed(text: str) -> str | None:
+    """The canonical dump with the whitespace inside every string constant squeezed to one
+    space (a blank line added to a docstring), None if it does not parse."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            node.value = " ".join(node.value.split())
+    return canonical_dump(ast.unparse(tree))
+
+
 def human_beyond(merged: str, actual: str, inputs: tuple[str, str, str]) -> bool:
     """Every top-level symbol where ``merged`` and ``actual`` differ shows the humans editing
     beyond both sides: a line they wrote more often than any input has it, or a line both sides
     kept and they dropped (see ``_beyond_lines``)."""
+    squeezed = _strings_squeezed(merged)
+    if squeezed is not None and squeezed == _strings_squeezed(actual):
+        return True  # the humans changed only whitespace inside strings: no line shows it
     beyond = _beyond_lines(actual, inputs)
     if not beyond:
         return False
@@ -185,10 +217,11 @@ def human_beyond(merged: str, actual: str, inputs: tuple[str, str, str]) -> bool
     differing = [
         k for k in set(ours) | set(theirs) if not same_program(ours.get(k, ""), theirs.get(k, ""))
     ]
+    lines = _top_level(merged, sources=True), _top_level(actual, sources=True)
     return bool(differing) and all(
         any(
             _line(line) in beyond
-            for line in (ours.get(k, "") + "\n" + theirs.get(k, "")).splitlines()
+            for line in (lines[0].get(k, "") + "\n" + lines[1].get(k, "")).splitlines()
         )
         for k in differing
     )
@@ -201,6 +234,7 @@ def human_override(merged: str, actual: str, inputs: tuple[str, str, str]) -> bo
     exactly as that side has it: the humans undid an edit that nothing contested."""
     beyond = _beyond_lines(actual, inputs)
     mine, human = _top_level(merged), _top_level(actual)
+    own = _top_level(merged, sources=True), _top_level(actual, sources=True)
     base, ours, theirs = (_top_level(text) for text in inputs)
     differing = [
         k for k in set(mine) | set(human) if not same_program(mine.get(k, ""), human.get(k, ""))
@@ -213,7 +247,7 @@ def human_override(merged: str, actual: str, inputs: tuple[str, str, str]) -> bo
             same_program(m, t if same_program(o, b) else o)
         ):
             return True
-        lines = (mine.get(key, "") + "\n" + human.get(key, "")).splitlines()
+        lines = (own[0].get(key, "") + "\n" + own[1].get(key, "")).splitlines()
         return any(_line(line) in beyond for line in lines)
 
     return bool(differing) and all(explained(k) for k in differing)

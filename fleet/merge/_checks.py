@@ -20,7 +20,7 @@ import builtins
 from collections import Counter
 from collections.abc import Iterator
 
-from fleet.merge._diff3 import compose_disjoint, diff3
+from fleet.merge._diff3 import both_inserted, compose_disjoint, diff3
 
 Bindings = dict[str, list[str]]
 _BUILTINS = frozenset(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__path__"}
@@ -94,6 +94,17 @@ def _exact_combination(values: list[ast.expr | None], name: str) -> bool:
         b, o, t = set(base), set(ours), set(theirs)
         expected = (o | t) - (b - o) - (b - t)
         return len(merged) == len(set(merged)) and set(merged) == expected
+    strings = all(
+        isinstance(value, ast.List | ast.Tuple | ast.Set)
+        and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts)
+        for value in values
+    )
+    if strings:  # compared by their values, so that insertions at one point can be told apart
+        base, ours, theirs, merged = (
+            [str(e.value) for e in value.elts if isinstance(e, ast.Constant)]
+            for value in values
+            if isinstance(value, ast.List | ast.Tuple | ast.Set)
+        )
     combined: list[str] = []
     for chunk in diff3(base, ours, theirs):
         if chunk.kind == "conflict":
@@ -105,6 +116,8 @@ def _exact_combination(values: list[ast.expr | None], name: str) -> bool:
                 )
             }
             composed = compose_disjoint(pieces["base"], pieces["ours"], pieces["theirs"])
+            if composed is None and strings:
+                composed = both_inserted(pieces["base"], pieces["ours"], pieces["theirs"])
             if composed is None:
                 return False
             combined.extend(pieces[side][index] for side, index in composed)

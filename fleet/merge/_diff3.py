@@ -6,6 +6,7 @@ class's members (tokens = symbol identities) and a function's statements (tokens
 
 from __future__ import annotations
 
+import re
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -131,3 +132,23 @@ def compose_disjoint(
         position = max(position, i2)
     merged.extend(("base", index) for index in range(position, len(base)))
     return merged
+
+
+def _lead(item: str) -> str:
+    match = re.match(r"[A-Za-z0-9_.]+", item.strip())
+    return match.group(0).lower() if match else item
+
+
+def both_inserted(
+    base: Sequence[str], ours: Sequence[str], theirs: Sequence[str]
+) -> list[tuple[str, int]] | None:
+    """For the items of a list of strings: both sides inserted items at one point and changed
+    nothing else there. Ours' come first, then theirs' (as ``compose_disjoint`` returns them),
+    unless two of them start with one name (``"pytest>=7"`` and ``"pytest>=8"``: one requirement
+    changed two ways, not two requirements)."""
+    leads = [_lead(item) for item in (*ours, *theirs)]
+    if base or not ours or not theirs or len(set(leads)) != len(leads):
+        return None
+    return [("ours", index) for index in range(len(ours))] + [
+        ("theirs", index) for index in range(len(theirs))
+    ]

@@ -90,20 +90,48 @@ def identity(profile: LanguageProfile, node: cst.CSTNode, first: bool = False) -
     return None
 
 
+def _duplicated(raw: list[list[tuple[Key | None, cst.BaseStatement]]]) -> set[Key]:
+    duplicated: set[Key] = set()
+    for body in raw:
+        counts = Counter(key for key, _ in body if key is not None)
+        duplicated.update(key for key, count in counts.items() if count > 1)
+    return duplicated
+
+
+def _from_names(key: Key | None, node: cst.BaseStatement, duplicated: set[Key]) -> Key | None:
+    """A ``from`` import's key with the names it imports, if its module's key is duplicated."""
+    if key is None or key[0] != "from" or key not in duplicated:
+        return key
+    assert isinstance(node, cst.SimpleStatementLine)
+    inner = node.body[0]
+    assert isinstance(inner, cst.ImportFrom) and not isinstance(inner.names, cst.ImportStar)
+    names = sorted(
+        f"{_name(a.name)} as {_name(a.asname.name) if a.asname else ''}" for a in inner.names
+    )
+    return (key[0], f"{key[1]} import {','.join(names)}")
+
+
 def keyed(
     profile: LanguageProfile, versions: Sequence[Sequence[cst.BaseStatement]]
 ) -> list[list[tuple[Key, cst.BaseStatement]]]:
     """Each version's statements with their keys. A symbol key that occurs twice in any version
     (overloads, property setters, a redefinition) is unsure to match: all its occurrences become
-    anonymous. Anonymous keys are ``("anon", text, occurrence)``."""
+    anonymous, except ``from`` imports of one module in several statements, which are told apart
+    by the names they import first. Anonymous keys are ``("anon", text, occurrence)``."""
     raw = [
         [(identity(profile, node, first=index == 0), node) for index, node in enumerate(body)]
         for body in versions
     ]
-    duplicated: set[Key] = set()
-    for body in raw:
-        counts = Counter(key for key, _ in body if key is not None)
-        duplicated.update(key for key, count in counts.items() if count > 1)
+    duplicated = _duplicated(raw)
+    if any(
+        key is not None and key[0] == "from" and key in duplicated
+        for body in raw
+        for key, _ in body
+    ):
+        # One module imported by several statements (``from typing import Any`` then ``from
+        # typing import Cast``, one name per line): each is the names it imports.
+        raw = [[(_from_names(key, node, duplicated), node) for key, node in body] for body in raw]
+        duplicated = _duplicated(raw)
     result = []
     for body in raw:
         seen: Counter[str] = Counter()

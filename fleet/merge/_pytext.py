@@ -11,6 +11,7 @@ import libcst as cst
 
 from fleet.merge._line import decode, encode, git_merge_file_bytes
 from fleet.merge._pykeys import code
+from fleet.merge._tokens import merge_tokens
 
 
 def text_merge(
@@ -24,15 +25,35 @@ def text_merge(
     merged, conflicts = git_merge_file_bytes(*texts)
     if conflicts:
         return None, decode(merged)
+    return _reparsed(module, decode(merged), (ours, theirs, base)), None
+
+
+def _reparsed(
+    module: cst.Module, text: str, sides: tuple[cst.BaseStatement, ...]
+) -> cst.BaseStatement | None:
+    """``text`` parsed back into one statement of the kind of ``sides[0]``, else None."""
     try:
-        module = cst.parse_module(decode(merged), config=module.config_for_parsing)
+        parsed = cst.parse_module(text, config=module.config_for_parsing)
     except (cst.ParserSyntaxError, RecursionError):
-        return None, None
-    if len(module.body) != 1 or module.footer or type(module.body[0]) is not type(ours):
-        return None, None
-    node = module.body[0]
-    lines = [*module.header, *node.leading_lines]
-    return node.with_changes(leading_lines=indent_flags(lines, (ours, theirs, base))), None
+        return None
+    if len(parsed.body) != 1 or parsed.footer or type(parsed.body[0]) is not type(sides[0]):
+        return None
+    node = parsed.body[0]
+    lines = [*parsed.header, *node.leading_lines]
+    return node.with_changes(leading_lines=indent_flags(lines, sides))
+
+
+def token_merge(
+    module: cst.Module, base: cst.BaseStatement, ours: cst.BaseStatement, theirs: cst.BaseStatement
+) -> cst.BaseStatement | None:
+    """Both sides' edits of one simple statement combined token by token when an unchanged token
+    separates them (``_tokens.merge_tokens``), else None."""
+    if not all(isinstance(n, cst.SimpleStatementLine) for n in (base, ours, theirs)):
+        return None
+    plain = module.default_indent == "    " and module.default_newline == "\n"
+    render = code if plain else module.code_for_node
+    merged = merge_tokens(*(render(node) for node in (base, ours, theirs)))
+    return None if merged is None else _reparsed(module, merged, (ours, theirs, base))
 
 
 def indent_flags(

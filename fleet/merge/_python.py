@@ -30,7 +30,7 @@ from fleet.merge._pykeys import (
     normalized,
     rule_for,
 )
-from fleet.merge._pytext import multiline_strings, text_merge
+from fleet.merge._pytext import multiline_strings, text_merge, token_merge
 from fleet.merge._reduce import PLACEHOLDER_LINE, expand, reduce_unchanged
 from fleet.merge._result import Clean, Conflicted, parse_conflicts
 from fleet.merge._sets import merge_name_set
@@ -108,6 +108,14 @@ def _merge_block(
     else:
         return None
     bodies = [block.body for block in blocks if isinstance(block, cst.IndentedBlock)]
+    if not members and header_ours != header_theirs and not isinstance(base, cst.FunctionDef):
+        texts = [[code(stmt) for stmt in body] for body in bodies]
+        if texts[0] != texts[1] != texts[2] != texts[0]:
+            # One side changed what guards the block (a condition, a loop, a handler) and both
+            # edited the block, differently: each side wrote its statements for its own header
+            # (pytest cb732f7f490a: a new condition, and a guard it makes redundant). A
+            # signature changed with its body is common and is merged.
+            return None
     merge = merge_members if members else merge_statements
     ctx.depth += 1
     try:
@@ -164,6 +172,8 @@ def merge_node(
         result = _merge_block(ctx, base, ours, theirs, members=rule.strategy == "members")
     elif rule is not None and rule.strategy == "name_set":
         result = merge_name_set(base, ours, theirs)
+    if result is None:
+        result = token_merge(ctx.module, base, ours, theirs)
     if result is not None:
         return [result]
     if marked is not None and (ctx.depth == 0 or not multiline_strings(base, ours, theirs)):
@@ -283,10 +293,12 @@ def _nested_block(
         return None
     nodes = [mapping[part[0]] for mapping, part in zip(maps, (base, ours, theirs), strict=True)]
     kinds = {type(node).__name__ for node in nodes}
-    if len(kinds) != 1 or kinds.pop() not in ctx.profile.blocks:
+    if len(kinds) != 1 or kinds.pop() not in {*ctx.profile.blocks, "SimpleStatementLine"}:
         return None
     if isinstance(nodes[0], cst.FunctionDef | cst.ClassDef):
         return None  # symbols are merged by identity, not here
+    if isinstance(nodes[0], cst.SimpleStatementLine):
+        return token_merge(ctx.module, nodes[0], nodes[1], nodes[2])
     return _merge_block(ctx, nodes[0], nodes[1], nodes[2], members=members)
 
 

@@ -12,7 +12,7 @@ from typing import TypeVar
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
-from fleet.merge._diff3 import compose_disjoint, diff3
+from fleet.merge._diff3 import both_inserted, compose_disjoint, diff3
 
 Item = TypeVar("Item", cst.ImportAlias, cst.Element)
 _RENDERER = cst.Module(body=[])
@@ -32,7 +32,8 @@ def _sequence(
     base: Sequence[Item], ours: Sequence[Item], theirs: Sequence[Item], key: Callable[[Item], str]
 ) -> list[Item] | None:
     """The items in order: a diff3 over their keys, edits of different items composed even when
-    adjacent; ``None`` when both sides changed the same items or inserted at one point."""
+    adjacent, insertions of both sides at one point ours' first (see ``_diff3.both_inserted``);
+    ``None`` when both sides changed the same items."""
     keys = [[key(i) for i in items] for items in (base, ours, theirs)]
     if "" in keys[1] + keys[2]:
         return None
@@ -47,6 +48,10 @@ def _sequence(
             composed = compose_disjoint(
                 *(k[slice(*span)] for k, span in zip(keys, spans, strict=True))
             )
+            if composed is None:
+                composed = both_inserted(
+                    *(k[slice(*span)] for k, span in zip(keys, spans, strict=True))
+                )
             if composed is None:
                 return None
             parts = {

@@ -3,7 +3,8 @@
 ``same_program(a, b)`` compares the syntax trees (comments and formatting ignored) after putting
 into a canonical order what a merge may order either way: the names of one ``from m import ...``,
 the strings of ``__all__ = [...]`` (what ``from m import *`` exports is a set), and each run of
-adjacent imports and each run of adjacent ``def``/``class`` statements in a module or class body.
+adjacent imports (one name per import: ``from m import a, b`` is ``from m import a`` and ``from m
+import b``) and each run of adjacent ``def``/``class`` statements in a module or class body.
 Every other statement keeps its place. The real-history benchmark uses it to compare a merge with
 the result the humans committed.
 """
@@ -24,6 +25,14 @@ def _run_kind(stmt: ast.stmt) -> str:
     return ""
 
 
+def _one_per_name(stmt: ast.stmt) -> list[ast.stmt]:
+    if isinstance(stmt, ast.Import):
+        return [ast.Import(names=[alias]) for alias in stmt.names]
+    if isinstance(stmt, ast.ImportFrom):
+        return [ast.ImportFrom(stmt.module, [alias], stmt.level) for alias in stmt.names]
+    return [stmt]
+
+
 def _canonical_body(body: list[ast.stmt]) -> list[ast.stmt]:
     out: list[ast.stmt] = []
     run: list[ast.stmt] = []
@@ -31,6 +40,8 @@ def _canonical_body(body: list[ast.stmt]) -> list[ast.stmt]:
     for stmt in [*body, None]:
         this = _run_kind(stmt) if stmt is not None else ""
         if run and (this != kind or stmt is None):  # the last run too, whatever its kind
+            if kind == "import":  # ``from m import a, b`` binds as ``from m import a`` + ``b``
+                run = [one for stmt_ in run for one in _one_per_name(stmt_)]
             out.extend(sorted(run, key=ast.dump) if kind else run)
             run = []
         if stmt is None:

@@ -39,3 +39,11 @@ def test_same_programs(a: str, b: str) -> None:
 
 def test_text_that_does_not_parse_is_never_the_same() -> None:
     assert not same_program("def (:\n", "def (:\n")
+
+
+def test_names_of_one_import_are_the_same_as_one_import_per_name() -> None:
+    assert same_program(
+        "from m import a, b\nimport x, y\n",
+        "from m import a\nimport y\nimport x\nfrom m import b\n",
+    )
+    assert not same_program("from m import a, b\n", "from m import a\nfrom n import b\n")

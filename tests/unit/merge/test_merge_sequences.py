@@ -32,3 +32,16 @@ def test_all_is_still_a_set() -> None:
     result = merge3(base, ours, theirs, "m.py")
     assert isinstance(result, Clean)
     assert "'c'" in result.text and "'d'" in result.text
+
+
+def test_both_appending_keeps_ours_then_theirs_unless_one_name_changed_two_ways() -> None:
+    # xarray ff16169e31aa doc/conf.py: each side appended a Sphinx extension.
+    base = "extensions = [\n    'a',\n    'b',\n]\n"
+    ours = base.replace("    'b',\n", "    'b',\n    'jupyterlite_sphinx',\n")
+    theirs = base.replace("    'b',\n", "    'b',\n    'sphinx_llm.txt',\n")
+    result = merge3(base, ours + "A = 1\n", theirs + "B = 2\n", "conf.py")
+    assert isinstance(result, Clean)
+    assert "    'b',\n    'jupyterlite_sphinx',\n    'sphinx_llm.txt',\n]" in result.text
+    pins = base.replace("    'b',\n", "    'b',\n    'pytest>=7',\n")
+    other = base.replace("    'b',\n", "    'b',\n    'pytest>=8',\n")
+    assert isinstance(merge3(base, pins + "A = 1\n", other + "B = 2\n", "s.py"), Conflicted)

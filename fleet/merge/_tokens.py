@@ -1,0 +1,104 @@
+"""Expression-level merge of one simple statement that both sides edited: a diff3 over its Python
+tokens, taken only when the two sides' edits are *separated* by at least one operand (a name, a
+number, a string) that neither changed: ``setup(version="2", install_requires=[...])`` with the
+version edited on one side and a requirement added on the other. Edits that touch, overlap,
+insert at one point or lie only a delimiter apart stay a conflict: the same token changed two
+ways (``RATE = Decimal("0.21")`` vs ``"0.19"``), a name and a comment added after one token.
+
+Formatting follows ours: a token neither side changed keeps ours' whitespace and line breaks,
+a changed token comes with the whitespace of the side that changed it.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from difflib import SequenceMatcher
+
+Key = tuple[int, str]
+_SKIP = {tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT}
+# Between the two sides' edits there must be an operand neither changed, not just a delimiter:
+# an item inserted beside an item the other side rewrote is unsure (flask 89731d86b6d2: a
+# classifier added next to ones the other side replaced).
+_OPERANDS = {tokenize.NAME, tokenize.NUMBER, tokenize.STRING}
+
+
+def _pieces(text: str) -> tuple[list[Key], list[str], str] | None:
+    """The statement's tokens as keys (type, string), each token's text with the whitespace and
+    line continuations before it, and what follows the last token; None if it does not
+    tokenize."""
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    keys: list[Key] = []
+    pieces: list[str] = []
+    previous = 0
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type in _SKIP:
+                continue
+            end = starts[token.end[0] - 1] + token.end[1]
+            keys.append((token.type, token.string))
+            pieces.append(text[previous:end])
+            previous = end
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return None
+    return keys, pieces, text[previous:]
+
+
+def _changes(base: list[Key], side: list[Key]) -> list[tuple[int, int, int, int]]:
+    matcher = SequenceMatcher(None, base, side, autojunk=False)
+    return [(i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+
+
+def _matched(base: list[Key], side: list[Key]) -> dict[int, int]:
+    matcher = SequenceMatcher(None, base, side, autojunk=False)
+    return {
+        block.a + k: block.b + k
+        for block in matcher.get_matching_blocks()
+        for k in range(block.size)
+    }
+
+
+def merge_tokens(base: str, ours: str, theirs: str) -> str | None:
+    """The statement with both sides' token edits, or None when they are not separated by an
+    unchanged token, or when the result is not one statement of the same kind as ours'."""
+    parsed = [_pieces(text) for text in (base, ours, theirs)]
+    if any(p is None for p in parsed):
+        return None
+    (keys_b, pieces_b, _), (keys_o, pieces_o, tail_o), (keys_t, pieces_t, _) = (
+        p for p in parsed if p is not None
+    )
+    ours_changes, theirs_changes = _changes(keys_b, keys_o), _changes(keys_b, keys_t)
+    if not ours_changes or not theirs_changes:
+        return None
+    for o1, o2, _, _ in ours_changes:
+        for t1, t2, _, _ in theirs_changes:
+            between = keys_b[o2:t1] if o2 <= t1 else keys_b[t2:o1]
+            if not (o2 < t1 or t2 < o1) or not any(k[0] in _OPERANDS for k in between):
+                return None  # touching, overlapping, at one point, or only a delimiter apart
+    in_ours = _matched(keys_b, keys_o)
+    edits = sorted(
+        [(i1, i2, j1, j2, pieces_o) for i1, i2, j1, j2 in ours_changes]
+        + [(i1, i2, j1, j2, pieces_t) for i1, i2, j1, j2 in theirs_changes]
+    )
+    out: list[str] = []
+    position = 0
+
+    def unchanged(upto: int) -> None:
+        for index in range(position, upto):
+            out.append(pieces_o[in_ours[index]] if index in in_ours else pieces_b[index])
+
+    for i1, i2, j1, j2, pieces in edits:
+        unchanged(i1)
+        out.extend(pieces[j1:j2])
+        position = i2
+    unchanged(len(keys_b))
+    merged = "".join(out) + tail_o
+    try:
+        trees = [ast.parse(text) for text in (ours, merged)]
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    kinds = [[type(stmt) for stmt in tree.body] for tree in trees]
+    return merged if len(kinds[1]) == 1 and kinds[0] == kinds[1] else None

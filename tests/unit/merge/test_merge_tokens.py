@@ -1,0 +1,56 @@
+"""The expression-level merge of one statement (``fleet.merge._tokens``): both sides' token
+edits combined only when an unchanged token separates them."""
+
+from __future__ import annotations
+
+import pytest
+
+from fleet.merge._tokens import merge_tokens
+
+
+def test_separated_edits_of_one_call_combine() -> None:
+    base = "x = f(a, b)  # note\n"
+    assert merge_tokens(base, "x = g(a, b)  # note\n", "x = f(a, c)  # note\n") == (
+        "x = g(a, c)  # note\n"
+    )
+
+
+def test_ours_line_breaks_are_kept() -> None:
+    base = "call(one=1, two=2)\n"
+    ours = "call(\n    one=10,\n    two=2,\n)\n"
+    theirs = "call(one=1, two=2, three=3)\n"
+    # theirs added ``, three=3`` after ``2``, where ours added a trailing comma: one point
+    assert merge_tokens(base, ours, theirs) is None
+    assert merge_tokens(base, "call(\n    one=10, two=2)\n", theirs) == (
+        "call(\n    one=10, two=2, three=3)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("base", "ours", "theirs"),
+    [
+        ('RATE = D("0.2")\n', 'RATE = D("0.21")\n', 'RATE = D("0.19")\n'),  # one token
+        ("from m import a\n", "from m import a, b\n", "from m import a  # noqa\n"),  # one point
+        ("f(a, b)\n", "f(a, c)\n", "f(a, d)\n"),  # same argument
+        ("return x\n", "return x + 1\n", "return x or 0\n"),  # both after x
+        ("f(a)\n", "f(a,)\n", "f(b)\n"),  # touching
+    ],
+)
+def test_touching_or_overlapping_edits_stay_unsure(base: str, ours: str, theirs: str) -> None:
+    assert merge_tokens(base, ours, theirs) is None
+
+
+def test_result_must_stay_one_statement_of_the_same_kind() -> None:
+    assert merge_tokens("a = 1\n", "a = 2\n", "a = 1\n") is None  # one side only: not ours to do
+    assert merge_tokens("x = [1, 2, 3]\n", "x = [0, 2, 3]\n", "x = [1, 2, 4]\n") == (
+        "x = [0, 2, 4]\n"
+    )
+
+
+def test_an_item_beside_an_item_the_other_side_rewrote_is_unsure() -> None:
+    # flask 89731d86b6d2: a classifier added after "2.7" where the other side replaced the 2.x
+    # classifiers by "3"; only a comma lies between the two edits.
+    base = "c = [\n    'Python',\n    'Python :: 2.6',\n    'Python :: 2.7',\n    'Topic',\n]\n"
+    ours = base.replace("    'Python :: 2.7',\n", "    'Python :: 2.7',\n    'Python :: 3.3',\n")
+    theirs = base.replace("    'Python :: 2.6',\n    'Python :: 2.7',\n", "    'Python :: 3',\n")
+    assert merge_tokens(base, ours, theirs) is None
