@@ -19,7 +19,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fleet.integrate._evidence import readable_evidence
-from fleet.integrate._selfmerge import SelfMerge, refusal, self_merge_locally
+from fleet.integrate._selfmerge import (
+    REMOTE_FAST_FORWARD,
+    SelfMerge,
+    refusal,
+    self_merge_locally,
+)
 from fleet.protocols import Forge, Ledger
 from fleet.types import ChangeRef
 
@@ -151,6 +156,9 @@ def self_merge_message(merge: SelfMerge, base_branch: str, branch: str,
     if merge.merged and via == "github":
         return (f"merged the pull request through GitHub ({merge.head[:10]}); the local "
                 f"{base_branch} is unchanged (git pull to update it)")
+    if merge.merged and merge.reason.startswith(REMOTE_FAST_FORWARD):  # a worker's mirror
+        return (f"fast-forwarded {base_branch} to {merge.head[:10]} on the remote "
+                f"{merge.reason.removeprefix(REMOTE_FAST_FORWARD)}")
     if merge.merged and checkout is not None:
         return (f"fast-forwarded {base_branch} to {merge.head[:10]}; its checkout {checkout} "
                 f"was updated too (git merge --ff-only)")

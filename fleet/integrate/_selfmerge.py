@@ -12,6 +12,8 @@ from typing import Any
 from fleet.forge._git import git
 from fleet.forge.remote import Refused, RemoteError, push, push_remote, remote_url
 
+REMOTE_FAST_FORWARD = "fast-forwarded on "  # the reason of a fast-forward pushed to a remote
+
 
 @dataclass(frozen=True)
 class SelfMerge:
@@ -69,7 +71,7 @@ def _fast_forward_remote(repo: Path, remote: str, base_branch: str, base: str,
         return SelfMerge(False, f"{base_branch} moved on the remote since the integration: "
                                 "not a fast-forward")
     git(repo, "update-ref", f"refs/heads/{base_branch}", head, base)
-    return SelfMerge(True, f"fast-forwarded on {remote_url(repo, remote)}", head)
+    return SelfMerge(True, f"{REMOTE_FAST_FORWARD}{remote_url(repo, remote)}", head)
 
 
 def refusal(last: Mapping[str, Any]) -> SelfMerge | None:

@@ -49,6 +49,8 @@ def test_a_sweep_by_url_pushes_units_and_integration_to_the_remote(
     subjects = git(bare, "log", "--format=%s", f"{base}..{head}").splitlines()
     assert sorted(subjects) == sorted(f"fleet({CAMPAIGN}): integrate unit {k}" for k in verified)
     assert git(bare, "rev-parse", "main").strip() == head, campaign.self_merge  # self-merged
+    assert campaign.self_merge == (
+        f"fast-forwarded main to {head[:10]} on the remote {bare.as_uri()}")
     assert git(acme_repo, "rev-parse", "main").strip() == base  # the source checkout: untouched
     assert git(acme_repo, "branch", "--list", "fleet/*") == ""
     # the hand-over names the branch where every worker finds it, and its state is the remote's
