@@ -158,13 +158,15 @@ def _launching(store: str | None, repo: Path | None) -> tuple[str, Path, Launche
 
     tasks = TaskLauncher(Path(settings.repo), open_store(settings.store_url), select_sandbox)
 
+    owner = settings.repo if repo_root(settings.repo) is not None else None  # claims it
+
     def prepare(home: Path) -> None:  # the embedded default's instance, with its run queue
         ensure_instance_config(home)
         ensure_run_queue(home, settings.agents)
 
     # a campaign's dispatch is a run submitted to the instance (fleet_pipelines/engine)
     launcher = submitting_launcher(settings.env(), build_campaigns(settings),
-                                   lambda: instance_for(dagster_home, prepare),
+                                   lambda: instance_for(dagster_home, prepare, owner),
                                    ledger_recorder(defs),
                                    tasks=tasks, say=lambda line: typer.echo(line, err=True))
     return settings.store_url, Path(settings.repo), launcher
