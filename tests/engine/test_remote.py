@@ -135,3 +135,22 @@ def test_a_fetch_killed_mid_way_does_not_wedge_the_mirror(served_repo: str,
     os.utime(lock, (old, old))
     assert sync(remote, tmp_path / "w") == mirror and not lock.exists()
     assert git(mirror, "rev-parse", "refs/heads/main").strip() == moved
+
+
+def test_checkpoint_notes_of_two_workers_both_reach_the_remote(served_repo: str,
+                                                               tmp_path: Path) -> None:
+    from fleet.forge.remote import push_notes
+
+    remote = Remote.parse(served_repo)
+    a, b = sync(remote, tmp_path / "a"), sync(remote, tmp_path / "b")
+    base = git(a, "rev-parse", "refs/heads/main").strip()
+    first = _commit_on(a, "fleet/c/integration", base, "A = 2\n")
+    assert push(a, "fleet/c/integration", None) == Pushed("fleet/c/integration", first)
+    second = _commit_on(b, "fleet/d/integration", base, "A = 3\n")
+    assert push(b, "fleet/d/integration", None) == Pushed("fleet/d/integration", second)
+    ref = "refs/notes/fleet-ledger"
+    push_notes(a, ref, first, "checkpoint a", "origin")
+    push_notes(b, ref, second, "checkpoint b", "origin")  # b never saw a's note: fetched first
+    check = sync(remote, tmp_path / "c")
+    assert git(check, "notes", f"--ref={ref}", "show", first).strip() == "checkpoint a"
+    assert git(check, "notes", f"--ref={ref}", "show", second).strip() == "checkpoint b"
