@@ -35,7 +35,7 @@ REMOVED: dict[str, str] = {
     "outer_type_": "ModelField.outer_type_ is gone: v2's FieldInfo.annotation",
     "forward-ref-alias": "a type alias with a string forward reference: under v2 a model "
     "using it is not fully defined until the name resolves (model_rebuild() on each such model "
-    "once it is defined); left for an agent",
+    "once it is defined; added only where v1 called update_forward_refs); left for an agent",
 }
 
 def _dict_items(items: list[tuple[str, cst.BaseExpression]]) -> list[cst.DictElement]:
@@ -66,6 +66,7 @@ class PydanticV1Shapes(ScopedCodemodCommand):
     model_stack: list[bool]  # per enclosing class: is it a model
     class_stack: list[cst.ClassDef]  # the enclosing classes (original nodes)
     wrappers: list[int]  # ErrorWrapper calls seen, and rewritten into from_exception_data
+    known_models: set[str]  # qualified names of the model classes (the graph's and this file's)
     _receiver_is_model: Callable[[cst.BaseExpression, str], bool]
 
     def _names(self, suffix: str) -> list[str]:
@@ -160,6 +161,44 @@ class PydanticV1Shapes(ScopedCodemodCommand):
                             m.MatchIfTrue(lambda k: k not in ("default", "default_factory")))))])):
                     required.add(ann.target.value)
         return names <= required
+    def _rebuild_imported(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        """Where v1 resolved forward references (module-level ``M.update_forward_refs()``, as
+        a package ``__init__`` does once it imported every model), v2 also has to complete the
+        other imported models whose annotations name a class only defined later (a
+        ``Callback = Dict[str, "PathItem"]`` alias): each gets ``model_rebuild(raise_errors=
+        False)`` there - a no-op for a complete model, and lenient, as v1 was, for one still
+        unresolvable."""
+        calls = [i for i, stmt in enumerate(original.body) if m.matches(stmt, m.SimpleStatementLine(
+            [m.Expr(m.Call(m.Attribute(attr=m.Name("update_forward_refs"))))]))
+            and self.in_scope(stmt)]
+        if not calls:
+            return updated
+        models = []
+        for stmt in original.body:
+            for imp in m.findall(stmt, m.ImportFrom()) if isinstance(
+                    stmt, cst.SimpleStatementLine) else []:
+                assert isinstance(imp, cst.ImportFrom)
+                if isinstance(imp.names, cst.ImportStar):
+                    continue
+                module = cst.helpers.get_full_name_for_node(imp.module) if imp.module else ""
+                base = self._absolute("." * len(imp.relative) + (module or "")) if imp.relative \
+                    else module
+                for alias in imp.names:
+                    name = f"{base}.{alias.evaluated_name}"
+                    short = {(k.split(".", 1)[0], k.rsplit(".", 1)[-1]) for k in self.known_models}
+                    if name in self.known_models or (name.split(".", 1)[0],
+                                                      alias.evaluated_name) in short:
+                        models.append(alias.evaluated_alias or alias.evaluated_name)
+        if not models:
+            return updated
+        loop = cst.parse_statement(
+            f"for _model in ({', '.join(dict.fromkeys(models))},):\n"
+            "    _model.model_rebuild(raise_errors=False)\n")
+        self.changes += 1
+        body = list(updated.body)
+        body.insert(calls[-1] + 1, loop)
+        return updated.with_changes(body=body)
+
     def _api_module_end(self) -> None:
         left = self.wrappers[0] - self.wrappers[1]
         if left:

@@ -311,6 +311,7 @@ class MigratePydanticV2Command(PydanticApiRewrites):
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         self._api_module_end()
+        updated_node = self._rebuild_imported(original_node, updated_node)
         legacy = [mod for mod in self.v1_modules if mod != "pydantic"]
         in_scope = any(
             self.in_scope(imp) and (cst.helpers.get_full_name_for_node(imp.module) or "") in legacy

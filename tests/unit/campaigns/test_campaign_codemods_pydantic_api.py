@@ -12,7 +12,7 @@ from typing import Any
 
 import pydantic
 import pytest
-from libcst.codemod import CodemodTest
+from libcst.codemod import CodemodContext, CodemodTest
 
 from fleet.campaigns.codemods import MigratePydanticV2Command
 
@@ -181,6 +181,32 @@ class TestFieldsAndFunctions(CodemodTest):
         assert copy.child.v == 1 and fields_set == {"child"} and set(fields) == {"child"}
         assert shape["title"] == "Node"
 
+    def test_a_package_init_rebuilds_its_models_where_v1_resolved_forward_references(
+        self,
+    ) -> None:
+        # openapi_schema_pydantic/v3/v3_1_0/__init__.py (Operation uses Dict[str, "PathItem"])
+        before = """
+            from .operation import Operation
+            from .path_item import PathItem
+            from .util import helper
+
+            Operation.update_forward_refs()
+        """
+        after = """
+            from .operation import Operation
+            from .path_item import PathItem
+            from .util import helper
+
+            Operation.model_rebuild()
+            for _model in (Operation, PathItem,):
+                _model.model_rebuild(raise_errors=False)
+        """
+        self.assertCodemod(before, after, models=["api.operation.Operation",
+                                                  "api.path_item.PathItem"],
+                           context_override=CodemodContext(
+                               filename="api/__init__.py", full_module_name="api",
+                               full_package_name="api"))
+
     def test_moved_modules_are_repointed(self) -> None:
         before = """
             from pydantic.error_wrappers import ValidationError
@@ -264,7 +290,8 @@ class TestNoMechanicalEquivalent(CodemodTest):
             "__get_validators__: a v2 custom type defines __get_pydantic_core_schema__",
             "Callback: a type alias with a string forward reference: under v2 a model using it "
             "is not fully defined until the name resolves (model_rebuild() on each such model "
-            "once it is defined); left for an agent",
+            "once it is defined; added only where v1 called update_forward_refs); left for an "
+            "agent",
         ])
 
     def test_restricted_to_spans(self) -> None:
