@@ -5,6 +5,8 @@ column of rows written before it from their payload."""
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -73,37 +75,65 @@ def test_an_edited_repository_column_is_found(store: Store) -> None:
         f"seq 2: repo column {B!r} is not the payload's repository {A!r}"]
 
 
-def test_the_migration_takes_the_repository_from_older_rows(tmp_path: Path) -> None:
-    """A SQLite store at the migration before the column, with rows its code wrote (hashes over
-    the same body as now): opening it migrates, the column comes from each payload, and the
-    chain still verifies."""
-    url = f"sqlite:///{tmp_path / 'old.db'}"
-    db = open_database(url)
+@pytest.fixture
+def fresh_url(store_url: str, tmp_path: Path) -> Iterator[str]:
+    """An empty database of the same kind as ``store_url``'s."""
+    if store_url.startswith("sqlite"):
+        yield f"sqlite:///{tmp_path / 'old.db'}"
+        return
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    params = conninfo_to_dict(store_url)
+    name = f"fleet_o_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(store_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    params["dbname"] = name
+    try:
+        yield make_conninfo(**params)  # type: ignore[arg-type]
+    finally:
+        with psycopg.connect(store_url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_the_migration_takes_the_repository_from_older_rows(fresh_url: str) -> None:
+    """A store at the migration before the column, with rows its code wrote (hashes over the
+    same body as now; one payload with a NUL, one a number as repository): ``fleet ledger
+    verify`` reads it as it is, opening it migrates, the column comes from each payload, and
+    the chain still verifies."""
+    db = open_database(fresh_url)
     payloads = [({"key": "ua1", "repository": A}, "ua1"), ({"key": "ub1", "repository": B}, "ub1"),
-                ({"engaged": True}, None), ({"repository": 7}, None)]
+                ({"engaged": True}, None), ({"repository": 7}, None),
+                ({"text": "nul \x00 here", "repository": A}, "ua2")]
+    sqlite = db.dialect == "sqlite"
+    mark = "?" if sqlite else "%s"
     try:
         with db.write() as tx:
             tx.raw("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, "
                    "name TEXT NOT NULL, applied_at REAL NOT NULL)")
-            for m in migrations("sqlite"):
+            for m in migrations(db.dialect):
                 if m.name.endswith("ledger_repo"):
                     break
-                for statement in split_script(m.sql):
+                for statement in (split_script(m.sql) if sqlite else [m.sql]):
                     tx.raw(statement)
-                tx.raw("INSERT INTO schema_migrations VALUES (?, ?, 0)", (m.version, m.name))
+                tx.raw(f"INSERT INTO schema_migrations VALUES ({mark}, {mark}, 0)",
+                       (m.version, m.name))
             prev = GENESIS
             for seq, (payload, unit) in enumerate(payloads, start=1):
                 body = canonical_json(payload)
                 digest = event_hash(prev, "unit.planned", unit, "c", "planner", body, 1.0 + seq)
                 tx.raw("INSERT INTO ledger (seq, kind, unit, campaign, actor, payload, "
-                       "created_at, prev_hash, hash) VALUES (?, 'unit.planned', ?, 'c', "
-                       "'planner', ?, ?, ?, ?)", (seq, unit, body, 1.0 + seq, prev, digest))
+                       f"created_at, prev_hash, hash) VALUES ({mark}, 'unit.planned', {mark}, "
+                       f"'c', 'planner', {mark}, {mark}, {mark}, {mark})",
+                       (seq, unit, body, 1.0 + seq, prev, digest))
                 prev = digest
     finally:
         db.close()
-    before = audit_store(url)  # `fleet ledger verify` reads it as it is, without migrating
-    assert before.count == 4 and before.problems == []
-    with open_store(url) as store:
-        assert [r[2] for r in _rows(store)] == [A, B, "", ""]
+    before = audit_store(fresh_url)  # `fleet ledger verify` reads it without migrating
+    assert before.count == 5 and before.problems == []
+    with open_store(fresh_url) as store:
+        assert [r[2] for r in _rows(store)] == [A, B, "", "", A]
         assert store.ledger.verify() == []
-        assert [e.unit for e in store.ledger.events(repo=A)] == ["ua1", None, None]
+        assert [e.unit for e in store.ledger.events(repo=A)] == ["ua1", None, None, "ua2"]
+        store.ledger.append("t", {"text": "nul \x00 again", "repository": B})  # as inserted now
+        assert _rows(store)[-1][2] == B and store.ledger.verify() == []
