@@ -144,3 +144,63 @@ def test_a_refused_integration_push_integrates_nothing(
     assert git(bare, "rev-parse", f"fleet/{CAMPAIGN}/integration").strip() == (
         result.head)  # type: ignore[attr-defined]
     assert len(store.ledger().events(kind="integration.finished")) == 1
+
+
+def test_two_integrations_at_once_one_wins_whole(
+        acme_repo: Path, env: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two workers integrate the same units at the same moment (both read the remote before
+    either pushes: a barrier after their tests): one push wins, the other is refused in one
+    line and records nothing; the remote's integration branch is the winner's whole result."""
+    import threading
+
+    from fleet.integrate import integrate, pytest_runner
+    from fleet.store import open_store
+    from fleet_pipelines.cli import main
+    from fleet_pipelines.resources import FleetSettings
+    from sandbox import select_sandbox
+
+    bare = tmp_path / "acme.git"
+    subprocess.run(["git", "clone", "--quiet", "--bare", str(acme_repo), str(bare)], check=True)
+    url = bare.as_uri()
+    key = first_unit(url, capsys)
+    assert main(["fix", url, "-c", CAMPAIGN, "--unit", key, "--require-verified"]) == 0
+    tests = pytest_runner(select_sandbox("bwrap"))
+    barrier = threading.Barrier(2, timeout=120)
+
+    def run_tests(tree: Path) -> object:
+        done = tests(tree)
+        barrier.wait()  # both have read the remote's heads and built their branch
+        return done
+
+    outcomes: dict[str, object] = {}
+
+    def worker(name: str) -> None:
+        settings = FleetSettings.from_env({"FLEET_REPO": url, "FLEET_HOME": str(tmp_path / name),
+                                           "FLEET_STORE_URL": f"sqlite:///{tmp_path / 'fleet.db'}"})
+        repo = settings.checkout()
+        with open_store(settings.store_url) as store:
+            results = [r for r in latest_results(store.ledger, CAMPAIGN).values()
+                       if r.status == "verified"]
+            try:
+                outcomes[name] = integrate(
+                    repo, results, base_branch="main", branch=f"fleet/{CAMPAIGN}/integration",
+                    leases=store.leases, ledger=store.ledger, run_tests=run_tests)  # type: ignore[arg-type]
+            except RemoteError as exc:
+                outcomes[name] = exc
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in ("w1", "w2")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(240)
+    won = [o for o in outcomes.values() if not isinstance(o, RemoteError)]
+    lost = [o for o in outcomes.values() if isinstance(o, RemoteError)]
+    assert len(won) == 1 and len(lost) == 1, outcomes
+    message = str(lost[0])
+    assert "\n" not in message and f"fleet/{CAMPAIGN}/integration" in message and url in message
+    head = won[0].head  # type: ignore[attr-defined]
+    assert git(bare, "rev-parse", f"fleet/{CAMPAIGN}/integration").strip() == head
+    assert git(bare, "log", "--format=%s", f"main..{head}").splitlines() == [
+        f"fleet({CAMPAIGN}): integrate unit {key}"]
+    with open_store(f"sqlite:///{tmp_path / 'fleet.db'}") as store:
+        assert len(store.ledger.events(kind="integration.finished")) == 1
