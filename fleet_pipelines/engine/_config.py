@@ -84,6 +84,12 @@ def celery_settings(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
         "broker_connection_retry_on_startup": True,
         "broker_transport_options": {"visibility_timeout": visibility},
         "result_backend_transport_options": {"visibility_timeout": visibility},
+        # a broker restart: publishing and reading results wait for it instead of failing
+        "task_publish_retry_policy": {"max_retries": 60, "interval_start": 0.5,
+                                      "interval_step": 0.5, "interval_max": 2},
+        "result_backend_always_retry": True,
+        "result_backend_max_retries": 60,
+        "broker_connection_max_retries": None,
     }
 
 

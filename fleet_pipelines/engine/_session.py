@@ -21,6 +21,7 @@ from fleet_pipelines.engine._daemon import SharedDaemon, needs_daemon, serving
 from fleet_pipelines.engine._submit import (
     WORKSPACE,
     Say,
+    SubmitFailed,
     SubmittedRun,
     follow,
     open_workspace,
@@ -103,7 +104,14 @@ class Engine:
               selection: Sequence[AssetKey] | None = None,
               run_config: Mapping[str, Any] | None = None) -> str:
         """Submit a run of ``job``; its run id (several runs submitted before the first is
-        followed run side by side, as far as the instance's limits and workers allow)."""
+        followed run side by side, as far as the instance's limits and workers allow). A run
+        for the deployment's workers whose broker is down is refused here, in one line."""
+        if self.distributed(job):
+            from fleet_pipelines.engine._checks import broker_down
+
+            problem = broker_down(os.environ.get("FLEET_CELERY_BROKER", ""))
+            if problem is not None:
+                raise SubmitFailed(f"{job} not submitted: {problem}")
         self.ensure_daemon()
         run_id = submit(self.process, job, tags, selection, run_config)
         self.runs.append(run_id)

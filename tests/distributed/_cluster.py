@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from fleet_pipelines.engine import WORKSPACE, DaemonProcess
 from tests.engine.conftest import (
     GitDaemon,
@@ -120,6 +122,22 @@ class Cluster:
         self.workers[name] = worker
         return worker
 
+    def start_sweep(self) -> subprocess.Popen[str]:
+        """``fleet sweep <remote>`` as the coordinator, in the background; its output in
+        ``<root>/sweep.log``."""
+        fleet = Path(sys.executable).with_name("fleet")
+        out = (self.root / "sweep.log").open("w")
+        proc = subprocess.Popen(
+            [str(fleet), "sweep", self.remote, "-c", self.env["FLEET_CAMPAIGNS"], "--sandbox",
+             "bwrap", "--agents", "1", "--home", self.env["FLEET_HOME"]],
+            env={**os.environ, **GIT_ENV, **self.env}, stdout=out, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL, text=True)
+        out.close()
+        return proc
+
+    def sweep_log(self) -> str:
+        return (self.root / "sweep.log").read_text()
+
     def wait_ready(self, names: list[str], timeout_s: float = 180.0) -> None:
         """Every worker in ``names`` logs that it is ready to consume."""
         deadline = time.monotonic() + timeout_s
@@ -183,6 +201,21 @@ class Cluster:
         stop(self.git.proc)
 
 
+def deployment_env(dagster_home: Path, dagster_dsn: str, store_dsn: str, home: Path,
+                   remote: str, campaign: str, broker: str, visibility_s: float,
+                   **extra: str) -> dict[str, str]:
+    """The environment of every process of the deployment (the coordinator's; a worker's
+    differs in ``FLEET_HOME`` and ``DAGSTER_HOME``): the same variables as
+    deploy/docker-compose.yaml and deploy/k8s-*.yaml set (a test compares them)."""
+    return {"DAGSTER_HOME": str(dagster_home),
+            "DAGSTER_POSTGRES_URL": pg_url(dagster_dsn, "postgresql+psycopg2"),
+            "FLEET_DEPLOYMENT": "shared", "FLEET_STORE_URL": pg_url(store_dsn),
+            "FLEET_HOME": str(home), "FLEET_REPO": remote, "FLEET_BASE_BRANCH": "main",
+            "FLEET_CAMPAIGNS": campaign, "FLEET_SANDBOX": "bwrap", "FLEET_EXECUTOR": "celery",
+            "FLEET_CELERY_BROKER": broker, "FLEET_CELERY_VISIBILITY_S": str(visibility_s),
+            **extra}
+
+
 def start_cluster(root: Path, target: Path, store_dsn: str, dagster_dsn: str,
                   workers: int = 3, campaign: str = "yaml-safe-load",
                   visibility_s: float = 3600, **extra: str) -> Cluster:
@@ -196,16 +229,13 @@ def start_cluster(root: Path, target: Path, store_dsn: str, dagster_dsn: str,
     subprocess.run(["git", "clone", "--quiet", remote, str(root / "user")], check=True)
     dagster_home = coordinator / "dagster"
     dagster_home.mkdir(parents=True)
-    shutil.copy(DEPLOY / "dagster.yaml", dagster_home / "dagster.yaml")
+    instance = yaml.safe_load((DEPLOY / "dagster.yaml").read_text())
+    instance["concurrency"]["pools"]["default_limit"] = workers  # one batch per worker at once
+    (dagster_home / "dagster.yaml").write_text(yaml.safe_dump(instance, sort_keys=False))
     redis = Redis(free_port(), root / "redis")
     redis.start()
-    env = {"DAGSTER_HOME": str(dagster_home),
-           "DAGSTER_POSTGRES_URL": pg_url(dagster_dsn, "postgresql+psycopg2"),
-           "FLEET_DEPLOYMENT": "shared", "FLEET_STORE_URL": pg_url(store_dsn),
-           "FLEET_HOME": str(coordinator / "home"), "FLEET_REPO": remote,
-           "FLEET_BASE_BRANCH": "main", "FLEET_CAMPAIGNS": campaign, "FLEET_SANDBOX": "bwrap",
-           "FLEET_EXECUTOR": "celery", "FLEET_CELERY_BROKER": redis.url,
-           "FLEET_CELERY_VISIBILITY_S": str(visibility_s), **extra}
+    env = deployment_env(dagster_home, dagster_dsn, store_dsn, coordinator / "home", remote,
+                         campaign, redis.url, visibility_s, **extra)
     daemon = DaemonProcess(dagster_home, WORKSPACE, {**GIT_ENV, **env})
     cluster = Cluster(root, env, redis, git, daemon, remote)
     try:

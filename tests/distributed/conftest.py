@@ -1,6 +1,8 @@
-"""One multi-worker deployment per test module (tests/distributed/_cluster.py): starting it
-(Redis, git daemon, the Dagster daemon, 3 workers) takes ~30 s, so the tests of a module share
-it; each test sweeps its own new findings, pushed to the remote first."""
+"""One multi-worker deployment for the tests of this directory (tests/distributed/_cluster.py):
+starting it (Redis, git daemon, the Dagster daemon, 3 workers) takes ~30-60 s, so they share it;
+each test sweeps its own new findings, pushed to the remote first, so the earlier tests' units
+are history to it. A redelivered batch waits 90 s (the visibility timeout must exceed the
+longest batch, ~25 s here under load)."""
 
 from __future__ import annotations
 
@@ -14,14 +16,16 @@ from tests.conftest import commit_files, git
 from tests.distributed._cluster import Cluster, start_cluster
 
 
-def package(name: str) -> dict[str, str]:
-    """One package with one ``yaml.load`` (one unit of yaml-safe-load) and its test."""
+def package(name: str, sleep_s: float = 0) -> dict[str, str]:
+    """One package with one ``yaml.load`` (one unit of yaml-safe-load) and its test (which
+    takes ``sleep_s`` more: a unit that is still running when a fault strikes)."""
+    slow = f"    import time\n\n    time.sleep({sleep_s})\n" if sleep_s else ""
     return {
         f"{name}/__init__.py": "",
         f"{name}/load.py": "import yaml\n\n\ndef settings(text):\n    return yaml.load(text)\n",
         f"tests/test_{name}.py": (
             f"from {name}.load import settings\n\n\n"
-            f"def test_{name}_settings():\n    assert settings('a: 1') == {{'a': 1}}\n"),
+            f"def test_{name}_settings():\n{slow}    assert settings('a: 1') == {{'a': 1}}\n"),
     }
 
 
@@ -34,14 +38,14 @@ def make_target(path: Path, packages: list[str]) -> Path:
     return commit_files(path, files, "initial")
 
 
-def add_packages(cluster: Cluster, packages: list[str]) -> None:
+def add_packages(cluster: Cluster, packages: list[str], sleep_s: float = 0) -> None:
     """Commit new packages in the user's clone and push them to the remote's main (after
     pulling what the last integration published)."""
     repo = cluster.root / "user"
     git(repo, "pull", "-q", "--ff-only", "origin", "main")
     files: dict[str, str] = {}
     for name in packages:
-        files.update(package(name))
+        files.update(package(name, sleep_s))
     commit_files(repo, files, f"add {', '.join(packages)}")
     git(repo, "push", "-q", "origin", "main")
 
@@ -58,13 +62,13 @@ def _database(admin: str, template: str) -> str:
     return make_conninfo(**params)  # type: ignore[arg-type]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def cluster(pg_admin_dsn: str, pg_template: str,
             tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     root = tmp_path_factory.mktemp("cluster")
     target = make_target(root / "target", ["seed"])
     store, dagster = _database(pg_admin_dsn, pg_template), _database(pg_admin_dsn, pg_template)
-    started = start_cluster(root, target, store, dagster, workers=3, visibility_s=25,
+    started = start_cluster(root, target, store, dagster, workers=3, visibility_s=90,
                             FLEET_BATCH_SIZE="1", FLEET_AGENTS="1")
     try:
         yield started
