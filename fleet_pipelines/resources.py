@@ -253,13 +253,27 @@ class SandboxResource(ConfigurableResource):
         return select_sandbox(self.backend)
 
 
+ANTHROPIC_KEY_VAR = "ANTHROPIC_API_KEY"
+
+
+def anthropic_key(kind: str, environ: Mapping[str, str] | None = None) -> EnvVar | str:
+    """The key field of the ``claude`` agent: ``EnvVar("ANTHROPIC_API_KEY")`` when it is set
+    (Dagster resolves it when the resource starts and shows its name, never its value, in the
+    UI); ``""`` for the other agents or when it is not set (the agent then says so when it
+    starts)."""
+    env = os.environ if environ is None else environ
+    return EnvVar(ANTHROPIC_KEY_VAR) if kind == "claude" and env.get(ANTHROPIC_KEY_VAR) else ""
+
+
 class AgentResource(ConfigurableResource):
     """``codemod`` (offline, deterministic: the campaign's libcst codemod) or ``claude`` (the
-    anthropic Messages API; the key is read from ``ANTHROPIC_API_KEY`` in the orchestrator)."""
+    anthropic Messages API; its key from ``ANTHROPIC_API_KEY`` as the ``EnvVar`` field
+    ``api_key``, see ``build_resources``, resolved in the orchestrator, never in a sandbox)."""
 
     kind: str = "codemod"
     model: str = DEFAULT_MODEL
     base_url: str = ""
+    api_key: str = ""
 
     def open(self, campaign: Campaign, graph: SymbolGraph, store: Store) -> Agent:
         """The campaign's own fixer (``codemod``: its codemod, or its ``fix.command``) or the
@@ -273,7 +287,7 @@ class AgentResource(ConfigurableResource):
         return agent_for(kind, campaign, graph=graph, ledger=store.ledger, controls=store.controls,
                          notes=tuple(n.text for n in store.memory.list()),
                          model=None if self.model == DEFAULT_MODEL else self.model,
-                         base_url=self.base_url or None)
+                         base_url=self.base_url or None, api_key=self.api_key or None)
 
 
 GITHUB_TOKEN_VARS = ("FLEET_GITHUB_TOKEN", "GITHUB_TOKEN")
@@ -347,7 +361,7 @@ def build_resources(settings: FleetSettings) -> dict[str, Any]:
     return {
         "store": StoreResource(url=settings.store_url, repo=settings.repository_key()),
         "sandbox": SandboxResource(backend=settings.sandbox),
-        "agent": AgentResource(kind=settings.agent),
+        "agent": AgentResource(kind=settings.agent, api_key=anthropic_key(settings.agent)),
         "forge": forge_resource(settings),
         "repo": RepoResource(path=settings.repo, base_branch=settings.base_branch,
                              home=settings.home, agents=settings.agents, url=settings.url,

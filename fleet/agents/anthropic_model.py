@@ -84,6 +84,8 @@ class AnthropicModel:
     model: str = DEFAULT_MODEL
     base_url: str | None = None
     api_key_env: str = "ANTHROPIC_API_KEY"
+    api_key: str | None = field(default=None, repr=False)  # given (a resolved EnvVar), else
+    # $api_key_env; never in repr
     max_retries: int = 5
     timeout_s: float = 120.0
     backoff_base_s: float = 1.0
@@ -97,7 +99,7 @@ class AnthropicModel:
         import anthropic
 
         self.name = f"anthropic:{self.model}"
-        key = os.environ.get(self.api_key_env)
+        key = self.api_key or os.environ.get(self.api_key_env)
         if not key:
             raise ConfigError(f"{self.api_key_env} is not set in the orchestrator's environment")
         self._anthropic = anthropic

@@ -42,10 +42,12 @@ def agent_for(
     notes: tuple[str, ...] = (),
     model: str | Model | None = None,
     base_url: str | None = None,
+    api_key: str | None = None,
 ) -> Agent:
     """The agent of ``kind`` for ``campaign``; ``ConfigError`` when the campaign has no fixer of
     that kind or the Claude agent has no API key. ``model``: a model name (``--model``) or a
-    ready ``Model`` (a ``ScriptedModel`` in tests)."""
+    ready ``Model`` (a ``ScriptedModel`` in tests); ``api_key``: the Messages API key (default:
+    ``$ANTHROPIC_API_KEY``)."""
     if kind not in AGENT_KINDS:
         raise ConfigError(f"unknown agent {kind!r} (one of {', '.join(AGENT_KINDS)})")
     fix = campaign.fix
@@ -65,7 +67,8 @@ def agent_for(
     from fleet.agents.claude import ClaudeAgent
 
     if model is None or isinstance(model, str):
-        model = AnthropicModel(model=resolve_model(model, campaign.model), base_url=base_url)
+        model = AnthropicModel(model=resolve_model(model, campaign.model), base_url=base_url,
+                               api_key=api_key)
     return ClaudeAgent(model=model, campaign_brief=campaign_brief(campaign), notes=notes,
                        graph=graph, controls=controls,
                        kill_switch=controls.engaged if controls is not None else None,

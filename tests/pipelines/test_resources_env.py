@@ -10,6 +10,7 @@ import dagster
 from dagster import EnvVar
 
 from assets._dagster_private import DAGSTER_VERSION_CHECKED
+from fleet.errors import ConfigError
 from fleet_pipelines.definitions import build_definitions
 from fleet_pipelines.resources import FleetSettings, ForgeResource, forge_resource
 
@@ -100,3 +101,41 @@ def test_the_pipelines_agent_holds_the_campaigns_daily_budget(
                   for c in build_campaigns(settings)}
     assert agents["capped"].day_budget.max_cost_usd == 0.25  # type: ignore[attr-defined]
     assert agents["yaml-safe-load"].day_budget.max_cost_usd is None  # type: ignore[attr-defined]
+
+
+def test_the_claude_agent_reads_its_key_as_an_env_var(
+    tmp_path: Path, monkeypatch: object
+) -> None:
+    """``FLEET_AGENT=claude``: the agent resource declares ``ANTHROPIC_API_KEY`` as an
+    ``EnvVar`` field (its name in the UI, never its value); Dagster resolves it when the
+    resource starts, and the agent's model is built with the resolved key."""
+    import pytest
+
+    from fleet.store import open_store
+    from fleet_pipelines.definitions import build_campaigns
+    from fleet_pipelines.resources import AgentResource
+
+    assert isinstance(monkeypatch, pytest.MonkeyPatch)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-resolved")
+    settings = _settings(tmp_path, FLEET_AGENT="claude")
+    resource = (build_definitions(settings).resources or {})["agent"]
+    assert isinstance(resource, AgentResource) and isinstance(resource.api_key, EnvVar)
+    assert resource.api_key.env_var_name == "ANTHROPIC_API_KEY"
+    assert "sk-ant-resolved" not in repr(resource)
+    started = resource.process_config_and_initialize()
+    assert started.api_key == "sk-ant-resolved"
+    (campaign,) = build_campaigns(settings)
+    with open_store(f"sqlite:///{tmp_path / 'fleet.db'}") as store:
+        agent = started.open(campaign.spec, None, store)
+    model = agent.model
+    assert model._client.api_key == "sk-ant-resolved"
+    assert "sk-ant-resolved" not in repr(model)
+    # the codemod agent has no secret to declare, and an unset key is no field either: the
+    # Claude agent then refuses to start, naming the variable
+    assert (build_definitions(_settings(tmp_path)).resources or {})["agent"].api_key == ""
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    unset = (build_definitions(settings).resources or {})["agent"]
+    assert unset.api_key == ""
+    with open_store(f"sqlite:///{tmp_path / 'fleet.db'}") as store, pytest.raises(
+            ConfigError, match="ANTHROPIC_API_KEY is not set"):
+        unset.open(campaign.spec, None, store)
