@@ -127,7 +127,7 @@ def gate_impacted_tests(
     notes = [chosen.note] if chosen and chosen.note else []
     if chosen is not None and len(results) > 1:
         idle = [(p, j) for p, j in results[1:] if j.status == "unknown"]
-        notes += [f"[{p}] could not judge: {j.evidence.splitlines()[0][:300]}" for p, j in idle]
+        notes += [f"[{p}] could not judge: {_why_idle(j.evidence)}" for p, j in idle]
         results = [r for r in results if r not in idle]
     got = combine(results)
     if notes:
@@ -150,6 +150,14 @@ def gate_impacted_tests(
             return Verdict("impacted_tests", "accept", f"{proof.text()} (the tests give no "
                            f"evidence: {got.evidence.splitlines()[0]})", details)
     return Verdict("impacted_tests", got.status, got.evidence, details)
+
+
+def _why_idle(evidence: str) -> str:
+    """The first line of an interpreter's ``unknown`` verdict, with its first collection error
+    (what its venv lacks: ``ModuleNotFoundError: No module named 'mock'``)."""
+    lines = evidence.splitlines()
+    error = next((ln for ln in lines[1:] if " errors at collection: " in ln), "")
+    return lines[0][:300] + (f"; {error[:200]}" if error else "")
 
 
 def _one_python(trees: Trees, sandbox: Sandbox, targets: list[str], needs: Needs, scope: str,

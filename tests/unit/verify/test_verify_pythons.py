@@ -81,3 +81,37 @@ def test_the_oldest_supported_python_runs_the_tests_by_default(
     assert f"[{sys.executable}]" not in got.evidence  # 3.11 has datetime.UTC: it passes there
     assert "not run on 3.7, 3.8, 3.9, 3.10, 3.12, 3.13 (FLEET_TEST_PYTHONS=all runs them)" in (
         got.evidence)
+
+
+@pytest.mark.sandbox
+def test_an_added_python_that_cannot_judge_leaves_the_verdict_and_says_why(
+    git_repo: Path, bwrap: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found running ruff-up on schedule 0.6.0, whose tests import ``mock`` without declaring
+    it: the venv of the oldest Python lacks it, so that interpreter cannot judge; the target
+    interpreter's verdict stands, and the line names the missing module."""
+    monkeypatch.delenv("FLEET_TEST_PYTHONS", raising=False)
+    monkeypatch.delenv("FLEET_TEST_PYTHON", raising=False)
+    (git_repo / "setup.py").write_text(
+        "from setuptools import setup\n\nsetup(name='lib', python_requires='>=3.6')\n")
+    (git_repo / "lib.py").write_text("def double(x):\n    return x * 2\n")
+    (git_repo / "test_lib.py").write_text(  # pyyaml: in the fleet's venv, undeclared here
+        "import yaml\n\nfrom lib import double\n\n\ndef test_double():\n"
+        "    assert double(yaml.safe_load('2')) == 4\n")
+    git(git_repo, "add", "-A")
+    git(git_repo, "commit", "-qm", "lib")
+    (git_repo / "lib.py").write_text("def double(x):\n    return x + x\n")
+    patch = git(git_repo, "diff")
+    git(git_repo, "checkout", "-q", "--", ".")
+    [got] = [v for v in run_gates(git_repo, patch, ["lib.py::double"], sandbox=bwrap,
+                                  options=GateOptions(fail_fast=False,
+                                                      skip=frozenset({"review"})))
+             if v.gate == "impacted_tests"]
+    assert got.status == "accept", got
+    assert got.evidence.startswith("1 test file(s) by imports and names: 1 passed before, "
+                                   "1 passed after"), got.evidence
+    if (3, 6) not in interpreters(supported_pythons(git_repo)):
+        assert "supported but not on this machine: 3.6" in got.evidence, got.evidence
+        return
+    assert "py3.6-" in got.evidence and " could not judge: " in got.evidence
+    assert "ModuleNotFoundError: No module named 'yaml'" in got.evidence, got.evidence
