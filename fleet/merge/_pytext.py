@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
+from fleet.merge._diff3 import compose_disjoint, diff3
 from fleet.merge._line import decode, encode, git_merge_file_bytes
 from fleet.merge._pykeys import code
 from fleet.merge._tokens import merge_tokens
@@ -88,3 +89,47 @@ def multiline_strings(*nodes: cst.CSTNode) -> bool:
         if any(t.type == tokenize.STRING and t.start[0] != t.end[0] for t in tokens):
             return True
     return False
+
+
+def merge_decorators(
+    base: cst.CSTNode, ours: cst.CSTNode, theirs: cst.CSTNode
+) -> cst.CSTNode | None:
+    """A ``def`` or ``class`` whose header both sides changed, when one side changed only its
+    decorators, or both changed different decorators: the decorators merged as a sequence
+    (``compose_disjoint``: edits of different decorators combine, two insertions at one point do
+    not), the rest of the header (signature, bases, comments above) from the one side that
+    changed it. None otherwise (both changed the signature, or both changed the decorators and
+    one of them dropped some)."""
+    nodes = (base, ours, theirs)
+    if not all(isinstance(n, cst.FunctionDef | cst.ClassDef) for n in nodes):
+        return None
+    bare = [
+        code(n.with_changes(decorators=[], body=n.body.with_changes(body=[])))  # type: ignore[attr-defined]
+        for n in nodes
+    ]
+    if bare[1] != bare[0] and bare[2] != bare[0] and bare[1] != bare[2]:
+        return None
+    frame = theirs if bare[1] == bare[0] else ours
+    lists = [list(n.decorators) for n in nodes]  # type: ignore[attr-defined]
+    texts = [[code(d) for d in items] for items in lists]
+    if texts[1] != texts[0] and texts[2] != texts[0] and min(map(len, texts[1:])) < len(texts[0]):
+        # Both changed the decorators and one dropped some: what the other side's decorators
+        # still assume is unknown (click 361915bbc3cc: a skip dropped beside a rewritten test).
+        return None
+    merged: list[cst.Decorator] = []
+    for chunk in diff3(*texts):
+        spans = (chunk.base, chunk.ours, chunk.theirs)
+        parts = [items[slice(*span)] for items, span in zip(lists, spans, strict=True)]
+        if chunk.kind == "theirs":
+            merged.extend(parts[2])
+        elif chunk.kind != "conflict":
+            merged.extend(parts[1])
+        else:
+            composed = compose_disjoint(
+                *(t[slice(*span)] for t, span in zip(texts, spans, strict=True))
+            )
+            if composed is None:
+                return None
+            by_side = dict(zip(("base", "ours", "theirs"), parts, strict=True))
+            merged.extend(by_side[side][index] for side, index in composed)
+    return frame.with_changes(decorators=merged)

@@ -30,7 +30,7 @@ from fleet.merge._pykeys import (
     normalized,
     rule_for,
 )
-from fleet.merge._pytext import multiline_strings, text_merge, token_merge
+from fleet.merge._pytext import merge_decorators, multiline_strings, text_merge, token_merge
 from fleet.merge._reduce import PLACEHOLDER_LINE, expand, reduce_unchanged
 from fleet.merge._result import Clean, Conflicted, parse_conflicts
 from fleet.merge._sets import merge_name_set
@@ -106,7 +106,10 @@ def _merge_block(
     elif header_base == header_ours:
         frame = theirs
     else:
-        return None
+        decorated = merge_decorators(base, ours, theirs)
+        if decorated is None:
+            return None
+        frame = decorated
     bodies = [block.body for block in blocks if isinstance(block, cst.IndentedBlock)]
     if not members and header_ours != header_theirs and not isinstance(base, cst.FunctionDef):
         texts = [[code(stmt) for stmt in body] for body in bodies]

@@ -71,9 +71,19 @@ def merge_tokens(base: str, ours: str, theirs: str) -> str | None:
         p for p in parsed if p is not None
     )
     ours_changes, theirs_changes = _changes(keys_b, keys_o), _changes(keys_b, keys_t)
+    # The same edit made by both sides (one license string rewritten alike) is made once.
+    theirs_edits = {(t1, t2, tuple(keys_t[u1:u2])) for t1, t2, u1, u2 in theirs_changes}
+    same = {
+        (o1, o2)
+        for o1, o2, p1, p2 in ours_changes
+        if (o1, o2, tuple(keys_o[p1:p2])) in theirs_edits
+    }
+    theirs_changes = [c for c in theirs_changes if (c[0], c[1]) not in same]
     if not ours_changes or not theirs_changes:
         return None
     for o1, o2, _, _ in ours_changes:
+        if (o1, o2) in same:
+            continue
         for t1, t2, _, _ in theirs_changes:
             between = keys_b[o2:t1] if o2 <= t1 else keys_b[t2:o1]
             if not (o2 < t1 or t2 < o1) or not any(k[0] in _OPERANDS for k in between):

@@ -5,10 +5,10 @@ Each case is one ``.py`` file both parents of a merge commit changed, where git'
 conflicts; ``actual.py`` is what the humans committed. ``outcome`` records what the merge does:
 ``resolved`` (clean and the same program as the humans', up to comments, formatting and the order
 of adjacent definitions and imports), ``conflict``, ``clean_human_beyond`` (clean; the humans
-edited beyond both sides), or ``clean_wrong`` (clean and different from the humans', with no
-sign that they edited beyond both sides: an open defect, listed in docs/merge.md; the test pins
-the current result so that a change shows up). A ``conflict`` case may become resolved, never
-a wrong clean merge.
+edited beyond both sides), ``clean_human_override`` (clean; the humans undid an edit of one side
+that nothing contested), or ``clean_wrong`` (clean and different from the humans', with no such
+sign: an open defect; none is left among these cases). A ``conflict`` case may become resolved,
+never a wrong clean merge.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def test_history_covers_five_projects_and_resolved_cases() -> None:
     outcomes = [(HISTORY / name / "outcome").read_text().strip() for name in CASES]
     assert len(projects) >= 5
     assert outcomes.count("resolved") >= 10
-    assert outcomes.count("clean_wrong") <= 2  # the open defects named in docs/merge.md
+    assert outcomes.count("clean_wrong") == 0  # the two once pinned here read as human edits
 
 
 @pytest.mark.parametrize("name", CASES)

@@ -54,3 +54,10 @@ def test_an_item_beside_an_item_the_other_side_rewrote_is_unsure() -> None:
     ours = base.replace("    'Python :: 2.7',\n", "    'Python :: 2.7',\n    'Python :: 3.3',\n")
     theirs = base.replace("    'Python :: 2.6',\n    'Python :: 2.7',\n", "    'Python :: 3',\n")
     assert merge_tokens(base, ours, theirs) is None
+
+
+def test_an_edit_both_sides_made_alike_is_made_once() -> None:
+    base = 's(l="BSD", a="x", m="P T")\n'
+    ours = 's(l="BSD-3", a="x", m="P T")\n'
+    theirs = 's(l="BSD-3", a="x", m="P")\n'
+    assert merge_tokens(base, ours, theirs) == 's(l="BSD-3", a="x", m="P")\n'
