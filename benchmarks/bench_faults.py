@@ -31,6 +31,11 @@ Rows (a failure is the fault getting through; data lost is acknowledged data tha
   (the microVM is left out for time: its test is in the contract suite); failure = more than the
   quota in the worktree or the run not ``killed_by_limit``; data lost = a file that was in the
   worktree before changed.
+- ``kill -9 of a whole sweep``: a real ``fleet sweep``'s process tree (the command, its Dagster
+  daemon, code server and run workers) killed at a random moment ``repeat // 4`` times (5 at the
+  default), then a normal sweep, held against the same sweep of an untouched clone
+  (``benchmarks/_fault_sweep.py``, which says what counts; ``--no-sweep`` leaves the row out:
+  it takes minutes).
 """
 
 from __future__ import annotations
@@ -628,6 +633,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=20, help="repetitions of each fault")
     parser.add_argument("--fuzz", type=int, default=3000, help="API fuzz requests")
     parser.add_argument("--json", type=Path, help="also write the rows here")
+    parser.add_argument("--no-sweep", action="store_true",
+                        help="leave out the kill -9 of a whole sweep (the slow row)")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="fleet-bench-faults-"))
     rows: list[Row] = []
@@ -640,6 +647,10 @@ def main() -> None:
         rows.append(bench_kill_holder(tmp, args.repeat))
         rows.append(bench_kill_integration(tmp, max(1, args.repeat // 2)))
         rows += bench_sandbox(tmp, max(1, args.repeat // 4))
+        if not args.no_sweep:
+            from _fault_sweep import bench_kill_sweep
+
+            rows.append(bench_kill_sweep(tmp, max(1, args.repeat // 4)))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         _drop_pg()
