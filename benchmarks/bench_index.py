@@ -358,12 +358,17 @@ def _phases(stderr: str) -> dict[str, float]:
     return out
 
 
-def whole(names: list[str], runs: int) -> dict[str, object]:
+def whole(names: list[str], runs: int, baseline: Path | None = None) -> dict[str, object]:
+    """``baseline``: another checkout of this project (its extension built in place), run
+    the same way with it first on ``PYTHONPATH``, interleaved with ours: before/after in one
+    run."""
     fleet = str(Path(sys.executable).with_name("fleet"))
     results: dict[str, object] = {"python": sys.version.split()[0], "cpus": os.cpu_count(),
                                   "load_avg_start": os.getloadavg()[0]}
     for name, (root, exclude) in corpora(names).items():
         rows: dict[str, list[dict[str, float]]] = {"ours_1": [], "ours": [], "ast": []}
+        if baseline is not None:
+            rows = {"base": [], "base_1": [], **rows}
         with tempfile.TemporaryDirectory(prefix="bench_whole_") as tmp:
             snap = Path(tmp) / "graph.pickle"
             ours = [fleet, "index", str(root), "-o", str(snap), "--progress-every", "1e9",
@@ -371,11 +376,13 @@ def whole(names: list[str], runs: int) -> dict[str, object]:
             peer = [sys.executable, __file__, "--worker", "ast", "--root", str(root),
                     "--out", str(Path(tmp) / "ast.json"), *[f"--exclude={p}" for p in exclude]]
             for _ in range(runs):
-                for kind in ("ours_1", "ours", "ast"):
+                for kind in rows:
                     snap.unlink(missing_ok=True)
                     env = dict(os.environ)
-                    if kind == "ours_1":
+                    if kind.endswith("_1"):
                         env["FLEET_GRAPH_THREADS"] = "1"
+                    if kind.startswith("base"):
+                        env["PYTHONPATH"] = str(baseline)
                     got, out, err = _run_whole(ours if kind != "ast" else peer, env)
                     if kind == "ast":
                         got["extract_cpu_s"] = json.loads(out.strip().splitlines()[-1])[
@@ -386,13 +393,24 @@ def whole(names: list[str], runs: int) -> dict[str, object]:
                     print(f"{name} {kind}: {got}", file=sys.stderr)
         med = {kind: {k: _median(v, k) for k in v[0]} for kind, v in rows.items()}  # type: ignore[arg-type]
         results[name] = {
-            **med,
-            "cpu_ratio": med["ast"]["extract_cpu_s"] / med["ours"]["cpu_s"],
-            "rss_ratio": med["ours"]["rss_mb"] / med["ast"]["rss_mb"],
-            "wall_drop_threads": med["ours_1"]["wall_s"] / med["ours"]["wall_s"],
+            **med, "runs": runs,
+            **{f"{kind}_runs": [r["cpu_s"] for r in got] for kind, got in rows.items()},
+            **{f"{kind}_wall_runs": [r["wall_s"] for r in got] for kind, got in rows.items()},
+            **{f"{kind}_rss_runs": [r["rss_mb"] for r in got] for kind, got in rows.items()},
+            **_ratios(med, "ours"),
         }
+        if baseline is not None:
+            results[name].update({f"base_{k}": v for k, v in _ratios(med, "base").items()})
     results["load_avg_end"] = os.getloadavg()[0]
     return results
+
+
+def _ratios(med: dict[str, dict[str, float]], kind: str) -> dict[str, float]:
+    return {
+        "cpu_ratio": med["ast"]["extract_cpu_s"] / med[kind]["cpu_s"],
+        "rss_ratio": med[kind]["rss_mb"] / med["ast"]["rss_mb"],
+        "wall_drop_threads": med[f"{kind}_1"]["wall_s"] / med[kind]["wall_s"],
+    }
 
 
 def whole_table(results: dict[str, object]) -> str:
@@ -401,16 +419,24 @@ def whole_table(results: dict[str, object]) -> str:
         r = results.get(name)
         if not isinstance(r, dict):
             continue
-        for kind, label in (("ours", "fleet index (threads: cores)"),
+        for kind, label in (("base", "baseline fleet index (threads: cores)"),
+                            ("base_1", "baseline fleet index (1 thread)"),
+                            ("ours", "fleet index (threads: cores)"),
                             ("ours_1", "fleet index (1 thread)"), ("ast", "ast peer")):
+            if kind not in r:
+                continue
             m = r[kind]
             phases = ", ".join(f"{k.removesuffix('_cpu_s')} {v:.2f}" for k, v in m.items()
                                if k.endswith("_cpu_s") and k != "cpu_s")
             out.append(f"| {name} | {label} | {m['cpu_s']:.2f} | {m['wall_s']:.2f} "
                        f"| {m['rss_mb']:.0f} | {phases} |")
-        out.append(f"| {name} | peer extraction CPU / our whole CPU; our RSS / peer's; "
-                   f"wall 1 thread / cores | {r['cpu_ratio']:.2f}x | "
-                   f"{r['wall_drop_threads']:.2f}x | {r['rss_ratio']:.2f}x | |")
+        for prefix, who in (("base_", "baseline"), ("", "ours")):
+            if f"{prefix}cpu_ratio" not in r:
+                continue
+            out.append(f"| {name} | {who}: peer extraction CPU / whole CPU; wall 1 thread / "
+                       f"cores; RSS / peer's | {r[prefix + 'cpu_ratio']:.2f}x | "
+                       f"{r[prefix + 'wall_drop_threads']:.2f}x | "
+                       f"{r[prefix + 'rss_ratio']:.2f}x | |")
     return "\n".join(out)
 
 
@@ -444,9 +470,12 @@ def main() -> int:
     parser.add_argument("--exclude", action="append", default=[])
     parser.add_argument("--whole", action="store_true",
                         help="the whole fleet index process against the ast peer's")
+    parser.add_argument("--baseline", type=Path,
+                        help="with --whole: also run this checkout of the project (extension "
+                        "built in place) on PYTHONPATH, interleaved: before/after")
     args = parser.parse_args()
     if args.whole:
-        got = whole(args.corpus or ["stdlib"], args.runs)
+        got = whole(args.corpus or ["stdlib"], args.runs, args.baseline)
         RESULTS.mkdir(exist_ok=True)
         saved = RESULTS / "bench_index_whole.json"  # one entry per corpus, the latest run's
         merged = json.loads(saved.read_text()) if saved.is_file() else {}
