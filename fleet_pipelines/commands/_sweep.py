@@ -152,10 +152,23 @@ def _judge(result: Any, job: str) -> None:
         detail = "; ".join(
             f"{e.step_key}: {e.step_failure_data.error.message.strip()[:600]}"
             for e in failures
-        )
+        ) or _run_error(result)
         if any(_raised(e.step_failure_data.error, KillSwitchEngaged) for e in failures):
             raise KillSwitchEngaged(detail)
         raise RunFailed(f"run of {job} failed: {detail or 'see the Dagster UI'}")
+
+
+def _run_error(result: Any) -> str:
+    """Why a run failed where no step did (a resource that could not start, e.g. the remote
+    of a repository by URL unreachable when the step syncs its mirror): the innermost cause of
+    the run's failure event, in one line."""
+    for event in result.all_events:
+        error = getattr(event.event_specific_data, "error", None)
+        if event.event_type_value in ("RUN_FAILURE", "PIPELINE_FAILURE") and error is not None:
+            while error.cause is not None:
+                error = error.cause
+            return str(error.message).strip().splitlines()[0][:600]
+    return ""
 
 
 class SweepBusy(FleetError):

@@ -105,3 +105,30 @@ def test_a_fleet_owned_remote_takes_the_branches_the_source_never_moves(
     assert campaign.self_merge == (
         f"not merged: main is the source's (file://{source}); the fleet pushes only to "
         f"file://{owned}; the change stays on fleet/{CAMPAIGN}/integration")
+
+
+def test_a_remote_gone_mid_sweep_stops_it_in_one_line(
+        acme_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The remote goes away after the worker cloned it: the first step's sync fails, the sweep
+    stops with one line naming the URL (the repo resource could not start: no step ran)."""
+    import shutil
+
+    from dagster import DagsterInstance
+
+    from fleet_pipelines.commands._sweep import RunFailed, sweep
+    from fleet_pipelines.resources import FleetSettings
+
+    bare = tmp_path / "acme.git"
+    subprocess.run(["git", "clone", "--quiet", "--bare", str(acme_repo), str(bare)], check=True)
+    monkeypatch.chdir(tmp_path)
+    settings = FleetSettings.from_env({
+        "FLEET_REPO": bare.as_uri(), "FLEET_HOME": str(tmp_path / "worker"),
+        "FLEET_CAMPAIGNS": CAMPAIGN, "FLEET_SANDBOX": "bwrap"})
+    settings.checkout()
+    shutil.rmtree(bare)
+    with DagsterInstance.ephemeral() as instance, pytest.raises(RunFailed) as info:
+        sweep(settings, instance, say=lambda _: None)
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith("run of index_code_job failed: fleet.forge.remote.RemoteError: "
+                              f"cannot fetch from {bare.as_uri()}: fatal: "), message
