@@ -136,8 +136,16 @@ def working_repository(text: str | Path, environ: Mapping[str, str] | None = Non
     path as it is (nothing pushed: the embedded default); a URL, or any repository when
     ``$FLEET_REMOTE`` is set, this process's synced mirror under ``$FLEET_HOME`` (else the
     ``.fleet`` of the current directory's repository)."""
+    from fleet.home import exclude_home, repo_root
+
     target = _by_url(str(text), environ)
-    return Path(text) if target is None else checkout(*target)
+    if target is None:
+        return Path(text)
+    root = repo_root(Path.cwd())
+    if root is not None:  # a default home inside the checkout of the current directory
+        target[1].mkdir(parents=True, exist_ok=True)
+        exclude_home(root, target[1])  # (a mirror in it must not show up in its git status)
+    return checkout(*target)
 
 
 def sync(remote: Remote, home: Path, push: Remote | None = None) -> Path:

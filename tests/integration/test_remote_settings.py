@@ -88,3 +88,21 @@ def test_fleet_gc_by_url_works_in_the_mirror_offline(
     shutil.rmtree(bare)  # the remote is gone: gc needs none of it
     assert main(["gc", url]) == 0
     assert "removed 1 workspace(s)" in capsys.readouterr().out and not scratch.exists()
+
+
+def test_a_default_home_inside_a_checkout_keeps_the_mirror_out_of_its_status(
+        git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fleet.forge.remote import working_repository
+
+    commit_files(git_repo, {"a.py": "A = 1\n"}, "a")
+    bare = tmp_path / "r.git"
+    subprocess.run(["git", "clone", "--quiet", "--bare", str(git_repo), str(bare)], check=True)
+    here = tmp_path / "here"
+    here.mkdir()
+    git(here, "init", "-q")
+    monkeypatch.chdir(here)
+    monkeypatch.delenv("FLEET_HOME", raising=False)
+    monkeypatch.delenv("FLEET_REMOTE", raising=False)
+    mirror = working_repository(bare.as_uri())
+    assert mirror.is_relative_to(here / ".fleet" / "mirrors")
+    assert git(here, "status", "--porcelain") == ""
