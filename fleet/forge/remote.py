@@ -106,7 +106,10 @@ def checkout(url: str, home: Path, push_url: str = "") -> Path:
     ``RemoteError`` for a remote that cannot be cloned or fetched from."""
     source = Remote.parse(url)
     target = Remote.parse(push_url) if push_url else None
-    return sync(source, home, push=None if target == source else target)
+    mirror = sync(source, home, push=None if target == source else target)
+    if (target is None or target == source) and push_remote(mirror) != "origin":
+        git(mirror, "config", PUSH_KEY, "origin")  # FLEET_REMOTE was dropped: the source's own
+    return mirror
 
 
 def _by_url(text: str, environ: Mapping[str, str] | None) -> tuple[str, Path, str] | None:
@@ -154,7 +157,8 @@ def sync(remote: Remote, home: Path, push: Remote | None = None) -> Path:
     never one checked out in a worktree and never deleted; the checkout stays detached so no
     branch is ever the current one, its HEAD at the remote's HEAD branch). With ``push``, the
     ``fleet/*`` branches come from that remote (named ``fleet`` in the mirror), which is where
-    units and integration push. Returns the mirror's path."""
+    units and integration push; without it, the push remote recorded by :func:`checkout` stays
+    (a new mirror pushes to ``origin``). Returns the mirror's path."""
     from fleet.locks import hold
 
     mirror = mirror_path(remote, home)
@@ -170,7 +174,8 @@ def sync(remote: Remote, home: Path, push: Remote | None = None) -> Path:
                 git(mirror, "remote", "add", PUSH_NAME, push.url)
             else:
                 git(mirror, "remote", "set-url", PUSH_NAME, push.url)
-        git(mirror, "config", PUSH_KEY, names[-1])
+        if push is not None or push_remote(mirror) is None:  # a plain sync keeps the choice
+            git(mirror, "config", PUSH_KEY, names[-1])
         for name in names:
             url = remote.url if name == "origin" else push.url if push else ""
             spec = ("+refs/heads/*:refs/remotes/origin/*" if name == "origin"

@@ -106,3 +106,18 @@ def test_a_default_home_inside_a_checkout_keeps_the_mirror_out_of_its_status(
     mirror = working_repository(bare.as_uri())
     assert mirror.is_relative_to(here / ".fleet" / "mirrors")
     assert git(here, "status", "--porcelain") == ""
+
+
+def test_a_plain_sync_keeps_the_push_remote_checkout_chose(git_repo: Path, tmp_path: Path
+                                                          ) -> None:
+    """A worker that syncs its mirror on its own (before a task) does not undo FLEET_REMOTE for
+    the steps that run on it; a checkout without FLEET_REMOTE goes back to the source's."""
+    from fleet.forge.remote import Remote, checkout, sync
+
+    commit_files(git_repo, {"a.py": "A = 1\n"}, "a")
+    owned = tmp_path / "fleet.git"
+    subprocess.run(["git", "init", "--quiet", "--bare", str(owned)], check=True)
+    home, url = tmp_path / "h", git_repo.resolve().as_uri()
+    mirror = checkout(url, home, owned.as_uri())
+    assert sync(Remote.parse(url), home) == mirror and push_remote(mirror) == "fleet"
+    assert checkout(url, home) == mirror and push_remote(mirror) == "origin"
