@@ -7,6 +7,11 @@ in one line. Every sweep goes through a real Dagster instance (``$DAGSTER_HOME``
 of fleet processes may share a repository and its state directory: the Dagster instance is
 created under a lock, the index runs under a lock, and a campaign that another sweep is sweeping
 there is refused in one line (exit 3). Dagster is imported inside the command functions only.
+
+Runs are submitted to the instance (queued, launched by its daemon, re-executable from the UI).
+``--in-process`` / ``FLEET_ENGINE=in-process`` executes them in the command's own process
+instead (``execute_in_process``): one process to debug (breakpoints, profilers), no daemon and no
+code server, but runs that the UI cannot re-execute.
 """
 
 from __future__ import annotations
@@ -52,6 +57,11 @@ def prepare_demo_repo(target: Path) -> Path:
 
 HomeOption = Annotated[Path | None, typer.Option(
     help="the fleet's state directory (default: $FLEET_HOME, else REPO/.fleet)")]
+InProcessOption = Annotated[bool | None, typer.Option(
+    "--in-process/--submitted", help="execute every run in this process (to debug it; the UI "
+    "cannot re-execute such runs), or submit it to the instance (default: $FLEET_ENGINE, else "
+    "submitted)", show_default=False)]
+ENGINES = ("submitted", "in-process")
 BUSY_EXIT = 3  # another sweep holds the campaign on this state directory
 
 
@@ -162,7 +172,24 @@ def check_sandbox(name: str) -> None:
                           "bubblewrap (or run `make demo`, which installs it)") from exc
 
 
-def _run(settings: FleetSettings, dagster_home: Path) -> SweepReport:
+def in_process(flag: bool | None) -> bool:
+    """``--in-process`` / ``--submitted`` when given, else ``$FLEET_ENGINE``: ``submitted``
+    (the default) or ``in-process``; another value is a ``ConfigError`` naming it."""
+    from fleet.errors import ConfigError
+
+    if flag is not None:
+        return flag
+    engine = os.environ.get("FLEET_ENGINE", "").strip() or "submitted"
+    if engine not in ENGINES:
+        raise ConfigError(f"FLEET_ENGINE={engine!r}: expected one of {'|'.join(ENGINES)}")
+    return engine == "in-process"
+
+
+def _run(settings: FleetSettings, dagster_home: Path, local: bool = False) -> SweepReport:
+    """Sweep on the instance at ``dagster_home``, every run submitted to it, or with ``local``
+    executed in this process (``_sweep._execute`` when no engine is current)."""
+    from contextlib import nullcontext
+
     from rich.console import Console
 
     from fleet_pipelines.commands._sweep import instance_for, sweep
@@ -183,17 +210,21 @@ def _run(settings: FleetSettings, dagster_home: Path) -> SweepReport:
             status.update(message)
             console.log(message)
 
-        with submitting(instance, settings.env(), say):  # every run submitted, not in-process
+        if local:
+            say("runs execute in this process (--in-process): the UI shows them but cannot "
+                "re-execute them")
+        engine = nullcontext() if local else submitting(instance, settings.env(), say)
+        with engine:  # every run submitted to the instance, unless --in-process
             return sweep(settings, instance, say=say)
 
 
-def _swept(settings: FleetSettings, dagster_home: Path) -> SweepReport:
+def _swept(settings: FleetSettings, dagster_home: Path, local: bool = False) -> SweepReport:
     """``_run``, with a campaign that another sweep holds on the state directory refused in
     one line (exit 3)."""
     from fleet_pipelines.commands._sweep import SweepBusy
 
     try:
-        return _run(settings, dagster_home)
+        return _run(settings, dagster_home, local)
     except SweepBusy as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(BUSY_EXIT) from exc
@@ -291,6 +322,7 @@ def register(app: typer.Typer) -> None:
         redo: Annotated[list[str] | None, typer.Option(
             "--redo", help="judge these units again whatever their verdict: a unit key, its "
             "12-character prefix, or all (repeatable)")] = None,
+        in_process_flag: InProcessOption = None,
     ) -> None:
         """Index REPO, plan the campaign, run the agents, verify, integrate and hand over.
 
@@ -312,6 +344,7 @@ def register(app: typer.Typer) -> None:
         if test_python is not None:  # read by the gates and the integration (inherited by runs)
             os.environ["FLEET_TEST_PYTHON"] = str(test_python.absolute())
         try:
+            local = in_process(in_process_flag)
             settings = _settings(repo, home, campaign, agents, sandbox, forge, agent)
             preflight(settings)
             claim_home(home, Path(settings.repo))
@@ -320,7 +353,7 @@ def register(app: typer.Typer) -> None:
         except FleetError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from exc
-        print_report(_swept(settings, dagster_home), settings)
+        print_report(_swept(settings, dagster_home, local), settings)
 
     @app.command("demo")
     def demo_cmd(
@@ -328,6 +361,7 @@ def register(app: typer.Typer) -> None:
         sandbox: Annotated[str, typer.Option(help="auto|microvm|gvisor|bwrap|local")] = "auto",
         home: Annotated[Path, typer.Option(help="the fleet's state directory")] = Path(".fleet"),
         fresh: Annotated[bool, typer.Option(help="start over from a new copy")] = False,
+        in_process_flag: InProcessOption = None,
     ) -> None:
         """Sweep the built-in campaigns over a copy of examples/acme-monorepo (.fleet/demo/)."""
         from fleet.errors import FleetError
@@ -340,13 +374,14 @@ def register(app: typer.Typer) -> None:
         settings = _settings(repo, home, list(builtin_campaign_names()), agents, sandbox,
                              "local", "codemod")
         try:
+            local = in_process(in_process_flag)
             check_sandbox(sandbox)
             claim_home(home, repo)
         except FleetError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from exc
         dagster_home = Path(os.environ.get("DAGSTER_HOME") or home / "dagster")
-        print_report(_swept(settings, dagster_home), settings)
+        print_report(_swept(settings, dagster_home, local), settings)
 
     @app.command("stop")
     def stop_cmd(

@@ -2,7 +2,13 @@
 A (branch ``main``), B (branch ``master``), C (a clone of A without ``billing/``) — with the
 default state directory, with an explicit shared ``--home``, and on one shared PostgreSQL store.
 Each repository's findings, units and ledger stay its own: B is not given A's base branch, and
-C's sweep marks none of A's findings fixed (only A's own sweep does)."""
+C's sweep marks none of A's findings fixed (only A's own sweep does).
+
+A's first sweep in each test submits its runs, as users' do (queue, daemon, code server: the
+sweep's settings reach the runs through their environment); the other sweeps run theirs in
+process (``FLEET_ENGINE=in-process``), since what they check, each repository's state, is
+decided before and outside the runs' engine (a submitted sweep of these repositories: ~60 s
+here, in process ~15 s; ``tests/engine`` tests the submitted path)."""
 
 from __future__ import annotations
 
@@ -20,7 +26,7 @@ from fleet.store import Store, open_store
 from fleet.store.repo_scope import REPOSITORY_FIELD, scoped_store
 from tests.conftest import commit_files, git
 
-# three or four sweeps each: ~40 s apiece on an idle 2-core machine, minutes on a loaded one
+# three or four sweeps each: one submitted (~60 s on 2 busy cores), the others in process (~15 s)
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.timeout(2400)]
 
 CAMPAIGN = "yaml-safe-load"
@@ -53,8 +59,13 @@ def _repos(tmp_path: Path) -> dict[str, Path]:
 def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in {
         "DAGSTER_HOME", "FLEET_HOME", "FLEET_STORE_URL", "FLEET_REPO", "FLEET_BASE_BRANCH",
-        "FLEET_DEPLOYMENT"}}
+        "FLEET_DEPLOYMENT", "FLEET_ENGINE"}}
     return {**env, "COLUMNS": "200", **extra}
+
+
+def _engine(name: str, env: dict[str, str]) -> dict[str, str]:
+    """A's sweep submits its runs (the default), the others' run in process."""
+    return env if name == "A" else {**env, "FLEET_ENGINE": "in-process"}
 
 
 def _sweep(cwd: Path, repo: Path, *extra: str, env: dict[str, str]
@@ -89,7 +100,7 @@ def test_three_repositories_from_one_directory_with_the_default_home(
     env = _env()
     outs = {}
     for name, repo in repos.items():
-        done = _sweep(work, repo, env=env)
+        done = _sweep(work, repo, env=_engine(name, env))
         assert done.returncode == 0, f"{name}: {done.stderr[-2000:]}"
         outs[name] = done.stdout
     assert not (work / ".fleet").exists()  # nothing in the directory the commands ran from
@@ -137,7 +148,7 @@ def test_three_repositories_on_one_shared_postgres_store(
     work.mkdir()
     env = _env(FLEET_STORE_URL=pg_dsn)
     for name, repo in repos.items():
-        done = _sweep(work, repo, env=env)
+        done = _sweep(work, repo, env=_engine(name, env))
         assert done.returncode == 0, f"{name}: {done.stderr[-2000:]}"
     keys = {name: repository_key(repo) for name, repo in repos.items()}
     assert len(set(keys.values())) == 3
@@ -151,7 +162,7 @@ def test_three_repositories_on_one_shared_postgres_store(
         # A's own next sweep marks A's finding fixed (its main now has the app/config.py fix,
         # self-merged; billing/ has no test, so its unit was unsure and stays open), only A's:
         # the same app/config.py finding of B and of C stays open
-        done = _sweep(work, repos["A"], env=env)
+        done = _sweep(work, repos["A"], env=_engine("A again", env))
         assert done.returncode == 0, done.stderr[-2000:]
         assert f"campaign {CAMPAIGN}: 1 open finding(s), 1 fixed" in done.stdout, done.stdout
         statuses = {(name, r.finding.path): r.status for name, k in keys.items()
