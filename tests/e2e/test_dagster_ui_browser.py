@@ -1,7 +1,14 @@
 """The Dagster UI in Debian's headless Chromium: after a real sweep, the campaign's asset
 lineage and a unit partition's gate check results are on screen, and a rejected unit's check is
-failed with ERROR severity and says which gate rejected it. Screenshots go to docs/img/
-(the README shows them)."""
+failed with ERROR severity and says which gate rejected it; on the check's Partitions tab the
+units the gate rejected are red and the ones it accepted green (the colours of the status dots in
+the DOM). Screenshots go to docs/img/ (the README shows them) and build/ui/.
+
+Dagster 1.13's own Partitions tab of ``candidate_patches`` shows every judged unit green
+("Materialized", "Failed (0)"), the rejected one included: it counts a partition as failed only
+when it was planned and not materialized in a run that failed, and a batch run with a rejected
+unit succeeds (its verified units go on to ``verified_patches``). The per-gate check's Partitions
+tab is where a rejection is red at a glance."""
 
 from __future__ import annotations
 
@@ -29,6 +36,35 @@ pytestmark = [pytest.mark.browser, pytest.mark.sandbox, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 IMAGES = ROOT / "docs" / "img"
+BUILD = ROOT / "build" / "ui"
+# The status dot of each partition in a Partitions list: the background colours in the row of
+# the element whose own text is the partition key (the rows are divs without stable class names).
+PARTITION_DOTS = """(() => {
+  const out = {};
+  for (const e of document.querySelectorAll('*')) {
+    const key = (e.innerText || '').trim();
+    if (e.children.length !== 0 || !/^[0-9a-f]{16}$/.test(key)) continue;
+    let row = e.parentElement;
+    for (let i = 0; i < 4 && row; i++, row = row.parentElement) {
+      const colours = [...row.querySelectorAll('*')].filter(d => d !== e)
+        .map(d => getComputedStyle(d).backgroundColor)
+        .filter(c => c !== 'rgba(0, 0, 0, 0)' && c !== 'transparent');
+      if (colours.length) { out[key] = (out[key] || []).concat(colours); break; }
+    }
+  }
+  return out;
+})()"""
+
+
+def _hue(colour: str) -> str:
+    """``red``, ``green`` or ``other`` for a CSS ``rgb(r, g, b)`` colour."""
+    r, g, b = (int(float(x)) for x in colour[colour.index("(") + 1:colour.index(")")]
+               .split(",")[:3])
+    if r > 150 and g < 110 and b < 110:
+        return "red"
+    if g > 150 and r < 120:
+        return "green"
+    return "other"
 CAMPAIGN = "datetime-utcnow"
 
 
@@ -175,5 +211,22 @@ def test_lineage_and_a_partitions_check_results_in_the_ui(
     _click_text(browser, bad.unit)
     browser.wait_for_text("Failed", f"gate {gate} rejected the unit")
     images.append(browser.screenshot(IMAGES / "rejected-unit-check.png"))
+    # ... and at a glance in the check's Partitions list: the units this gate rejected red, the
+    # units it accepted green, and the legend counts them
+    judged = {k: v for k, r in results.items() for v in r.verdicts if v.gate == gate}
+    failed = sorted(k for k, v in judged.items() if not v.passed)
+    assert bad.unit in failed
+    browser.wait_for_text(f"Failed ({len(failed)})", f"Passed ({len(judged) - len(failed)})")
+    dots: dict[str, list[str]] = {}
+    deadline = time.monotonic() + 30
+    while set(dots) < set(judged) and time.monotonic() < deadline:
+        time.sleep(0.5)
+        dots = browser.evaluate(PARTITION_DOTS) or {}
+    hues = {key: {_hue(c) for c in colours} for key, colours in dots.items() if key in judged}
+    assert set(hues) == set(judged), dots
+    for key in judged:
+        want, never = ("red", "green") if key in failed else ("green", "red")
+        assert want in hues[key] and never not in hues[key], (key, dots[key])
+    images.append(browser.screenshot(BUILD / "rejected-unit-check-partitions.png"))
     for image in images:
         assert image.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and image.stat().st_size > 20_000
