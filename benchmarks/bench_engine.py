@@ -17,11 +17,16 @@ and for the submitted runs the orchestration phases read back from the event log
 worker process, code import), step start (started -> first ``STEP_START``) — summed over the runs
 and per unit; and the extra fix wall per unit against in-process.
 
-Only one machine and one launcher (Dagster's ``DefaultRunLauncher``) are measured: runs on
-several workers (dagster-celery, dagster-k8s) are not wired yet (docs/deploy.md), so there is no
-1 / 2 / 4 worker column.
+``celery-K`` (K = 1, 2, 4 by default): the multi-worker deployment of tests/distributed
+(``tests/distributed/_cluster.py``: Redis, ``git daemon`` serving the repository, the daemon on
+``deploy/dagster.yaml`` with Dagster's storage and the fleet store on PostgreSQL, K fleet celery
+workers each with its own ``FLEET_HOME``), swept by ``fleet sweep <remote>``. Reported per K:
+fix wall, speedup against K = 1, and the orchestration overhead per unit: the worker time not
+spent running units (K x fix wall - the units' own wall) / units, and the phases of its runs
+(submission -> queued, queue, launch, dispatch to a celery worker, step start).
 
-    .venv/bin/python benchmarks/bench_engine.py [--units 64] [--batch 8] [--agents 2] [--json F]
+    .venv/bin/python benchmarks/bench_engine.py [--units 64] [--batch 8] [--agents 2]\
+        [--workers 1,2,4] [--json F]   (FLEET_BENCH_PG_DSN: a server of yours, else a throwaway one)
 """
 
 from __future__ import annotations
@@ -108,31 +113,141 @@ def run_sweep(base: Path, work: Path, mode: str, agents: int, batch: int) -> dic
             "load_1min": round(os.getloadavg()[0], 2)}
 
 
+def _fix_phases(instance: Any) -> dict[str, float]:
+    """The fix runs' wall (first created -> last ended) and phases summed over them: queue,
+    launch, dispatch (run start -> a celery worker takes the step), step start."""
+    from dagster import RunsFilter
+
+    totals = {"fix_wall_s": 0.0, "queue_s": 0.0, "launch_s": 0.0, "dispatch_s": 0.0,
+              "step_start_s": 0.0}
+    records = [r for r in instance.get_run_records(RunsFilter())
+               if r.dagster_run.job_name.startswith("fix_")]
+    if not records:
+        return totals
+    begin = min(r.create_timestamp.timestamp() for r in records)
+    totals["fix_wall_s"] = max((r.end_time or 0.0) for r in records) - begin
+    for record in records:
+        stamps: dict[str, float] = {}
+        for entry in instance.all_logs(record.dagster_run.run_id):
+            kind = entry.dagster_event_type
+            if kind is None:
+                continue
+            key = kind.value
+            if key == "ENGINE_EVENT" and "celery worker" in (entry.message or ""):
+                key = "DISPATCHED"
+            stamps.setdefault(key, entry.timestamp)
+        if {ENQUEUED, STARTING, STARTED, "DISPATCHED", STEP} <= stamps.keys():
+            totals["queue_s"] += stamps[STARTING] - stamps[ENQUEUED]
+            totals["launch_s"] += stamps[STARTED] - stamps[STARTING]
+            totals["dispatch_s"] += stamps["DISPATCHED"] - stamps[STARTED]
+            totals["step_start_s"] += stamps[STEP] - stamps["DISPATCHED"]
+    return totals
+
+
+def run_celery(base: Path, work: Path, workers: int, agents: int, batch: int,
+               admin_dsn: str, template: str) -> dict[str, Any]:
+    """A sweep of ``base`` on a fresh multi-worker deployment with ``workers`` workers."""
+    from fleet.store import open_store
+    from fleet.unit import latest_results
+    from tests.distributed._cluster import start_cluster
+    from tests.distributed.conftest import _database
+
+    root = work / f"celery-{workers}"
+    root.mkdir()
+    cluster = start_cluster(root, base, _database(admin_dsn, template),
+                            _database(admin_dsn, template), workers=workers,
+                            campaign="yaml-safe-load", visibility_s=3600,
+                            FLEET_BATCH_SIZE=str(batch), FLEET_AGENTS=str(agents))
+    try:
+        t0 = time.perf_counter()
+        sweep = cluster.start_sweep()
+        code = sweep.wait()
+        wall = time.perf_counter() - t0
+        if code != 0:
+            raise SystemExit(f"celery-{workers}: the sweep failed:\n{cluster.sweep_log()[-4000:]}")
+        with cluster.instance() as instance:
+            phases = _fix_phases(instance)
+            runs = len(instance.get_runs())
+    finally:
+        cluster.close()
+    with open_store(cluster.env["FLEET_STORE_URL"]) as store:
+        results = list(latest_results(store.ledger, "yaml-safe-load").values())
+    n = max(len(results), 1)
+    unit_time = sum(r.wall_s for r in results)
+    idle = workers * agents * phases["fix_wall_s"] - unit_time
+    return {"mode": f"celery-{workers}", "workers": workers, "units": len(results),
+            "verified": sum(r.status == "verified" for r in results),
+            "sweep_wall_s": round(wall, 2), "fix_wall_s": round(phases["fix_wall_s"], 2),
+            "dagster_runs": runs, "unit_time_s": round(unit_time, 2),
+            "overhead_per_unit_s": round(idle / n, 3),
+            **{k: round(v, 2) for k, v in phases.items() if k != "fix_wall_s"},
+            **{f"{k}_per_unit": round(v / n, 3) for k, v in phases.items()
+               if k != "fix_wall_s"},
+            "load_1min": round(os.getloadavg()[0], 2)}
+
+
+def _pg() -> tuple[str, str, Any]:
+    """An admin DSN, a template database, and the throwaway cluster to destroy (or None)."""
+    import uuid
+
+    import psycopg
+
+    cluster = None
+    dsn = os.environ.get("FLEET_BENCH_PG_DSN")
+    if not dsn:
+        from tests._pgcluster import start_cluster
+
+        cluster = start_cluster()
+        dsn = cluster.dsn
+    template = f"fleet_tpl_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{template}" TEMPLATE template0 ENCODING \'UTF8\'')
+    return dsn, template, cluster
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--units", type=int, default=64)
     parser.add_argument("--batch", type=int, default=8)
-    parser.add_argument("--agents", type=int, default=2)
+    parser.add_argument("--agents", type=int, default=1, help="units at once per worker")
+    parser.add_argument("--workers", default="1,2,4")
+    parser.add_argument("--submitted", action="store_true",
+                        help="also the submitted runs on one machine (the default launcher)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    ks = [int(k) for k in args.workers.split(",") if k.strip()]
     with tempfile.TemporaryDirectory(prefix="bench-engine-") as tmp:
         work = Path(tmp)
         base = make_repo(work / "base", args.units)
-        rows = [run_sweep(base, work, mode, args.agents, args.batch)
-                for mode in ("in-process", "submitted")]
-    peer, submitted = rows
-    extra = (submitted["fix_wall_s"] - peer["fix_wall_s"]) / max(submitted["units"], 1)
+        modes = ("in-process", "submitted") if args.submitted else ("in-process",)
+        rows = [run_sweep(base, work, mode, args.agents, args.batch) for mode in modes]
+        dsn, template, pg = _pg()
+        try:
+            rows += [run_celery(base, work, k, args.agents, args.batch, dsn, template)
+                     for k in ks]
+        finally:
+            if pg is not None:
+                pg.destroy()
+    peer = rows[0]
+    one = next((r for r in rows if r.get("workers") == 1), None)
+    for r in rows:
+        if one is not None and "workers" in r:
+            r["speedup"] = round(one["fix_wall_s"] / max(r["fix_wall_s"], 1e-9), 2)
+        r["extra_fix_wall_per_unit_s"] = round(
+            (r["fix_wall_s"] - peer["fix_wall_s"]) / max(r["units"], 1), 3)
     summary = {"units": args.units, "batch": args.batch, "agents": args.agents,
-               "cpus": os.cpu_count(), "rows": rows,
-               "extra_fix_wall_per_unit_s": round(extra, 3)}
-    print(f"{'mode':<11} {'units':>5} {'verified':>8} {'sweep s':>8} {'fix s':>7} {'runs':>4} "
-          f"{'queue s':>7} {'launch s':>8} {'step start s':>12}")
+               "cpus": os.cpu_count(), "rows": rows}
+    print(f"{'mode':<11} {'units':>5} {'verified':>8} {'sweep s':>8} {'fix s':>7} "
+          f"{'speedup':>7} {'runs':>4} {'overhead/unit s':>15} {'queue s':>7} {'launch s':>8} "
+          f"{'dispatch s':>10} {'step start s':>12}")
     for r in rows:
         print(f"{r['mode']:<11} {r['units']:>5} {r['verified']:>8} {r['sweep_wall_s']:>8} "
-              f"{r['fix_wall_s']:>7} {r['dagster_runs']:>4} {r.get('queue_s', '-'):>7} "
-              f"{r.get('launch_s', '-'):>8} {r.get('step_start_s', '-'):>12}")
-    print(f"extra fix wall per unit, submitted vs in-process: {extra:.3f} s "
-          f"(batch {args.batch}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f})")
+              f"{r['fix_wall_s']:>7} {r.get('speedup', '-'):>7} {r['dagster_runs']:>4} "
+              f"{r.get('overhead_per_unit_s', '-'):>15} {r.get('queue_s', '-'):>7} "
+              f"{r.get('launch_s', '-'):>8} {r.get('dispatch_s', '-'):>10} "
+              f"{r.get('step_start_s', '-'):>12}")
+    print(f"batch {args.batch}, {args.agents} unit(s) at once per worker, {os.cpu_count()} CPUs, "
+          f"load {os.getloadavg()[0]:.1f}")
     if args.json:
         args.json.write_text(json.dumps(summary, indent=2))
     return 0

@@ -122,7 +122,9 @@ def test_a_worker_killed_mid_unit(cluster: Cluster) -> None:
     # the zombie's late write of its unit branch (it saw none on the remote) is refused
     mirror = next((cluster.workers[victim].home / "mirrors").iterdir())
     branch = branch_name(CAMPAIGN, unit)
-    git(mirror, "branch", "-f", branch, "HEAD")
+    if subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"],
+                      cwd=mirror, capture_output=True, check=False).returncode != 0:
+        git(mirror, "update-ref", f"refs/heads/{branch}", "HEAD")  # (its worktree holds it)
     assert isinstance(push(mirror, branch, None), Refused)
     cluster.start_worker(victim)  # the deployment replaces it
     cluster.wait_ready([victim])
