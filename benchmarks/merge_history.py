@@ -297,16 +297,23 @@ DRIVERS = {
 def _driver_ms(folder: Path) -> dict[str, float]:
     """Wall milliseconds as processes on one case: ``fleet merge-driver`` (``console``), the
     driver's fast line (``fast``, see ``fleet.merge.driver.fast_command``) and ``git merge-file``
-    (``git``), each run the way git runs a merge driver (OURS rewritten in place)."""
+    (``git``), each run the way git runs a merge driver (OURS rewritten in place), and
+    ``python -S -c pass``, the interpreter's own start-up at that moment."""
     times: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         ours = Path(tmp) / "ours.py"
-        commands = {**DRIVERS, "git": ["git", "merge-file", "-q", "--diff3"]}
+        commands = {
+            **DRIVERS,
+            "git": ["git", "merge-file", "-q", "--diff3"],
+            "python -S": [sys.executable, "-S", "-c", "pass"],  # the interpreter's own floor
+        }
         for name, command in commands.items():
             shutil.copy(folder / "ours.py", ours)
             files = [folder / "base.py", ours, folder / "theirs.py", Path("case.py")]
             if name == "git":
                 files = [ours, folder / "base.py", folder / "theirs.py"]
+            elif name == "python -S":
+                files = []
             start = time.perf_counter()
             subprocess.run([*command, *map(str, files)], capture_output=True, check=False)
             times[name] = (time.perf_counter() - start) * 1000
@@ -365,7 +372,7 @@ def run(corpus: Path, json_out: Path | None, driver: int) -> int:
             for label, folders in (("all", sample), ("conflicted", hard[:driver])):
                 runs = [_driver_ms(folder) for folder in folders]
                 if runs:
-                    for name in ("console", "fast", "git"):
+                    for name in ("console", "fast", "git", "python -S"):
                         row[f"{name} process p50 ms ({label})"] = _p50(runs, name)
         rows.append(row)
         print(json.dumps(row), file=sys.stderr)

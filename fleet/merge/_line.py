@@ -5,6 +5,11 @@ in-process diff3 would have to reproduce xdiff's matching heuristics exactly to 
 The merge driver hands git the files git gave it; ``merge3`` writes its texts to a private
 temporary directory (made with ``os`` alone: ``tempfile`` costs the driver's start-up more than
 the merge).
+
+It runs git itself rather than through ``fleet.forge._git``: importing that module loads 46
+modules (``fleet.forge``'s package, ``fleet.types``, ``tempfile``, ``pathlib``...) against 20
+here, and its ``merge_file`` has neither ``--diff3``, the labels nor the conflict text this stage
+returns. The driver's clean path does not import this module at all (``driver._git_in_place``).
 """
 
 from __future__ import annotations
