@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from libcst.codemod import TransformFailure, TransformSkip, TransformSuccess
 
 from fleet.campaigns.codemods import apply_codemod, target_params
+from fleet.campaigns.codemods.requirements import declarations_step
 from fleet.campaigns.spec import Campaign
 from fleet.errors import GitError
 from fleet.forge.worktree import workspace_diff
@@ -161,6 +162,13 @@ class CodemodAgent:
                     on_step(steps[-1], workspace_diff(workspace))
                 except GitError as exc:
                     return self._finish(unit, "", steps, StopReason.ERROR, str(exc))
+        if self.campaign.fix.requirements and stop is StopReason.FINISHED:
+            step = declarations_step(unit, workspace.path, self.campaign.fix.requirements,
+                                     len(steps))
+            steps.append(step)
+            self._record(unit, "agent.step", {"index": step.index, "action": step.action,
+                                              "arguments": step.arguments, "result": step.result,
+                                              "ok": step.ok})
         try:
             patch = workspace_diff(workspace)
         except GitError as exc:

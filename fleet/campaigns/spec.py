@@ -79,6 +79,9 @@ class Fix:
     command: tuple[str, ...] = ()
     exit_codes: tuple[int, ...] = (0,)
     timeout_s: float = 600.0
+    #: the project's own declared requirements moved to a new range, name -> specifier
+    #: (``{pydantic: ">=2,<3"}``; fleet/campaigns/codemods/requirements.py)
+    requirements: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -330,7 +333,9 @@ def _tool(r: _Reader, obj: dict[str, Any]) -> Tool:
 
 
 def _fix(r: _Reader, obj: dict[str, Any]) -> Fix:
-    r.known(obj, "fix", ("codemod", "params", "prompt", "command", "exit_codes", "timeout_s"))
+    r.known(obj, "fix", ("codemod", "params", "prompt", "command", "exit_codes", "timeout_s",
+                         "requirements"))
+    moves = _requirements(r, obj)
     codemod = r.get(obj, "fix", "codemod", str, None)
     prompt = r.get(obj, "fix", "prompt", str, None)
     command = _argv(r, obj, "fix.command") if obj.get("command") is not None else ()
@@ -347,14 +352,25 @@ def _fix(r: _Reader, obj: dict[str, Any]) -> Fix:
         raise r.error("fix.timeout_s", "must be positive")
     if command:
         return Fix(None, dict(r.get(obj, "fix", "params", dict, {})), prompt, command,
-                   tuple(codes), float(timeout))
+                   tuple(codes), float(timeout), moves)
     if codemod is not None:
         from fleet.campaigns.codemods import CODEMODS
 
         if codemod not in CODEMODS:
             raise r.error("fix.codemod", f"unknown codemod {codemod!r} ({', '.join(CODEMODS)})")
     return Fix(codemod, dict(r.get(obj, "fix", "params", dict, {})), prompt,
-               exit_codes=tuple(codes), timeout_s=float(timeout))
+               exit_codes=tuple(codes), timeout_s=float(timeout), requirements=moves)
+
+
+def _requirements(r: _Reader, obj: dict[str, Any]) -> dict[str, str]:
+    if obj.get("requirements") is None:
+        return {}
+    from fleet.campaigns.codemods.requirements import check_moves
+
+    moves = check_moves(obj["requirements"])
+    if isinstance(moves, str):
+        raise r.error("fix.requirements", moves)
+    return moves
 
 
 def _budgets(r: _Reader, obj: dict[str, Any]) -> tuple[Budget, float | None]:

@@ -13,7 +13,7 @@ from fleet.campaigns.spec import Campaign
 from fleet.errors import ConfigError
 from fleet.forge._git import head_commit
 from fleet.plan._snapshot import base_tree
-from fleet.plan._units import build_units, lease_requests
+from fleet.plan._units import MODULE, build_units, lease_requests, unit_key
 from fleet.plan._waves import assign_waves, expected_parallelism
 from fleet.types import Finding, LeaseRequest, WorkUnit
 
@@ -128,6 +128,28 @@ def _extra_reads(graph: SymbolGraph, campaign: Campaign) -> list[str]:
     return [target] if target else []
 
 
+def _with_declarations(graph: SymbolGraph, units: list[WorkUnit],
+                       campaign: Campaign) -> list[WorkUnit]:
+    """``fix.requirements``: every unit also writes the files declaring a moved requirement
+    (``pyproject.toml::<module>``), so its patch moves the project's pin with the code it
+    migrates and its tests run in the new range. Two such units both write those files, so the
+    waves put them one after the other."""
+    moves = campaign.fix.requirements
+    root = getattr(graph, "root", None)
+    if not moves or root is None or not units:
+        return units
+    from fleet.campaigns.codemods.requirements import declaring_files
+
+    extra = [f"{p}::{MODULE}" for p in declaring_files(Path(root), moves)]
+    out = []
+    for unit in units:
+        write = tuple(sorted(set(unit.write_set) | set(extra)))
+        key = unit_key(campaign.name, unit.base_commit, write,
+                       [f.fingerprint for f in unit.findings])
+        out.append(dataclasses.replace(unit, key=key, write_set=write))
+    return out
+
+
 def plan_findings(
     graph: SymbolGraph,
     findings: list[Finding],
@@ -140,7 +162,7 @@ def plan_findings(
         graph, findings, campaign.name, base_commit, campaign.plan, _extra_reads(graph, campaign),
         edits_imports=campaign.edits_imports,
     )
-    units = assign_waves(units)
+    units = assign_waves(_with_declarations(graph, units, campaign))
     units.sort(key=lambda u: (u.wave, u.rank, u.key))
     waves: dict[int, list[str]] = {}
     for unit in units:

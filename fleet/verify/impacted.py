@@ -11,6 +11,7 @@ from typing import Any
 
 from fleet.types import Verdict
 from fleet.verify._patch import FilePatch, Trees, read
+from fleet.verify._tree_env import TreeEnvs, tree_envs
 from fleet.verify.evidence import Judgement, Needs, combine, judge, under
 from fleet.verify.execution import PytestRun, run_pytest, target_python
 from fleet.verify.gates import is_test_path
@@ -121,9 +122,12 @@ def gate_impacted_tests(
     chosen = plan(trees.base, target_python()) if not pythons else None
     box = sandbox_seeing(sandbox, chosen.paths) if chosen else sandbox
     results: list[tuple[str, Judgement]] = []
+    env_lines: list[str] = []  # each tree in its own declared dependencies (_tree_env.py)
     for python in pythons or chosen.pythons:  # type: ignore[union-attr]
+        envs = tree_envs(trees, python)
+        env_lines += [f"[{python}] {line}" for line in getattr(envs, "lines", ())]
         results.append((python, _one_python(trees, box, targets, needs, scope, timeout_s,
-                                            python)))
+                                            python, envs)))
     notes = [chosen.note] if chosen and chosen.note else []
     if chosen is not None and len(results) > 1:
         idle = [(p, j) for p, j in results[1:] if j.status == "unknown"]
@@ -133,6 +137,8 @@ def gate_impacted_tests(
     if notes:
         got.evidence = "\n".join([got.evidence.split("\n", 1)[0], *notes,
                                   *got.evidence.split("\n", 1)[1:]])
+    if env_lines:
+        got.evidence += "\n" + "\n".join(env_lines)
     details: dict[str, Any] = {"targets": targets, "selected_by": how,
                                "pythons": [p for p, _ in results], **got.details}
     if notes:
@@ -161,16 +167,21 @@ def _why_idle(evidence: str) -> str:
 
 
 def _one_python(trees: Trees, sandbox: Sandbox, targets: list[str], needs: Needs, scope: str,
-                timeout_s: float, python: str) -> Judgement:
-    """Runs before and after on one interpreter. A conftest that aborts pytest costs only the
-    targets below its directory, when the evidence does not need them (else ``unknown`` naming
-    the conftest)."""
+                timeout_s: float, python: str, envs: TreeEnvs | str | None = None) -> Judgement:
+    """Runs before and after on one interpreter (in each tree's own venv of it when ``envs``
+    has them). A conftest that aborts pytest costs only the targets below its directory, when
+    the evidence does not need them (else ``unknown`` naming the conftest)."""
+    if isinstance(envs, str):
+        return Judgement("unknown", f"{scope}: base and patch declare different requirements "
+                         f"and no environment could be made for each: {envs}")
+    first, second = (envs.before, envs.after) if envs else (python, python)
+    sandbox = sandbox_seeing(sandbox, envs.paths) if envs else sandbox
     dropped: list[str] = []
     while True:
-        before = _base_run(trees, sandbox, targets, timeout_s, python)
+        before = _base_run(trees, sandbox, targets, timeout_s, first)
         after = run_pytest(sandbox, trees.patched,
                            [t for t in targets if (trees.patched / t).is_file()], timeout_s,
-                           python)
+                           second)
         culprit = next((r.aborted_by for r in (before, after) if r.aborted_by), None)
         if culprit is None or not targets:
             break
