@@ -290,7 +290,7 @@ def _read(folder: Path) -> list[str]:
 
 DRIVERS = {
     "console": [sys.executable, "-m", "fleet_pipelines.cli", "merge-driver"],
-    "fast": [sys.executable, "-S", str(Path(driver.__file__).resolve())],
+    "fast": [sys.executable, "-S", str(Path(driver.__file__).resolve().parent / "_run_driver.py")],
 }
 
 

@@ -209,15 +209,13 @@ def _merge(paths: tuple[str, str, str], path: str, labels: list[str]) -> int:
 
 
 def fast_command() -> str:
-    """The driver line that starts fastest: this file run as a script by ``python -S`` (no
-    ``site``, no console script, no ``runpy``); ``site`` is loaded only if lines conflict."""
+    """The driver line that starts fastest: ``_run_driver.py`` run as a script by ``python -S``
+    (no ``site``, no console script, no ``runpy``); ``site`` is loaded only if lines conflict."""
     import shlex
 
-    return f"{shlex.quote(sys.executable)} -S {shlex.quote(os.path.abspath(__file__))}"
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_run_driver.py")
+    return f"{shlex.quote(sys.executable)} -S {shlex.quote(script)}"
 
 
 if __name__ == "__main__":
-    # Run as a script (``fast_command``): the package root, not this folder, goes first on the
-    # path (this folder's ``profile.py`` would shadow the standard library's).
-    sys.path[0] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     raise SystemExit(main(sys.argv[1:]))
