@@ -243,14 +243,14 @@ def _sweep(settings: FleetSettings, instance: DagsterInstance, say: Say) -> Swee
         records = store.store().findings.list(campaign=name)
         report.findings = sum(r.status in ("new", "known") for r in records)
         report.fixed = sum(r.status == "fixed" for r in records)
-        pending = pending_units(store, name, keys)
+        pending = pending_units(store, c.spec, keys)
         ranges = batches(keys, pending, settings.batch_size)
         say(f"[{name}] {len(keys)} unit(s), {len(pending)} to run in {len(ranges)} batch(es)")
         t0 = time.perf_counter()
 
         def finished(i: int, name: str = name, pending: list[str] = pending,
-                     total: int = len(ranges)) -> None:
-            done = latest_results(store.ledger(), name)
+                     total: int = len(ranges), spec: Campaign = c.spec) -> None:
+            done = latest_results(store.ledger(), spec)
             say(f"[{name}] batch {i}/{total} done: "
                 f"{sum(1 for k in pending if k in done)}/{len(pending)} unit(s) finished")
 
@@ -265,7 +265,7 @@ def _sweep(settings: FleetSettings, instance: DagsterInstance, say: Say) -> Swee
             _execute(defs, integrate_job_name(c), instance, {"fleet/campaign": name})
             runs += 1
             report.integrated = True
-        _fill(report, store, name, keys)
+        _fill(report, store, c.spec, keys)
         reports.append(report)
     return SweepReport(reports, time.perf_counter() - started, runs,
                        os.environ.get("DAGSTER_HOME", ""))
@@ -277,11 +277,11 @@ def _self_merges(campaign: Campaign) -> bool:
     return campaign.autonomy.mode == "self_merge"
 
 
-def _fill(report: CampaignReport, store: StoreResource, campaign: str,
+def _fill(report: CampaignReport, store: StoreResource, campaign: Campaign,
           keys: Sequence[str]) -> None:
     ledger = store.ledger()
     results = latest_results(ledger, campaign)
-    integrations = ledger.events(kind="integration.finished", campaign=campaign)
+    integrations = ledger.events(kind="integration.finished", campaign=campaign.name)
     last = integrations[-1].payload if integrations else None
     semantic = set(last.get("semantic_conflicts", [])) if last else set()
     for key in keys:
@@ -298,10 +298,10 @@ def _fill(report: CampaignReport, store: StoreResource, campaign: str,
         else:
             report.units[key] = {"status": "pending", "gate": "", "why": "", "paths": ""}
     report.integration = last
-    published = ledger.events(kind="pull_request.published", campaign=campaign)
+    published = ledger.events(kind="pull_request.published", campaign=campaign.name)
     if published:
         report.change_url = str(published[-1].payload["ref"]["url"])
-    merges = ledger.events(kind="change.self_merge", campaign=campaign)
+    merges = ledger.events(kind="change.self_merge", campaign=campaign.name)
     if merges and report.integrated:  # this sweep's hand-over, not an earlier one's
         payload = merges[-1].payload
         report.self_merge = str(payload.get("message") or payload["reason"])
