@@ -161,7 +161,8 @@ def condense(succ: Adjacency) -> tuple[dict[str, int], dict[str, frozenset[str]]
     keyed by each SCC's smallest id: dependencies (successors) first, ties by id. In C
     (``_c/condense.c``, over the graph numbered in id order) when the extension is built."""
     native = native_module()
-    if native is None:
+    native_condense = getattr(native, "condense", None)  # None: no build, or a stale one
+    if native_condense is None:
         return condense_python(succ)
     nodes = sorted(succ)
     number = {n: i for i, n in enumerate(nodes)}
@@ -169,7 +170,7 @@ def condense(succ: Adjacency) -> tuple[dict[str, int], dict[str, frozenset[str]]
     targets = array.array("I", [number[v] for row in rows for v in row])
     offsets = array.array("I", [0, *itertools.accumulate(map(len, rows))])
     del number, rows
-    comp_bytes, rank_bytes = native.condense(offsets, targets)
+    comp_bytes, rank_bytes = native_condense(offsets, targets)
     comp, packed = array.array("I"), array.array("I")
     comp.frombytes(comp_bytes)
     packed.frombytes(rank_bytes)
