@@ -145,6 +145,9 @@ def test_native_condensation_equals_the_python_one() -> None:
     from fleet.graph._extract_native import available
 
     assert available(), "the C extension is built at install (FLEET_REQUIRE_NATIVE in CI)"
+    from fleet.graph import _native
+
+    assert hasattr(_native, "condense"), "a stale build of fleet.graph._native: pip install -e ."
     for seed in range(60):
         rnd = random.Random(seed)
         n = rnd.randint(0, 120)
