@@ -10,7 +10,8 @@ three inputs for what no single symbol's merge can see:
 - an assignment whose value both sides changed differently, unless the value is a display or a
   call whose elements the two sides changed disjointly and the result holds exactly both edits;
 - a name the result reads but binds nowhere, that an input did bind: one side removed it (an
-  import, a helper) while the other added a use of it.
+  import, a helper) while the other added a use of it;
+- a binding one side removed and the other left as it was, still in the result.
 """
 
 from __future__ import annotations
@@ -135,6 +136,11 @@ def _scope_problem(bodies: list[list[ast.stmt]], scope: str) -> str | None:
         sides = [side.get(name, []) for side in (base, ours, theirs)]
         if len(sources) > max(len(sides[1]), len(sides[2])):
             return f"{scope}{name} would be bound {len(sources)} times"
+        kept = [sorted(s) == sorted(sides[0]) for s in sides[1:]]
+        if sides[0] and ((not sides[1] and kept[1]) or (not sides[2] and kept[0])):
+            # One side removed the binding, the other left it as it was: the result must not
+            # keep it (pytest 387f096179c2: an import removed on one side, split on the other).
+            return f"the removal of {scope}{name} by one side would be lost"
         b, o, t = (sorted(s) for s in sides)
         if o in (b, t) or t == b:
             continue
