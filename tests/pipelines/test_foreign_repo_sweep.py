@@ -1,7 +1,9 @@
 """``fleet sweep`` over a repository shaped like the third-party ones: a dirty checkout (the
 units start from the base commit, so the index must too), a test that fails on the base (the
 integration tells new failures from the base's own), a test whose fix no passing test checks
-(``unsure``, not ``rejected``) and a Python 2 file libcst cannot parse (the agent's reason)."""
+(``unsure``, not ``rejected``) and a Python 2 file libcst cannot parse (the agent's reason).
+Its runs execute in process (``--in-process``): what it checks happens inside the runs, wherever
+they execute; ``tests/engine`` covers the submitted path."""
 
 from __future__ import annotations
 
@@ -58,7 +60,7 @@ def test_sweep_a_dirty_checkout_of_a_failing_suite(
     monkeypatch.setenv("COLUMNS", "240")  # one table row per unit
 
     assert main(["sweep", str(git_repo), "-c", CAMPAIGN, "--sandbox", "bwrap",
-                 "--home", str(home)]) == 0
+                 "--home", str(home), "--in-process"]) == 0
     out = capsys.readouterr().out
 
     store = open_store(f"sqlite:///{home.resolve() / 'fleet.db'}")
