@@ -8,9 +8,10 @@ SIGSTOP and then killed with SIGKILL, so nothing it started gets to clean up. Th
 sweep runs. The same sweep on an untouched clone (same commits, so the same unit keys) is the
 reference.
 
-- attempts: the kills;
-- failures: a killed sweep that had already ended on its own with an error (the state left by
-  an earlier kill broke it), a process of a killed tree still alive after the kill, the normal
+- attempts: the kills (a sweep that ends before its moment is not one: the next moment is
+  drawn within the time that sweep took, until ``n`` sweeps were killed);
+- failures: a sweep that ended on its own with an error (the state left by an earlier kill
+  broke it), a process of a killed tree still alive after the kill, the normal
   sweep failing or running past its timeout, its outcome unlike the reference's (unit statuses,
   the tree of ``main`` after the self-merge and of the integration branch), a worktree left
   behind, a ledger that does not verify;
@@ -188,23 +189,26 @@ def bench_kill_sweep(tmp: Path, n: int, seed: int = 17) -> dict[str, Any]:
         raise SystemExit("the reference sweep failed: the row cannot be measured")
     expected = _outcome(reference)
     rng = random.Random(seed)
-    attempts = failures = kills = 0
+    attempts = failures = kills = starts = 0
     seen: dict[int, str] = {}
     moments = []
-    for _ in range(n):
-        moment = rng.uniform(0.5, reference_s)
+    window = reference_s  # a sweep after a finished one has less to do: the window shrinks
+    while kills < n and starts < 3 * n:
+        moment = rng.uniform(0.5, window)
         moments.append(round(moment, 1))
         proc = _start(repo)
-        deadline = time.monotonic() + moment
-        while time.monotonic() < deadline and proc.poll() is None:
+        started = time.monotonic()
+        starts += 1
+        while time.monotonic() < started + moment and proc.poll() is None:
             time.sleep(0.05)
         ended = proc.poll()
-        attempts += 1
-        if ended is not None:  # finished (or failed) before its moment came
+        if ended is not None:  # finished (or failed) before its moment came: not a kill
             failures += ended != 0
+            window = max(1.0, time.monotonic() - started)
             proc.wait()
         else:
             kills += 1
+            attempts += 1
             failures += _kill_tree(proc) > 0
         assert proc.stderr is not None
         proc.stderr.close()
@@ -215,7 +219,7 @@ def bench_kill_sweep(tmp: Path, n: int, seed: int = 17) -> dict[str, Any]:
     failures += sum(1 for k, v in expected.items() if got.get(k) != v)
     stored = _ledger(repo)
     lost = sum(1 for seq, digest in seen.items() if stored.get(seq) != digest)
-    print(json.dumps({"kill_moments_s": moments, "killed": kills,
+    print(json.dumps({"moments_s": moments, "starts": starts, "killed": kills,
                       "reference_s": round(reference_s, 1),
                       "final_s": round(final_s, 1), "expected": expected, "got": got}),
           file=sys.stderr)
