@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -135,6 +134,7 @@ def preflight(settings: FleetSettings) -> None:
     from assets._fleet import branch_commit
     from fleet.campaigns.spec import load_campaign
     from fleet.errors import ConfigError
+    from fleet.forge import git_output
     from sandbox import BACKENDS
 
     for option, allowed in {"sandbox": ("auto", *BACKENDS), **_CHOICES}.items():
@@ -144,9 +144,7 @@ def preflight(settings: FleetSettings) -> None:
     for campaign in settings.campaigns:
         load_campaign(campaign)
     repo = Path(settings.repo)
-    inside = subprocess.run(["git", "rev-parse", "--git-dir"], cwd=repo, capture_output=True,
-                            text=True, check=False)
-    if inside.returncode != 0:
+    if git_output(repo, "rev-parse", "--git-dir") is None:
         raise ConfigError(f"{repo} is not a git repository: the fleet works on commits "
                           "(git init && git add -A && git commit -m initial)")
     branch_commit(repo, settings.base_branch)
@@ -202,7 +200,7 @@ def _run(settings: FleetSettings, dagster_home: Path, local: bool = False) -> Sw
 
     console = Console(stderr=True)
     settings.save()
-    with instance_for(dagster_home.resolve(), prepare) as instance, console.status(
+    with instance_for(dagster_home.resolve(), prepare, settings.repo) as instance, console.status(
         "sweeping", spinner="dots"
     ) as status:
 
@@ -221,6 +219,7 @@ def _run(settings: FleetSettings, dagster_home: Path, local: bool = False) -> Sw
 def _swept(settings: FleetSettings, dagster_home: Path, local: bool = False) -> SweepReport:
     """``_run``, with a campaign that another sweep holds on the state directory refused in
     one line (exit 3)."""
+    from fleet.home import HomeMismatch
     from fleet_pipelines.commands._sweep import SweepBusy
 
     try:
@@ -228,6 +227,9 @@ def _swept(settings: FleetSettings, dagster_home: Path, local: bool = False) -> 
     except SweepBusy as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(BUSY_EXIT) from exc
+    except HomeMismatch as exc:  # the Dagster instance is another repository's
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
 
 
 def print_report(report: SweepReport, settings: FleetSettings) -> None:
