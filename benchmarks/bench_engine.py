@@ -211,6 +211,8 @@ def main() -> int:
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--agents", type=int, default=1, help="units at once per worker")
     parser.add_argument("--workers", default="1,2,4")
+    parser.add_argument("--no-peer", action="store_true",
+                        help="skip the in-process peer (celery rows only)")
     parser.add_argument("--submitted", action="store_true",
                         help="also the submitted runs on one machine (the default launcher)")
     parser.add_argument("--json", type=Path)
@@ -220,15 +222,19 @@ def main() -> int:
         work = Path(tmp)
         base = make_repo(work / "base", args.units)
         modes = ("in-process", "submitted") if args.submitted else ("in-process",)
-        rows = [run_sweep(base, work, mode, args.agents, args.batch) for mode in modes]
+        rows = [run_sweep(base, work, mode, args.agents, args.batch) for mode in modes
+                if not args.no_peer]
+        for row in rows:
+            print(json.dumps(row), flush=True)
         dsn, template, pg = _pg()
         try:
-            rows += [run_celery(base, work, k, args.agents, args.batch, dsn, template)
-                     for k in ks]
+            for k in ks:
+                rows.append(run_celery(base, work, k, args.agents, args.batch, dsn, template))
+                print(json.dumps(rows[-1]), flush=True)
         finally:
             if pg is not None:
                 pg.destroy()
-    peer = rows[0]
+    peer = rows[0] if not args.no_peer else {"fix_wall_s": 0.0}
     one = next((r for r in rows if r.get("workers") == 1), None)
     for r in rows:
         if one is not None and "workers" in r:
