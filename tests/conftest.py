@@ -79,6 +79,22 @@ def commit_files(repo: Path, files: dict[str, str], message: str) -> Path:
     return repo
 
 
+def three_repositories(tmp_path: Path, files: dict[str, str]) -> dict[str, Path]:
+    """Issue 21's sequence: A (``main``) and B (``master``) with ``files``, C a clone of A
+    without ``billing/``."""
+    repos = {}
+    for name, branch in (("A", "main"), ("B", "master")):
+        repo = tmp_path / name
+        repo.mkdir()
+        git(repo, "init", "-q", "-b", branch)
+        repos[name] = commit_files(repo, files, f"{name}: initial")
+    git(tmp_path, "clone", "-q", str(repos["A"]), str(tmp_path / "C"))
+    repos["C"] = tmp_path / "C"
+    git(repos["C"], "rm", "-q", "-r", "billing")
+    git(repos["C"], "commit", "-q", "-m", "C: no billing")
+    return repos
+
+
 @pytest.fixture
 def git_repo(tmp_path: Path) -> Path:
     """An empty git repository with one commit on ``main``."""

@@ -17,7 +17,7 @@ from dagster import AssetKey, DagsterInstance
 from fleet.home import HomeMismatch
 from fleet_pipelines.commands._sweep import instance_for
 from fleet_pipelines.instance_owner import instance_repository
-from tests.conftest import commit_files, git
+from tests.conftest import git, three_repositories
 
 CAMPAIGN = "yaml-safe-load"
 FILES = {
@@ -30,17 +30,7 @@ FILES = {
 
 def _repos(tmp_path: Path) -> dict[str, Path]:
     """A (``main``), B (``master``), C (a clone of A without ``billing/``)."""
-    repos = {}
-    for name, branch in (("A", "main"), ("B", "master")):
-        repo = tmp_path / name
-        repo.mkdir()
-        git(repo, "init", "-q", "-b", branch)
-        repos[name] = commit_files(repo, FILES, f"{name}: initial")
-    git(tmp_path, "clone", "-q", str(repos["A"]), str(tmp_path / "C"))
-    repos["C"] = tmp_path / "C"
-    git(repos["C"], "rm", "-q", "-r", "billing")
-    git(repos["C"], "commit", "-q", "-m", "C: no billing")
-    return repos
+    return three_repositories(tmp_path, FILES)
 
 
 def _sweep(cwd: Path, repo: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -24,7 +24,7 @@ import pytest
 from fleet.home import repository_key
 from fleet.store import Store, open_store
 from fleet.store.repo_scope import REPOSITORY_FIELD, scoped_store
-from tests.conftest import commit_files, git
+from tests.conftest import git, three_repositories
 
 # three or four sweeps each: one submitted (~60 s on 2 busy cores), the others in process (~15 s)
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.timeout(2400)]
@@ -43,17 +43,7 @@ OWN_PATHS = {"A": {"billing/legacy.py", "app/config.py"},
 
 
 def _repos(tmp_path: Path) -> dict[str, Path]:
-    repos = {}
-    for name, branch in (("A", "main"), ("B", "master")):
-        repo = tmp_path / name
-        repo.mkdir()
-        git(repo, "init", "-q", "-b", branch)
-        repos[name] = commit_files(repo, FILES, f"{name}: initial")
-    git(tmp_path, "clone", "-q", str(repos["A"]), str(tmp_path / "C"))
-    repos["C"] = tmp_path / "C"
-    git(repos["C"], "rm", "-q", "-r", "billing")
-    git(repos["C"], "commit", "-q", "-m", "C: no billing")
-    return repos
+    return three_repositories(tmp_path, FILES)
 
 
 def _env(**extra: str) -> dict[str, str]:
