@@ -40,7 +40,14 @@ from fleet.unit._run import (
     run_unit,
     run_units,
 )
-from fleet.unit._task import TaskLauncher, TaskRequest, run_task, task_campaign, task_unit
+from fleet.unit._task import (
+    TaskLauncher,
+    TaskRequest,
+    close_clients,
+    run_task,
+    task_campaign,
+    task_unit,
+)
 from fleet.unit._wiring import GitWorkspaces, VerifyGates, default_reviewer
 
 __all__ = [
@@ -57,6 +64,7 @@ __all__ = [
     "UnitStatus",
     "VerifyGates",
     "Workspaces",
+    "close_clients",
     "commit_workspace",
     "default_reviewer",
     "expand_unit_key",

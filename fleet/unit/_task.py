@@ -111,13 +111,8 @@ def run_task(request: TaskRequest, repo: Path, store: Store, sandbox: Sandbox, *
                   killed=store.controls.engaged, requests=lambda u: lease_requests(graph, u))
     try:
         result = run_unit(unit, env, worker="task")
-    finally:  # the SDK clients of the agent's model and of the Claude reviewer
-        for owner in (agent, env.gates):
-            inner = getattr(owner, "model", None) or getattr(getattr(owner, "reviewer", None),
-                                                             "model", None)
-            close = getattr(inner, "close", None)
-            if callable(close):
-                close()
+    finally:
+        close_clients(agent, env.gates)
     if result.status == "verified" and forge is not None and result.branch:
         change = forge.publish(str(repo), result.branch, f"fleet task: {request.task[:60]}",
                                f"{request.task}\n\n{result.detail}")
@@ -179,3 +174,14 @@ class TaskLauncher:
     def join(self, timeout: float | None = None) -> None:
         for thread in self.threads:
             thread.join(timeout)
+
+
+def close_clients(*owners: object) -> None:
+    """Close the SDK clients (HTTP connections) of an agent's model and of a Claude reviewer
+    among ``owners`` (an agent, the gates), once their unit has run."""
+    for owner in owners:
+        inner = getattr(owner, "model", None) or getattr(getattr(owner, "reviewer", None),
+                                                         "model", None)
+        close = getattr(inner, "close", None)
+        if callable(close):
+            close()

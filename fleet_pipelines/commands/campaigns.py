@@ -132,7 +132,14 @@ def fix_command(
     from fleet.forge.remote import working_repository
     from fleet.plan import lease_requests, plan_campaign
     from fleet.store import default_store_url, open_store
-    from fleet.unit import GitWorkspaces, UnitEnv, VerifyGates, run_unit, untouched_findings
+    from fleet.unit import (
+        GitWorkspaces,
+        UnitEnv,
+        VerifyGates,
+        close_clients,
+        run_unit,
+        untouched_findings,
+    )
     from fleet.verify import GateOptions
     from sandbox import SandboxUnavailable, select_sandbox
 
@@ -152,7 +159,10 @@ def fix_command(
                           gates=VerifyGates(repo, graph, GateOptions(campaign=spec.name), spec),
                           budget=spec.budget, killed=opened.controls.engaged, campaign=spec,
                           requests=None if graph is None else lambda u: lease_requests(graph, u))
-            result = run_unit(target, env, worker="fix")
+            try:
+                result = run_unit(target, env, worker="fix")
+            finally:
+                close_clients(worker, env.gates)
     except (FleetError, SandboxUnavailable) as exc:
         raise _fail(str(exc)) from exc
     for v in result.verdicts:

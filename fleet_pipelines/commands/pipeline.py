@@ -204,13 +204,17 @@ def _run(settings: FleetSettings, dagster_home: Path, local: bool = False) -> Sw
         "sweeping", spinner="dots"
     ) as status:
 
-        def say(message: str) -> None:
-            status.update(message)
-            console.log(message)
+        # said with the sweep's first line, once it holds its campaigns' locks: a sweep refused
+        # as busy prints its one error line and nothing else
+        notices = (["runs execute in this process (--in-process): the UI shows them but cannot "
+                    "re-execute them"] if local else [])
 
-        if local:
-            say("runs execute in this process (--in-process): the UI shows them but cannot "
-                "re-execute them")
+        def say(message: str) -> None:
+            for line in [*notices, message]:
+                status.update(line)
+                console.log(line)
+            notices.clear()
+
         engine = nullcontext() if local else submitting(instance, settings.env(), say)
         with engine:  # every run submitted to the instance, unless --in-process
             return sweep(settings, instance, say=say)

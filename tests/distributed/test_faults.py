@@ -120,7 +120,8 @@ def test_a_worker_killed_mid_unit(cluster: Cluster) -> None:
             assert newer > token
             assert not store.leases.check_fence(symbol, token)  # the zombie's token is dead
     # the zombie's late write of its unit branch (it saw none on the remote) is refused
-    mirror = next((cluster.workers[victim].home / "mirrors").iterdir())
+    mirror = next(p for p in (cluster.workers[victim].home / "mirrors").iterdir()
+                  if p.is_dir())  # (beside it: the mirror's lock file)
     branch = branch_name(CAMPAIGN, unit)
     if subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}"],
                       cwd=mirror, capture_output=True, check=False).returncode != 0:
