@@ -25,6 +25,10 @@ Why each is needed (no public equivalent in 1.13):
   ``WorkspaceRequestContext``, ``WorkspaceFileTarget``: submitting a run to the instance's run
   queue from the command line, as the webserver does, and ``merge_dicts`` for its run config
   (fleet_pipelines/engine/).
+- ``WILL_RETRY_TAG``, ``AUTO_RETRY_RUN_ID_TAG``, ``RUN_FAILURE_REASON_TAG``, ``MAX_RETRIES_TAG``:
+  a submitted run the instance retries (``run_retries``: its start timed out, its run worker
+  died) is followed into its retry; a run executed in process is never retried
+  (fleet_pipelines/engine/_submit.py, commands/_sweep.py; tests/engine/test_run_retries.py).
 """
 
 from dagster._core.definitions.asset_checks.asset_check_evaluation import (
@@ -53,6 +57,10 @@ from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
 from dagster._core.storage.tags import (
     ASSET_PARTITION_RANGE_END_TAG,
     ASSET_PARTITION_RANGE_START_TAG,
+    AUTO_RETRY_RUN_ID_TAG,
+    MAX_RETRIES_TAG,
+    RUN_FAILURE_REASON_TAG,
+    WILL_RETRY_TAG,
 )
 from dagster._core.workspace.context import WorkspaceProcessContext, WorkspaceRequestContext
 from dagster._core.workspace.load_target import WorkspaceFileTarget
@@ -66,9 +74,13 @@ __all__ = [
     "ASSET_EVENTS",
     "ASSET_PARTITION_RANGE_END_TAG",
     "ASSET_PARTITION_RANGE_START_TAG",
+    "AUTO_RETRY_RUN_ID_TAG",
     "DAGSTER_VERSION_CHECKED",
     "INDEX_SHARD_NAME",
+    "MAX_RETRIES_TAG",
+    "RUN_FAILURE_REASON_TAG",
     "SQLITE_BUSY_TIMEOUT_SECONDS",
+    "WILL_RETRY_TAG",
     "AssetCheckEvaluationTargetMaterializationData",
     "CodeLocation",
     "ConfigurableClassData",

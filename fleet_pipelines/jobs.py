@@ -24,7 +24,7 @@ from dagster import (
 )
 
 from assets import SYMBOL_GRAPH, TARGET_FILES_TAG, CampaignAssets
-from assets._dagster_private import UnresolvedAssetJobDefinition
+from assets._dagster_private import MAX_RETRIES_TAG, UnresolvedAssetJobDefinition
 from fleet.types import JOB_FINISHED
 from fleet_pipelines.engine.executor import fleet_executor
 
@@ -73,6 +73,10 @@ def build_jobs(campaigns: Sequence[CampaignAssets], code: Sequence[AssetsDefinit
 
 
 JOB_ID_TAG = "fleet/job_id"
+# The tags of a run executed in process (``fleet sweep --in-process``, the in-process dispatch):
+# the instance's run_retries never retry it (a retry needs the code location's origin, which such
+# a run has not; Dagster would only log that it could not).
+IN_PROCESS_TAGS = {MAX_RETRIES_TAG: "0"}
 
 
 log = logging.getLogger(__name__)
@@ -171,7 +175,7 @@ class DagsterJobLauncher:
         run_id = str(uuid.uuid4())
         job = self.defs.resolve_job_def(plan_job_name(campaign))
         tags = {JOB_ID_TAG: job_id, TARGET_FILES_TAG: ",".join(body.target_files),
-                "fleet/campaign": campaign.campaign}
+                "fleet/campaign": campaign.campaign, **IN_PROCESS_TAGS}
 
         def execute() -> None:
             try:

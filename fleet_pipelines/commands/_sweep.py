@@ -27,7 +27,13 @@ from fleet.locks import hold, try_lock
 from fleet.protocols import Ledger
 from fleet.unit import UnitResult, latest_results, load_units, untouched_findings
 from fleet_pipelines.definitions import build_campaigns, build_definitions
-from fleet_pipelines.jobs import fix_job_name, index_job_name, integrate_job_name, plan_job_name
+from fleet_pipelines.jobs import (
+    IN_PROCESS_TAGS,
+    fix_job_name,
+    index_job_name,
+    integrate_job_name,
+    plan_job_name,
+)
 from fleet_pipelines.resources import FleetSettings, StoreResource
 from fleet_pipelines.sensors import batches, needs_integration
 
@@ -123,7 +129,8 @@ def _execute(defs: Definitions, job: str, instance: DagsterInstance,
             warnings.simplefilter("ignore", BetaWarning)
             warnings.simplefilter("ignore", PreviewWarning)
             result = defs.resolve_job_def(job).execute_in_process(
-                instance=instance, tags=tags or {}, raise_on_error=False, run_config=QUIET,
+                instance=instance, tags={**(tags or {}), **IN_PROCESS_TAGS},
+                raise_on_error=False, run_config=QUIET,
                 asset_selection=selection)
     _judge(result, job)
 

@@ -16,16 +16,27 @@ CAMPAIGN_TAG = "fleet/campaign"
 EMBEDDED_EVENT_LOG = "PooledSqliteEventLogStorage"  # fleet_pipelines.storage
 
 
-def run_queue_config(agents: int = 2, runs_per_campaign: int = 4,
-                     max_runs: int = 8) -> dict[str, Any]:
-    """The ``run_coordinator``, ``concurrency`` and ``code_servers`` sections: at most
+def run_queue_config(agents: int = 2, runs_per_campaign: int = 4, max_runs: int = 8,
+                     start_timeout_s: int = 180, max_retries: int = 2) -> dict[str, Any]:
+    """The ``run_coordinator``, ``concurrency``, ``code_servers``, ``run_monitoring`` and
+    ``run_retries`` sections: at most
     ``max_runs`` runs in progress, ``runs_per_campaign`` of one campaign, ``agents`` steps of
     the ``agent_sandbox`` pool (every unpooled pool too) at once. The queue is read every
     second: a sweep waits for each run it submits. A sweep's own code server is waited for
     when the sweep closes its workspace (else its process outlives the ``Popen`` that started
-    it)."""
+    it).
+
+    ``run_monitoring`` and ``run_retries`` (the daemon's): a run left ``STARTING`` (a daemon
+    killed between dequeuing and launching it) fails after ``start_timeout_s``, and a run that
+    failed where no step did (that, or its run worker died) is retried up to ``max_retries``
+    times; a failed step is never retried (a rejected patch is a verdict, not a fault). A sweep
+    follows a run into its retries (engine/_submit.py ``follow``)."""
     return {
         "code_servers": {"wait_for_local_processes_on_shutdown": True},
+        "run_monitoring": {"enabled": True, "start_timeout_seconds": start_timeout_s,
+                           "poll_interval_seconds": 10, "max_resume_run_attempts": 0},
+        "run_retries": {"enabled": True, "max_retries": max_retries,
+                        "retry_on_asset_or_op_failure": False},
         "run_coordinator": {
             "module": "dagster._core.run_coordinator",
             "class": "QueuedRunCoordinator",
@@ -46,18 +57,26 @@ def run_queue_config(agents: int = 2, runs_per_campaign: int = 4,
 
 def ensure_run_queue(dagster_home: Path, agents: int = 2) -> bool:
     """Add :func:`run_queue_config` to the embedded default's ``dagster.yaml`` (the one whose
-    event log is fleet's pooled SQLite storage) unless it already configures a run coordinator,
-    a run queue or concurrency; a deployment's own file is never touched. True if written."""
+    event log is fleet's pooled SQLite storage): the queue sections unless it already configures
+    a run coordinator, a run queue or concurrency, and ``run_monitoring`` / ``run_retries``
+    when absent (a file written before fleet set them gets them); a deployment's own file is
+    never touched. True if written."""
     path = dagster_home / "dagster.yaml"
     if not path.is_file():
         return False
     loaded = yaml.safe_load(path.read_text())
     current = loaded if isinstance(loaded, dict) else {}
     storage = current.get("event_log_storage")
-    embedded = isinstance(storage, dict) and storage.get("class") == EMBEDDED_EVENT_LOG
-    if not embedded or any(k in current for k in ("run_coordinator", "run_queue", "concurrency")):
+    if not (isinstance(storage, dict) and storage.get("class") == EMBEDDED_EVENT_LOG):
         return False
-    path.write_text(yaml.safe_dump({**current, **run_queue_config(agents)}, sort_keys=False))
+    wanted = run_queue_config(agents)
+    queue = ("run_coordinator", "concurrency", "code_servers")
+    if any(k in current for k in ("run_coordinator", "run_queue", "concurrency")):
+        wanted = {k: v for k, v in wanted.items() if k not in queue}
+    added = {k: v for k, v in wanted.items() if k not in current}
+    if not added:
+        return False
+    path.write_text(yaml.safe_dump({**current, **added}, sort_keys=False))
     return True
 
 

@@ -62,10 +62,13 @@ class Engine:
         return self._process
 
     def ensure_daemon(self, status: DagsterRunStatus | None = None) -> None:
-        """Make sure a daemon dequeues this instance's runs while runs queue on it: a daemon
-        that serves it already (a deployment's), else the one fleet processes share here
-        (started if none runs, restarted if it exited)."""
-        if status not in (None, DagsterRunStatus.QUEUED) or not needs_daemon(self.instance):
+        """Make sure a daemon serves this instance while a run waits for one — queued (to be
+        launched), starting (a launch the last daemon did not finish fails after the start
+        timeout, then is retried) or failed and to be retried: a daemon that serves it already
+        (a deployment's), else the one fleet processes share here (started if none runs,
+        restarted if it exited)."""
+        waiting = (None, DagsterRunStatus.QUEUED, DagsterRunStatus.STARTING)
+        if status not in waiting or not needs_daemon(self.instance):
             return
         home = Path(self.instance.root_directory)
         if self.daemon is None:
@@ -118,8 +121,11 @@ class Engine:
         return run_id
 
     def wait(self, run_id: str) -> SubmittedRun:
-        """Follow the submitted run ``run_id`` to its end."""
-        return follow(self.instance, run_id, self.say, on_wait=self.ensure_daemon)
+        """Follow the submitted run ``run_id`` to its end (into the instance's retries of it,
+        which count among this engine's runs)."""
+        done = follow(self.instance, run_id, self.say, on_wait=self.ensure_daemon)
+        self.runs.extend(r for r in done.attempts if r not in self.runs)
+        return done
 
     def close(self) -> None:
         if self.daemon is not None:

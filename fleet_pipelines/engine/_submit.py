@@ -15,9 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dagster import AssetKey, DagsterEvent, DagsterInstance, DagsterRunStatus
+from dagster import AssetKey, DagsterEvent, DagsterInstance, DagsterRun, DagsterRunStatus
 
 from assets._dagster_private import (
+    AUTO_RETRY_RUN_ID_TAG,
+    RUN_FAILURE_REASON_TAG,
+    WILL_RETRY_TAG,
     CodeLocation,
     JobSubsetSelector,
     WorkspaceFileTarget,
@@ -52,6 +55,7 @@ class SubmittedRun:
     status: DagsterRunStatus
     all_events: list[DagsterEvent] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
+    attempts: list[str] = field(default_factory=list)  # run ids: the first, then its retries
 
     @property
     def success(self) -> bool:
@@ -137,7 +141,23 @@ def follow(instance: DagsterInstance, run_id: str, say: Say | None = None,
            timeout_s: float | None = None) -> SubmittedRun:
     """Follow run ``run_id`` to its end: one ``say`` line per status change and per failed
     step; ``on_wait(status)`` between polls (e.g. to start a daemon for a run
-    still queued). Returns the finished run with all its Dagster events."""
+    still queued). A run that failed where no step did and that the instance retries
+    (``run_retries``: its start timed out, its run worker died) is followed into its retry,
+    and so on to the last attempt. Returns the last attempt, finished, with all its Dagster
+    events and the ids of every attempt."""
+    attempts = [run_id]
+    while True:
+        run, events, messages = _follow_one(instance, run_id, say, poll_s, on_wait, timeout_s)
+        retry = _retry_of(instance, run, say, poll_s, on_wait)
+        if retry is None:
+            return SubmittedRun(run_id, run.job_name, run.status, events, messages, attempts)
+        run_id = retry
+        attempts.append(retry)
+
+
+def _follow_one(instance: DagsterInstance, run_id: str, say: Say | None, poll_s: float,
+                on_wait: Callable[[DagsterRunStatus], None] | None,
+                timeout_s: float | None) -> tuple[DagsterRun, list[DagsterEvent], list[str]]:
     run = instance.get_run_by_id(run_id)
     if run is None:
         raise SubmitFailed(f"run {run_id} does not exist on the instance")
@@ -172,7 +192,7 @@ def follow(instance: DagsterInstance, run_id: str, say: Say | None = None,
             if say is not None:
                 say(f"{run.job_name} run {short}: {status.value.lower()}")
         if run.status in FINISHED and not page.has_more:
-            return SubmittedRun(run_id, run.job_name, run.status, events, messages)
+            return run, events, messages
         if deadline is not None and time.monotonic() > deadline:
             raise SubmitFailed(f"run {run_id} of {run.job_name} still {run.status.value} "
                                f"after {timeout_s:.0f} s")
@@ -180,3 +200,62 @@ def follow(instance: DagsterInstance, run_id: str, say: Say | None = None,
             if on_wait is not None:
                 on_wait(run.status)
             time.sleep(poll_s)
+
+
+class _Pending:
+    def __repr__(self) -> str:
+        return "PENDING"
+
+
+PENDING: Any = _Pending()  # retried(): the instance will retry the run, its retry not yet made
+
+
+def retried(instance: DagsterInstance, run: DagsterRun, tag_wait_s: float = 10.0) -> Any:
+    """The id of the run the instance's daemon launched to retry the finished ``run``;
+    :data:`PENDING` while that retry is still to come; None when the run is not retried (it did
+    not fail, retries are off, or it failed in a step: ``retry_on_asset_or_op_failure: false``).
+
+    Dagster tags a failed run with its decision (``dagster/will_retry``) just after the failure
+    event (waited for ``tag_wait_s`` after the run ended), and the daemon tags it with its retry
+    (``dagster/auto_retry_run_id``) when it creates it."""
+    if run.status != DagsterRunStatus.FAILURE or not instance.run_retries_enabled:
+        return None
+    will = run.tags.get(WILL_RETRY_TAG)
+    if will == "true":
+        return run.tags.get(AUTO_RETRY_RUN_ID_TAG) or PENDING
+    if will is None:
+        record = instance.get_run_record_by_id(run.run_id)
+        ended = record.end_time if record is not None else None
+        if ended is not None and time.time() - ended < tag_wait_s:
+            return PENDING
+    return None
+
+
+def _retry_of(instance: DagsterInstance, run: DagsterRun, say: Say | None, poll_s: float,
+              on_wait: Callable[[DagsterRunStatus], None] | None,
+              retry_wait_s: float = 300.0) -> str | None:
+    """:func:`retried`, waited for: the retry's run id, or None (also when no retry was made
+    ``retry_wait_s`` after the run failed; ``on_wait`` keeps a daemon running meanwhile)."""
+    start = time.monotonic()
+    while True:
+        retry = retried(instance, run)
+        if retry is None:
+            return None
+        if retry is not PENDING:
+            if say is not None:
+                why = run.tags.get(RUN_FAILURE_REASON_TAG, "unknown").lower().replace("_", " ")
+                say(f"{run.job_name} run {run.run_id[:8]} failed ({why}): "
+                    f"Dagster retries it as run {str(retry)[:8]}")
+            return str(retry)
+        if time.monotonic() - start > retry_wait_s:
+            if say is not None:
+                say(f"{run.job_name} run {run.run_id[:8]}: no retry after {retry_wait_s:.0f} s "
+                    "(is the Dagster daemon running?)")
+            return None
+        if on_wait is not None:
+            on_wait(DagsterRunStatus.QUEUED)  # the retry comes from a daemon: one must run
+        time.sleep(poll_s)
+        fresh = instance.get_run_by_id(run.run_id)
+        if fresh is None:
+            return None
+        run = fresh

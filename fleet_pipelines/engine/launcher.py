@@ -17,7 +17,7 @@ from dagster import DagsterRunStatus
 
 from assets import TARGET_FILES_TAG, CampaignAssets
 from fleet_pipelines.engine._session import Engine
-from fleet_pipelines.engine._submit import FINISHED, submit
+from fleet_pipelines.engine._submit import FINISHED, PENDING, retried, submit
 from fleet_pipelines.jobs import JOB_ID_TAG, JobOutcome, plan_job_name, run_outcome
 
 log = logging.getLogger(__name__)
@@ -68,9 +68,16 @@ class SubmittingJobLauncher:
                     self.engine.ensure_daemon(run.status)  # the one it started has exited
                 if run is None or run.status not in FINISHED:
                     continue
+                retry = retried(self.engine.instance, run)
+                if retry is PENDING:
+                    self.engine.ensure_daemon(DagsterRunStatus.QUEUED)  # a daemon retries it
+                    continue
                 with self._lock:
                     self._pending.pop(run_id, None)
-                self._finished(run_outcome(self.engine.instance, job_id, run_id))
+                    if retry is not None:  # the job's outcome is its retry's
+                        self._pending[retry] = job_id
+                if retry is None:
+                    self._finished(run_outcome(self.engine.instance, job_id, run_id))
 
     def _finished(self, outcome: JobOutcome) -> None:
         if self.on_finish is None:

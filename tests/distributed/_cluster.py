@@ -100,6 +100,8 @@ class Cluster:
     daemon: DaemonProcess
     remote: str
     workers: dict[str, Worker] = field(default_factory=dict)
+    sweeps: list[subprocess.Popen[str]] = field(default_factory=list)
+    sweep_count: int = 0
 
     def worker_env(self, name: str, **extra: str) -> dict[str, str]:
         home = self.root / "workers" / name / "home"
@@ -124,19 +126,42 @@ class Cluster:
 
     def start_sweep(self) -> subprocess.Popen[str]:
         """``fleet sweep <remote>`` as the coordinator, in the background; its output in
-        ``<root>/sweep.log``."""
+        ``<root>/sweep-<n>.log`` (``sweep_log()``: the last one's). ``close()`` kills a sweep
+        still running (a failed test's), so the next test's sweep is not refused as busy."""
         fleet = Path(sys.executable).with_name("fleet")
-        out = (self.root / "sweep.log").open("w")
+        self.sweeps = [p for p in self.sweeps if p.poll() is None]
+        self.sweep_count += 1
+        out = self.sweep_path().open("w")
         proc = subprocess.Popen(
             [str(fleet), "sweep", self.remote, "-c", self.env["FLEET_CAMPAIGNS"], "--sandbox",
              "bwrap", "--agents", "1", "--home", self.env["FLEET_HOME"]],
             env={**os.environ, **GIT_ENV, **self.env}, stdout=out, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL, text=True)
         out.close()
+        self.sweeps.append(proc)
         return proc
 
+    def sweep_path(self) -> Path:
+        return self.root / f"sweep-{self.sweep_count}.log"
+
     def sweep_log(self) -> str:
-        return (self.root / "sweep.log").read_text()
+        return self.sweep_path().read_text()
+
+    def end_sweeps(self) -> None:
+        """Kill every sweep this cluster started that still runs (and reap it)."""
+        for proc in self.sweeps:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+        self.sweeps = []
+
+    def runs_summary(self) -> str:
+        """One line per run on the instance (job, status, id, failure reason), newest first:
+        for a failing test's message."""
+        with self.instance() as instance:
+            return "\n".join(f"{r.job_name} {r.status.value} {r.run_id} "
+                             f"{r.tags.get('dagster/failure_reason', '')}"
+                             for r in instance.get_runs(limit=40))
 
     def wait_ready(self, names: list[str], timeout_s: float = 180.0) -> None:
         """Every worker in ``names`` logs that it is ready to consume."""
@@ -194,6 +219,7 @@ class Cluster:
         return out
 
     def close(self) -> None:
+        self.end_sweeps()
         for worker in self.workers.values():
             worker.stop()
         self.daemon.stop()

@@ -71,9 +71,17 @@ def step_workers(cluster: Cluster, unit: str) -> list[str]:
 def finished(sweep: subprocess.Popen[str], cluster: Cluster, packages: list[str],
              timeout_s: float = 900) -> None:
     """The sweep exits 0 and reports every unit of ``packages`` verified and integrated; each
-    is merged by exactly one integration, once on the remote's integration branch."""
-    assert sweep.wait(timeout_s) == 0, cluster.sweep_log()[-6000:] + \
-        "\n".join(cluster.failures())[-6000:]
+    is merged by exactly one integration, once on the remote's integration branch. A sweep
+    still running after ``timeout_s`` is killed (the next test's would be refused as busy) and
+    the failure shows its log and the instance's runs."""
+    try:
+        code = sweep.wait(timeout_s)
+    except subprocess.TimeoutExpired:
+        cluster.end_sweeps()
+        raise AssertionError(f"the sweep did not end in {timeout_s} s:\n"
+                             f"{cluster.sweep_log()[-6000:]}\nruns:\n{cluster.runs_summary()}"
+                             ) from None
+    assert code == 0, cluster.sweep_log()[-6000:] + "\n".join(cluster.failures())[-6000:]
     with open_store(cluster) as store:
         integrations = store.ledger.events(kind="integration.finished", campaign=CAMPAIGN)
         for package in packages:

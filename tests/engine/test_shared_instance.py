@@ -27,6 +27,8 @@ def test_deploy_instance_has_the_embedded_run_queue() -> None:
     assert config["run_coordinator"] == queue["run_coordinator"]
     assert config["concurrency"] == queue["concurrency"]
     assert config["code_servers"] == queue["code_servers"]  # no code server left unwaited
+    assert config["run_monitoring"] == queue["run_monitoring"]  # a lost launch fails, then
+    assert config["run_retries"] == queue["run_retries"]  # is retried
 
 
 @pytest.mark.postgres
