@@ -1,5 +1,5 @@
 """Which member goes where: renames matched to their base symbol, and the merged order of a run
-of commutative members that both sides changed (used by ``_python.merge_members``)."""
+of commutative members that both sides changed (used by ``_members.merge_members``)."""
 
 from __future__ import annotations
 

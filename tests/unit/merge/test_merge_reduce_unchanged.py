@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from fleet.merge import Clean
-from fleet.merge._python import _merge_texts, _render_markers, structural_merge
+from fleet.merge._context import render_markers as _render_markers
+from fleet.merge._python import _merge_texts, structural_merge
 from fleet.merge._reduce import expand, reduce_unchanged, segments
 from fleet.merge.profile import PYTHON
 
