@@ -39,7 +39,7 @@ from assets._seams import AgentSource, ForgeSource, RepoSource, SandboxSource, S
 from fleet.campaigns.spec import Campaign
 from fleet.errors import KillSwitchEngaged
 from fleet.forge import branch_url
-from fleet.unit import TERMINAL, latest_results, load_units
+from fleet.unit import TERMINAL, close_clients, latest_results, load_units
 
 AGENT_POOL = "agent_sandbox"
 TARGET_FILES_TAG = "fleet/target_files"
@@ -153,7 +153,10 @@ def _campaign_assets(
         _check_killed(store)
         units = load_units(store.ledger(), campaign, context.partition_keys)
         env = _fleet.unit_env(spec, Path(repo.path), Path(repo.home), store, sandbox, agent)
-        yield from run_batch(context, gates, units, env, repo.agents)
+        try:
+            yield from run_batch(context, gates, units, env, repo.agents)
+        finally:  # the agent's model and a Claude reviewer hold HTTP connections
+            close_clients(env.agent, env.gates)
 
     @asset(key=[prefix, "verified_patches"], deps=[candidate_patches], group_name=group,
            partitions_def=partitions, output_required=False,

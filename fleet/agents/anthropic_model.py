@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -106,10 +107,13 @@ class AnthropicModel:
         self._client = anthropic.Anthropic(
             api_key=key, base_url=self.base_url, timeout=self.timeout_s, max_retries=0
         )
+        # closed by close(), or when the model is collected if an owner forgot to: never a
+        # socket left for the interpreter to warn about
+        self._closer = weakref.finalize(self, self._client.close)
 
     def close(self) -> None:
-        """Close the SDK's HTTP connections."""
-        self._client.close()
+        """Close the SDK's HTTP connections (once; later calls do nothing)."""
+        self._closer()
 
     def __enter__(self) -> AnthropicModel:
         return self

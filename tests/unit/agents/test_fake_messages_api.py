@@ -52,6 +52,21 @@ def test_a_plain_reply_round_trips_through_the_sdk() -> None:
     assert sent["body"]["system"] == "sys" and sent["body"]["model"] == "claude-fake"
 
 
+def test_a_model_dropped_unclosed_closes_its_connections() -> None:
+    import gc
+    import warnings
+
+    with FakeMessagesServer([text_response("hello")]) as server:
+        model = AnthropicModel(model="claude-fake", base_url=server.base_url)
+        model.complete("sys", MESSAGES, [], 100)  # a pooled keep-alive connection now
+        client = model._client
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", ResourceWarning)
+            del model  # an owner that forgot close()
+            gc.collect()
+        assert client.is_closed
+
+
 def test_429_and_529_are_retried_honouring_retry_after() -> None:
     script = [
         {"fault": "rate_limit", "retry_after": 7},
