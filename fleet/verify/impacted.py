@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from fleet.types import Verdict
-from fleet.verify._patch import FilePatch, Trees, read
+from fleet.verify._base_runs import base_key, cached_base_run
+from fleet.verify._patch import FilePatch, Trees, git, read
 from fleet.verify._tree_env import TreeEnvs, tree_envs
 from fleet.verify.evidence import Judgement, Needs, combine, judge, under
 from fleet.verify.execution import PytestRun, run_pytest, target_python
@@ -23,9 +24,8 @@ from sandbox import Sandbox
 
 __all__ = ["gate_impacted_tests", "impacted_tests"]
 
-# The base commit's test outcomes, per (repo, commit, targets, backend, interpreter): every patch
-# on one base shares them (the corpus, a wave of units), so the "before" run happens once.
-_BASE_RUNS: dict[tuple[str, str, tuple[str, ...], str], PytestRun] = {}
+# base commit -> its tree id (the base runs are cached by tree, fleet/verify/_base_runs.py)
+_TREE_IDS: dict[tuple[str, str], str] = {}
 
 
 def _dotted_names(path: str) -> set[str]:
@@ -207,14 +207,20 @@ def _one_python(trees: Trees, sandbox: Sandbox, targets: list[str], needs: Needs
 
 def _base_run(trees: Trees, sandbox: Sandbox, targets: Sequence[str], timeout_s: float,
               python: str) -> PytestRun:
+    """The base tree's run of ``targets``, once per (tree, environment, sandbox kind,
+    selection, timeout, gate version) across processes (:mod:`fleet.verify._base_runs`)."""
     present = [t for t in targets if (trees.base / t).is_file()]
-    key = (str(trees.repo.resolve()), trees.base_sha, tuple(present), f"{sandbox.name}:{python}")
-    cached = _BASE_RUNS.get(key)
-    if cached is not None:
-        return cached
-    before = run_pytest(sandbox, trees.base, present, timeout_s, python)
-    if before.reported or before.aborted_by:
-        _BASE_RUNS[key] = before
-        while len(_BASE_RUNS) > 256:
-            _BASE_RUNS.pop(next(iter(_BASE_RUNS)))
-    return before
+    key = base_key(_tree_id(trees), python, sandbox.name, present, timeout_s)
+    return cached_base_run(key, lambda: run_pytest(sandbox, trees.base, present, timeout_s,
+                                                   python))
+
+
+def _tree_id(trees: Trees) -> str:
+    """The tree id of the base commit (``""`` when git cannot say: then nothing is cached)."""
+    where = (str(trees.repo.resolve()), trees.base_sha)
+    if where not in _TREE_IDS:
+        done = git(trees.repo, "rev-parse", f"{trees.base_sha}^{{tree}}")
+        if done.returncode != 0:
+            return ""
+        _TREE_IDS[where] = done.stdout.decode().strip()
+    return _TREE_IDS[where]

@@ -33,9 +33,16 @@ from pathlib import Path
 from typing import Any
 
 from fleet.verify._requirements import test_requirements
-from fleet.verify.target import Version, interpreters, supported_pythons, version_text
+from fleet.verify.target import (
+    KNOWN,
+    TargetPythons,
+    Version,
+    interpreters,
+    supported_pythons,
+    version_text,
+)
 
-__all__ = ["Plan", "cache_dir", "plan", "provision", "sandbox_seeing"]
+__all__ = ["Plan", "cache_dir", "judged_environment", "plan", "provision", "sandbox_seeing"]
 
 _MARK = ".fleet-provisioned"
 _PIP_TIMEOUT_S = 900
@@ -111,6 +118,39 @@ def plan(root: Path, target: str, setting: str | None = None,
     if notes:
         note = f"pythons ({supported.describe()}): " + "; ".join(notes)
     return Plan(tuple(pythons), note, tuple(paths))
+
+
+def judged_environment(target: str, setting: str | None = None) -> dict[str, Any]:
+    """What the interpreters a verdict is judged with are, for its key (``fleet.unit``'s
+    ``judged_with``), without the target's tree: the target interpreter ``target`` (its real
+    path and the digest of its installed distributions,
+    :func:`fleet.verify._base_runs.environment_digest`); under a ``:``-separated
+    ``$FLEET_TEST_PYTHONS`` list each listed interpreter the same way; under ``floor`` / ``all``
+    every Python the plan may add (each version present: its real path, size and mtime, so an
+    upgraded or newly installed interpreter re-keys the verdict) and where their venvs are kept
+    (:func:`cache_dir`; which venv of them a tree gets follows from the base commit's declared
+    requirements, in the key already)."""
+    from fleet.verify._base_runs import environment_digest
+
+    setting = (os.environ.get("FLEET_TEST_PYTHONS", "") if setting is None else setting).strip()
+    out: dict[str, Any] = {"target": [os.path.realpath(target), environment_digest(target)]}
+    if setting and setting not in ("floor", "all", "auto", "target"):
+        listed = [p for p in setting.split(os.pathsep) if p]
+        out["listed"] = [[os.path.realpath(p), environment_digest(p)] for p in listed]
+    elif setting != "target":
+        present = interpreters(TargetPythons(((2, 7), *KNOWN)))
+        out["present"] = {version_text(v): _stat_identity(p) for v, p in sorted(present.items())}
+        out["venvs"] = str(cache_dir())
+    return out
+
+
+def _stat_identity(path: str) -> str:
+    real = os.path.realpath(path)
+    try:
+        info = os.stat(real)
+    except OSError:
+        return f"{real} absent"
+    return f"{real} {info.st_size} {info.st_mtime_ns}"
 
 
 def provision(interpreter: str, version: Version, requirements: Sequence[str]) -> str | Path:
