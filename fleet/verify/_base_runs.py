@@ -34,18 +34,22 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from fleet.verify import execution
+from fleet.verify._patch import Trees, git
 from fleet.verify.execution import PytestRun, sandbox_env
+from sandbox import EndReason, ExecResult
 
-__all__ = ["base_key", "cache_root", "cached_base_run", "environment_digest"]
+__all__ = ["base_key", "cache_root", "cached_base_check", "cached_base_run",
+           "environment_digest", "tree_id"]
 
 log = logging.getLogger(__name__)
 
 FORMAT = 1
 _GATE_VERSION = hashlib.sha256(
-    b"".join(Path(m).read_bytes() for m in (__file__, execution.__file__))
+    b"".join(Path(m).read_bytes() for m in (__file__, execution.__file__,
+                                            Path(__file__).with_name("dynamic.py")))
 ).hexdigest()[:16]
 
 # Prints what a run in ``python`` depends on, for any Python from 2.7 on (venvs of 3.6 here).
@@ -69,7 +73,9 @@ for d in sys.path:
 
 # python -> (digest, mtime of each directory on its sys.path): reused while none has changed
 _DIGESTS: dict[str, tuple[str, dict[str, int]]] = {}
-_MEMORY: dict[str, PytestRun] = {}
+_MEMORY: dict[str, Any] = {}
+_TREE_IDS: dict[tuple[str, str], str] = {}
+T = TypeVar("T")
 
 
 def cache_root() -> Path:
@@ -116,15 +122,26 @@ def _mtimes(dirs: dict[str, int]) -> dict[str, int]:
 
 
 def base_key(tree_id: str, python: str, sandbox: str, targets: Sequence[str],
-             timeout_s: float) -> dict[str, Any] | None:
-    """What a base run depends on, or ``None`` when the environment cannot be told (not
-    cached)."""
+             timeout_s: float, tool: str = "pytest") -> dict[str, Any] | None:
+    """What a base run of ``tool`` (``pytest``; ``mypy``) depends on, or ``None`` when the
+    environment cannot be told (then it is not cached)."""
     digest = environment_digest(python)
     if not tree_id or not digest:
         return None
-    return {"format": FORMAT, "gate_version": _GATE_VERSION, "tree": tree_id,
+    return {"format": FORMAT, "gate_version": _GATE_VERSION, "tool": tool, "tree": tree_id,
             "python": python, "environment": digest, "sandbox": sandbox,
             "targets": list(targets), "timeout_s": timeout_s}
+
+
+def tree_id(trees: Trees) -> str:
+    """The tree id of ``trees``' base commit (``""`` when git cannot say: nothing is cached)."""
+    where = (str(trees.repo.resolve()), trees.base_sha)
+    if where not in _TREE_IDS:
+        done = git(trees.repo, "rev-parse", f"{trees.base_sha}^{{tree}}")
+        if done.returncode != 0 or not trees.base_sha:
+            return ""
+        _TREE_IDS[where] = done.stdout.decode().strip()
+    return _TREE_IDS[where]
 
 
 def _entry(key: dict[str, Any]) -> Path:
@@ -132,7 +149,30 @@ def _entry(key: dict[str, Any]) -> Path:
     return cache_root() / "base-runs" / name[:2] / f"{name}.json"
 
 
-def _load(path: Path, key: dict[str, Any]) -> PytestRun | None:
+def _pytest_run(run: Any) -> PytestRun:
+    names = {f.name for f in fields(PytestRun)}
+    if not isinstance(run, dict) or set(run) != names:
+        raise ValueError("its run has other fields")
+    got = PytestRun(**run)
+    if not (isinstance(got.outcomes, dict) and isinstance(got.collection_errors, dict)
+            and isinstance(got.output, str) and isinstance(got.seen, list)
+            and isinstance(got.reported, bool)):
+        raise ValueError("its run has fields of the wrong type")
+    return got
+
+
+def _exec_result(run: Any) -> ExecResult:
+    names = {f.name for f in fields(ExecResult)}
+    if not isinstance(run, dict) or set(run) != names:
+        raise ValueError("its run has other fields")
+    got = ExecResult(**{**run, "reason": EndReason(run["reason"])})
+    if not (isinstance(got.exit_code, int) and isinstance(got.stdout, str)
+            and isinstance(got.stderr, str)):
+        raise ValueError("its run has fields of the wrong type")
+    return got
+
+
+def _load(path: Path, key: dict[str, Any], decode: Callable[[Any], T]) -> T | None:
     """The run stored at ``path`` for ``key``; ``None`` when absent; a corrupt entry is
     ``None`` with a warning."""
     try:
@@ -140,30 +180,21 @@ def _load(path: Path, key: dict[str, Any]) -> PytestRun | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        log.warning("base-run cache entry %s unreadable (%s): running the base tests again",
+        log.warning("base-run cache entry %s unreadable (%s): running the base tree again",
                     path, exc)
         return None
     try:
         data = json.loads(text)
         if data["key"] != key:
             raise ValueError("it was written for another key")
-        run = data["run"]
-        names = {f.name for f in fields(PytestRun)}
-        if not isinstance(run, dict) or set(run) != names:
-            raise ValueError("its run has other fields")
-        got = PytestRun(**run)
-        if not (isinstance(got.outcomes, dict) and isinstance(got.collection_errors, dict)
-                and isinstance(got.output, str) and isinstance(got.seen, list)
-                and isinstance(got.reported, bool)):
-            raise ValueError("its run has fields of the wrong type")
+        return decode(data["run"])
     except (ValueError, KeyError, TypeError) as exc:
-        log.warning("base-run cache entry %s is corrupt (%s): ignored, running the base tests "
+        log.warning("base-run cache entry %s is corrupt (%s): ignored, running the base tree "
                     "again", path, exc)
         return None
-    return got
 
 
-def _store(path: Path, key: dict[str, Any], run: PytestRun) -> None:
+def _store(path: Path, key: dict[str, Any], run: Any) -> None:
     text = json.dumps({"key": key, "run": asdict(run)})
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -176,8 +207,22 @@ def _store(path: Path, key: dict[str, Any], run: PytestRun) -> None:
 
 
 def cached_base_run(key: dict[str, Any] | None, compute: Callable[[], PytestRun]) -> PytestRun:
-    """The base run for ``key``: from this process's memory, from the cache, or ``compute()``d
-    and stored (when it reported, or a conftest aborted it). ``key`` ``None``: computed."""
+    """The base tree's pytest run for ``key``: from this process's memory, from the cache, or
+    ``compute()``d and stored (when it reported, or a conftest aborted it). ``key`` ``None``:
+    computed."""
+    return _cached(key, compute, _pytest_run, lambda run: run.reported or bool(run.aborted_by))
+
+
+def cached_base_check(key: dict[str, Any] | None,
+                      compute: Callable[[], ExecResult]) -> ExecResult:
+    """The same for a checker's run on the base tree (mypy, ``fleet.verify.dynamic``): stored
+    when it exited with 0 or 1 (errors found or not), never after a timeout or a crash."""
+    return _cached(key, compute, _exec_result,
+                   lambda run: run.reason is EndReason.EXITED and run.exit_code in (0, 1))
+
+
+def _cached(key: dict[str, Any] | None, compute: Callable[[], T], decode: Callable[[Any], T],
+            keep: Callable[[T], bool]) -> T:
     if key is None:
         return compute()
     path = _entry(key)
@@ -191,11 +236,11 @@ def cached_base_run(key: dict[str, Any] | None, compute: Callable[[], PytestRun]
         log.warning("base-run cache %s not usable (%s): not cached", path.parent, exc)
         return compute()
     with lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # another process may be running the same base tests
-        got = _load(path, key)
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another process may be running the same base tree
+        got = _load(path, key, decode)
         if got is None:
             got = compute()
-            if not (got.reported or got.aborted_by):
+            if not keep(got):
                 return got
             _store(path, key, got)
     _MEMORY[name] = got

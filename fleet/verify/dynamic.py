@@ -7,9 +7,11 @@ import re
 import sys
 from collections import Counter
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 from fleet.types import Verdict
+from fleet.verify._base_runs import base_key, cached_base_check, tree_id
 from fleet.verify._patch import FilePatch, Trees, apply_patch, read
 from fleet.verify.execution import PytestRun, run, run_pytest
 from fleet.verify.gates import is_test_path
@@ -103,7 +105,14 @@ def gate_typecheck(
     errors: list[Counter[tuple[str, str]]] = []
     for tree in (trees.base, trees.patched):
         present = [p for p in paths if (tree / p).is_file()]
-        result = run(sandbox, tree, [*argv, *present], timeout_s) if present else None
+        result = None
+        if present and tree == trees.base:  # the base's errors: once per tree and files
+            key = base_key(tree_id(trees), sys.executable, sandbox.name, present, timeout_s,
+                           "mypy")
+            result = cached_base_check(key, partial(run, sandbox, tree, [*argv, *present],
+                                                    timeout_s))
+        elif present:
+            result = run(sandbox, tree, [*argv, *present], timeout_s)
         found: Counter[tuple[str, str]] = Counter()
         if result is not None:
             if result.exit_code not in (0, 1):

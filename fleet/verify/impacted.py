@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from fleet.types import Verdict
-from fleet.verify._base_runs import base_key, cached_base_run
-from fleet.verify._patch import FilePatch, Trees, git, read
+from fleet.verify._base_runs import base_key, cached_base_run, tree_id
+from fleet.verify._patch import FilePatch, Trees, read
 from fleet.verify._tree_env import TreeEnvs, tree_envs
 from fleet.verify.evidence import Judgement, Needs, combine, judge, under
 from fleet.verify.execution import PytestRun, run_pytest, target_python
@@ -24,8 +24,6 @@ from sandbox import Sandbox
 
 __all__ = ["gate_impacted_tests", "impacted_tests"]
 
-# base commit -> its tree id (the base runs are cached by tree, fleet/verify/_base_runs.py)
-_TREE_IDS: dict[tuple[str, str], str] = {}
 
 
 def _dotted_names(path: str) -> set[str]:
@@ -210,17 +208,7 @@ def _base_run(trees: Trees, sandbox: Sandbox, targets: Sequence[str], timeout_s:
     """The base tree's run of ``targets``, once per (tree, environment, sandbox kind,
     selection, timeout, gate version) across processes (:mod:`fleet.verify._base_runs`)."""
     present = [t for t in targets if (trees.base / t).is_file()]
-    key = base_key(_tree_id(trees), python, sandbox.name, present, timeout_s)
+    key = base_key(tree_id(trees), python, sandbox.name, present, timeout_s)
     return cached_base_run(key, lambda: run_pytest(sandbox, trees.base, present, timeout_s,
                                                    python))
 
-
-def _tree_id(trees: Trees) -> str:
-    """The tree id of the base commit (``""`` when git cannot say: then nothing is cached)."""
-    where = (str(trees.repo.resolve()), trees.base_sha)
-    if where not in _TREE_IDS:
-        done = git(trees.repo, "rev-parse", f"{trees.base_sha}^{{tree}}")
-        if done.returncode != 0:
-            return ""
-        _TREE_IDS[where] = done.stdout.decode().strip()
-    return _TREE_IDS[where]

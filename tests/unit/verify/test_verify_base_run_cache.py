@@ -151,7 +151,7 @@ def test_a_corrupt_entry_is_ignored_with_a_warning_and_recomputed(
         with caplog.at_level(logging.WARNING, logger="fleet.verify._base_runs"):
             again = cached_base_run(key, compute)
         assert f"base-run cache entry {entry} is corrupt" in caplog.text
-        assert "running the base tests again" in caplog.text
+        assert "running the base tree again" in caplog.text
         assert again.outcomes == first.outcomes
         assert json.loads(entry.read_text())["key"] == key  # rewritten whole
     assert len(runs) == 5
@@ -171,6 +171,39 @@ def test_a_run_without_a_report_is_not_kept(
                                                   ["test_hang.py"], 3.0))
     assert got.timed_out
     assert _entries(tmp_path / "cache") == {}  # a timeout is judged afresh next time
+
+
+def test_the_base_type_check_is_cached_and_the_patched_one_is_not(
+    lib_repo: Path, make_patch: MakePatch, bwrap_sandbox: object, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from fleet.verify import GateOptions, run_gates
+
+    from .conftest import LIB
+
+    monkeypatch.setenv("FLEET_VERIFY_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("FLEET_TEST_PYTHONS", "target")
+    typed = LIB.replace("def total(values):", "def total(values: list[int]) -> int:")
+    (lib_repo / "lib.py").write_text(typed)
+    (lib_repo / "mypy.ini").write_text("[mypy]\nignore_missing_imports = True\n")
+    git(lib_repo, "add", "-A")
+    git(lib_repo, "commit", "-qm", "typed")
+    options = GateOptions(fail_fast=False, skip=frozenset({"review", "impacted_tests"}))
+    fine = make_patch({"lib.py": typed.replace("return sum(values)", "return sum(list(values))")})
+    [got] = [v for v in run_gates(lib_repo, fine, ["lib.py::total"], sandbox=bwrap_sandbox,  # type: ignore[arg-type]
+                                  options=options) if v.gate == "typecheck"]
+    assert got.status == "accept", got
+    [(entry, written)] = _entries(tmp_path / "cache").items()
+    stored = json.loads(entry.read_text())
+    assert stored["key"]["tool"] == "mypy" and stored["key"]["targets"] == ["lib.py"]
+    assert stored["run"]["exit_code"] == 0
+
+    _base_runs._MEMORY.clear()  # as another process would: the entry is read, not rewritten
+    bad = make_patch({"lib.py": typed.replace("return sum(values)", "return str(sum(values))")})
+    [got] = [v for v in run_gates(lib_repo, bad, ["lib.py::total"], sandbox=bwrap_sandbox,  # type: ignore[arg-type]
+                                  options=options) if v.gate == "typecheck"]
+    assert got.status == "reject" and "Incompatible return value type" in got.evidence
+    assert _entries(tmp_path / "cache") == {entry: written}
 
 
 def _venv(where: Path) -> Path:
