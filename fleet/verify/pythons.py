@@ -41,6 +41,8 @@ from fleet.verify.target import (
     supported_pythons,
     version_text,
 )
+from sandbox import MicroVMSandbox
+from sandbox._common import toolchain_dirs
 
 __all__ = ["Plan", "cache_dir", "judged_environment", "plan", "provision", "sandbox_seeing"]
 
@@ -86,7 +88,11 @@ def plan(root: Path, target: str, setting: str | None = None,
     ``setting`` (default ``$FLEET_TEST_PYTHONS``)."""
     setting = (os.environ.get("FLEET_TEST_PYTHONS", "") if setting is None else setting).strip()
     if setting and setting not in ("floor", "all", "auto", "target"):
-        return Plan(tuple(p for p in setting.split(os.pathsep) if p))
+        listed = tuple(p for p in setting.split(os.pathsep) if p)
+        # the sandbox shares what each needs: its venv (or prefix) and its real interpreter's
+        dirs = {d: None for p in listed
+                for d in (Path(p).absolute().parent.parent, Path(p).resolve().parent.parent)}
+        return Plan(listed, "", tuple(dirs))
     supported = supported_pythons(root)
     if setting == "target" or not supported.versions:
         return Plan((target,))
@@ -218,14 +224,20 @@ def _run(argv: list[str]) -> str:
 
 def sandbox_seeing(sandbox: Any, paths: Sequence[Path]) -> Any:
     """``sandbox``, or a sandbox of the same backend that also shares ``paths`` read-only
-    (bubblewrap and gVisor keep a ``config.readonly_paths`` list); a backend without one is
-    returned as it is (``local`` sees everything; a microVM's run then names what is missing)."""
+    (bubblewrap, gVisor and the microVM keep a ``config.readonly_paths`` list; the microVM's
+    ``None`` - its default toolchain - is spelled out first, so the venvs come on top of it, as
+    9p shares or as disk images); a backend without one is returned as it is (``local`` sees
+    everything)."""
     config = getattr(sandbox, "config", None)
     shared = getattr(config, "readonly_paths", None)
+    spelled = shared is not None
+    if shared is None and paths and isinstance(sandbox, MicroVMSandbox):
+        shared = (sandbox.block_readonly() if sandbox.transport() == "blk"
+                  else [Path("/usr"), *toolchain_dirs()])  # MicroVMConfig's default for 9p
     if (not paths or not isinstance(shared, list) or not dataclasses.is_dataclass(config)
             or isinstance(config, type)):
         return sandbox
     missing = [p for p in paths if not any(p == s or p.is_relative_to(s) for s in shared)]
-    if not missing:
+    if not missing and spelled:
         return sandbox
     return type(sandbox)(dataclasses.replace(config, readonly_paths=[*shared, *missing]))
