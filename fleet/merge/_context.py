@@ -38,6 +38,7 @@ class Context:
     module: cst.Module
     conflicts: int = 0
     depth: int = 0  # 0 while merging the module's own members
+    ordered_fields: bool = False  # inside a class whose attributes' order is meaning
     raw: dict[int, str] = field(default_factory=dict)
 
     def raw_conflict(self, marked: str) -> list[cst.BaseStatement]:

@@ -9,11 +9,15 @@ smallest node that holds it; what cannot be reasoned about raises ``Unsure``.
 
 from __future__ import annotations
 
+import io
+import keyword
+import tokenize
+
 import libcst as cst
 
 from fleet.merge._context import Context, Maps, Stmts, Unsure
 from fleet.merge._diff3 import compose_disjoint, diff3
-from fleet.merge._order import match_renames, resolve_order
+from fleet.merge._order import fields_both_added, match_renames, ordered_fields, resolve_order
 from fleet.merge._pykeys import Key, code, formatting_only, keyed, normalized, rule_for
 from fleet.merge._pytext import merge_decorators, multiline_strings, text_merge, token_merge
 from fleet.merge._sets import merge_name_set
@@ -56,10 +60,15 @@ def _merge_block(
             return None
     merge = merge_members if members else merge_statements
     ctx.depth += 1
+    outer = ctx.ordered_fields
+    ctx.ordered_fields = isinstance(base, cst.ClassDef) and any(
+        ordered_fields(header) for header in (header_base, header_ours, header_theirs)
+    )
     try:
         body = merge(ctx, *bodies)
     finally:
         ctx.depth -= 1
+        ctx.ordered_fields = outer
     frame_block = getattr(frame, "body", None)
     assert isinstance(frame_block, cst.IndentedBlock)
     result = frame.with_changes(body=frame_block.with_changes(body=body))
@@ -174,6 +183,8 @@ def merge_members(ctx: Context, base: Stmts, ours: Stmts, theirs: Stmts) -> list
             chosen = part_t
         elif chunk.kind != "conflict":
             chosen = part_o
+        elif fields_both_added(part_b, part_o, part_t, maps, ctx.ordered_fields):
+            chosen = None  # where both sides' fields meet, their order is unknown
         else:
             chosen = resolve_order(ctx.profile, part_b, part_o, part_t, maps)
             if chosen is None:
@@ -238,6 +249,32 @@ def _nested_block(
     return _merge_block(ctx, nodes[0], nodes[1], nodes[2], members=members)
 
 
+def _names_in(texts: list[str]) -> set[str]:
+    """The identifiers (names and attribute names, keywords left out) of some statements."""
+    out: set[str] = set()
+    for text in texts:
+        try:
+            tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+        except (tokenize.TokenError, SyntaxError):
+            return {"<untokenizable>"}
+        out.update(t.string for t in tokens if t.type == tokenize.NAME)
+    return {name for name in out if not keyword.iskeyword(name)}
+
+
+def _uses_what_other_removed(base: list[str], ours: list[str], theirs: list[str]) -> bool:
+    """One side's new statements use a name that the other side's edit of this run removed:
+    the new statement was written for the code the other side changed (httpx aac3740701df:
+    ``assert response.call_next is not None`` added before ``response.call_next()``, which
+    the other side made ``response.next()``). Composing the two would be a clean guess."""
+    for side, other in ((ours, theirs), (theirs, ours)):
+        new = [text for text in side if text not in base]
+        replaced = [text for text in base if text not in side]
+        removed = _names_in(base) - _names_in(other)
+        if (_names_in(new) - _names_in(replaced)) & removed:
+            return True
+    return False
+
+
 def merge_statements(
     ctx: Context, base: Stmts, ours: Stmts, theirs: Stmts
 ) -> list[cst.BaseStatement]:
@@ -265,7 +302,7 @@ def merge_statements(
             continue
         text_parts = [t[slice(*span)] for t, span in zip(texts, spans, strict=True)]
         composed = compose_disjoint(*text_parts)
-        if composed is not None:
+        if composed is not None and not _uses_what_other_removed(*text_parts):
             parts = {"base": part_b, "ours": part_o, "theirs": part_t}
             out.extend(parts[side][index] for side, index in composed)
             continue

@@ -3,6 +3,8 @@ of commutative members that both sides changed (used by ``_members.merge_members
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from fleet.merge._pykeys import Key, code, rule_for
@@ -103,3 +105,42 @@ def resolve_order(
                 result.insert(position, key)
                 position += 1
     return result + front if skeleton is ours else front + result
+
+
+# What makes the order of a class's attributes meaning: an enum (``auto()`` values, iteration
+# order), a dataclass, attrs class, NamedTuple, TypedDict or model (fields, constructor
+# arguments), read from the class's bases and decorators.
+_ORDERED_CLASS = re.compile(
+    r"\b(\w*Enum|\w*Flag|NamedTuple|TypedDict|BaseModel|Struct|dataclass|define|frozen|attr\.s"
+    r"|attrs|mutable)\b"
+)
+
+
+def ordered_fields(header: str) -> bool:
+    """Whether a class header (decorators, name, bases) makes its attributes' order meaning."""
+    return _ORDERED_CLASS.search(header) is not None
+
+
+def fields_both_added(
+    base: list[Key], ours: list[Key], theirs: list[Key], maps: Maps, ordered: bool
+) -> bool:
+    """Both sides added class attributes in one run they both changed, and their order is
+    meaning: the class is ``ordered`` (see :func:`ordered_fields`) or an added attribute is
+    annotated (a field). Where both sides' additions meet no order is known (black's
+    ``Preview(Enum)``: both sides appended members, the humans put theirs first, or placed ours
+    where theirs had removed its neighbours), so the run conflicts."""
+    before = set(base)
+    annotated = False
+
+    def adds(part: list[Key], mapping: dict[Key, cst.BaseStatement]) -> bool:
+        nonlocal annotated
+        added = [key for key in part if key[0] == "assign" and key not in before]
+        for key in added:
+            node = mapping[key]
+            annotated |= isinstance(node, cst.SimpleStatementLine) and isinstance(
+                node.body[0], cst.AnnAssign
+            )
+        return bool(added)
+
+    both = adds(ours, maps[1]) & adds(theirs, maps[2])
+    return both and (ordered or annotated)
