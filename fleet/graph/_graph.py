@@ -50,7 +50,8 @@ class SymbolGraph:
     def __init__(self, root: Path, data: Mapping[str, FileData],
                  refs_by_path: Mapping[str, Sequence[Reference]], seconds: float = 0.0, *,
                  previous: SymbolGraph | None = None, changed: Iterable[str] = (),
-                 deps: Mapping[str, frozenset[str]] | None = None) -> None:
+                 deps: Mapping[str, frozenset[str]] | None = None,
+                 symbols: dict[str, Symbol] | None = None) -> None:
         self.root = root
         self._data_store: dict[str, FileData] | None = dict(data)
         # path -> its references (``FileRefs``: columns over the raw references)
@@ -59,7 +60,10 @@ class SymbolGraph:
         self._deps_store: dict[str, frozenset[str]] | None = dict(deps or {})
         self._lazy: Callable[[str], Any] | None = None
         self.files: dict[str, FileRecord] = {p: d.record for p, d in sorted(data.items())}
-        self.symbols: dict[str, Symbol] = {s.id: s for p in self.files for s in data[p].symbols}
+        # ``symbols``: the very dict ``index`` resolved against (files in path order), not rebuilt
+        self.symbols: dict[str, Symbol] = (
+            symbols if symbols is not None
+            else {s.id: s for p in self.files for s in data[p].symbols})
         self.imports: dict[str, dict[str, str]] = {
             p: dict(d.imports) for p, d in data.items() if d.imports
         }

@@ -287,9 +287,10 @@ def _index(repo: str | Path, previous: SymbolGraph | None = None, *,
     if phase is not None:
         phase("graph")
     if redo is not None:
-        result = SymbolGraph(root, data, refs, deps=deps, previous=previous, changed=redo)
+        result = SymbolGraph(root, data, refs, deps=deps, previous=previous, changed=redo,
+                             symbols=symbols)
     else:
-        result = SymbolGraph(root, data, refs, deps=deps)
+        result = SymbolGraph(root, data, refs, deps=deps, symbols=symbols)
     result.seconds = time.perf_counter() - started
     return result
 

@@ -11,6 +11,7 @@ JS/TS/Go imports resolve through ``_foreign_import`` (path-like modules, Go path
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Callable
 
 from fleet.graph._model import MODULE, FileData, RawRef
 from fleet.graph._types import Typing
@@ -26,6 +27,39 @@ class Members(Typing):
     _bases_deps: dict[str, frozenset[str]]
     _mro_cache: dict[str, tuple[list[str], frozenset[str]]]
     _computing_bases: int
+    _chains: dict[tuple[str, str], tuple[tuple[str | None, bool], frozenset[str]]]
+
+    def _chain(self, key: tuple[str, str], compute: Callable[[], tuple[str | None, bool]]
+               ) -> tuple[str | None, bool]:
+        """A chain's resolution memoised across files with the dependency keys it recorded
+        (replayed on reuse): ``models.CharField`` is looked up once per repository, not once
+        per file. Only at the top of a resolution, where no cycle guard (a base list being
+        computed, a type fact in progress) can make the result depend on how it was reached."""
+        if self._depth or self._computing_bases:
+            return compute()
+        hit = self._chains.get(key)
+        if hit is not None:
+            if hit[1]:
+                self._deps |= hit[1]
+            return hit[0]
+        outer = self._deps
+        own: set[str] = set()
+        self._deps = own
+        try:
+            result = compute()
+        finally:
+            self._deps = outer
+        outer |= own
+        self._chains[key] = (result, frozenset(own))
+        return result
+
+    def _walk_chain(self, start: str, rest: str) -> tuple[str | None, bool]:
+        """``_walk`` over the dotted ``rest``, memoised (``_chain``)."""
+        return self._chain((start, rest), lambda: self._walk(start, rest.split(".")))
+
+    def _dotted_name(self, name: str) -> tuple[str | None, bool]:
+        """``_dotted(name, 0)``, memoised (``_chain``)."""
+        return self._chain(("", name), lambda: self._dotted(name, 0))
 
     def _walk(self, start: str, parts: list[str], depth: int = 0) -> tuple[str, bool]:
         """Follow ``parts`` as members from ``start``. Stops at the deepest symbol reached
