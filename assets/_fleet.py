@@ -28,7 +28,14 @@ from fleet.integrate import (
 )
 from fleet.integrate import integrate as integrate_patches
 from fleet.types import Finding, WorkUnit
-from fleet.unit import GitWorkspaces, UnitEnv, VerifyGates, latest_results, record_planned
+from fleet.unit import (
+    GitWorkspaces,
+    UnitEnv,
+    VerifyGates,
+    latest_results,
+    ledger_repository,
+    record_planned,
+)
 from fleet.verify import GateOptions
 
 if TYPE_CHECKING:
@@ -194,8 +201,10 @@ def plan(campaign: Campaign, repo: Path, home: Path, base_branch: str, store: St
                 if r.status in ("new", "known")}
     findings = [f for f in find_findings(graph, spec) if f.fingerprint in open_fps
                 and (only_paths is None or f.path in only_paths)]
-    result = plan_findings(graph, findings, spec, branch_commit(repo, base_branch))
-    new = record_planned(store.ledger(), result.units)
+    ledger = store.ledger()
+    result = plan_findings(graph, findings, spec, branch_commit(repo, base_branch),
+                           repository=ledger_repository(ledger))  # the store's repository's
+    new = record_planned(ledger, result.units)
     return PlanReport(units=result.units, waves=len(result.waves), extra={
         "new_units": new, "expected_parallelism": round(result.expected_parallelism, 2),
         "max_parallel": result.max_parallel, "base_commit": result.base_commit})

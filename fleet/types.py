@@ -80,7 +80,11 @@ class WorkUnit:
     """The unit of work one agent does under one lease set.
 
     ``key`` is a stable hash of the unit's content (campaign, write set, finding fingerprints,
-    base commit); it is the Dagster dynamic partition key.
+    base commit); it is the Dagster dynamic partition key. ``repository`` is the store key of
+    the repository the unit belongs to (``fleet.home.store_key``; ``""``: none named): only a
+    store scoped to that repository loads, leases, runs and records it (``fleet.unit``,
+    ``fleet.store.repo_scope``). The key leaves it out: a fork and its upstream at one commit
+    plan units of the same keys, which the store keeps apart by repository.
     """
 
     key: str
@@ -91,6 +95,7 @@ class WorkUnit:
     findings: tuple[Finding, ...]
     rank: int = 0
     wave: int = 0
+    repository: str = ""
 
     @property
     def paths(self) -> tuple[str, ...]:

@@ -38,10 +38,15 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8787,
     launcher: Launcher | None = None,
+    repository: str = "",
 ) -> None:
-    """Run the coordinator in the foreground until interrupted."""
+    """Run the coordinator in the foreground until interrupted. ``repository``: the store key of
+    the repository served (``fleet.home.store_key``): its leases and ledger are that
+    repository's, the same as its sweeps' (``fleet.store.repo_scope``)."""
+    from fleet.store.repo_scope import scoped_store
+
     with open_store(store_url) as store:
-        app = create_app(store, repo_root, launcher=launcher)
+        app = create_app(scoped_store(store, repository), repo_root, launcher=launcher)
         uvicorn.Server(_config(app, host, port)).run()
 
 

@@ -35,6 +35,8 @@ class Plan:
     expected_parallelism: float
     timings: dict[str, float] = field(default_factory=dict, compare=False)
     graph: SymbolGraph | None = field(default=None, compare=False, repr=False)
+    repository: str = ""
+    """The store key of the repository planned (its units' ``repository``); ``""``: none."""
 
     def unit(self, key: str) -> WorkUnit:
         """The unit whose key is ``key`` (or a unique key prefix)."""
@@ -63,6 +65,7 @@ class Plan:
         return {
             "campaign": self.campaign,
             "base_commit": self.base_commit,
+            "repository": self.repository,
             "summary": {
                 "findings": len(self.findings),
                 "units": len(self.units),
@@ -104,6 +107,7 @@ def plan_from_dict(data: dict[str, Any]) -> Plan:
             findings=tuple(by_fp[fp] for fp in u["findings"]),
             rank=int(u["rank"]),
             wave=int(u["wave"]),
+            repository=str(data.get("repository", "")),
         )
         for u in data["units"]
     )
@@ -118,6 +122,7 @@ def plan_from_dict(data: dict[str, Any]) -> Plan:
         max_parallel=int(summary["max_parallel"]),
         expected_parallelism=float(summary["expected_parallelism"]),
         timings=dict(summary.get("seconds", {})),
+        repository=str(data.get("repository", "")),
     )
 
 
@@ -156,11 +161,15 @@ def plan_findings(
     campaign: Campaign,
     base_commit: str,
     timings: dict[str, float] | None = None,
+    *,
+    repository: str = "",
 ) -> Plan:
+    """Plan ``findings`` into units at ``base_commit``; ``repository`` (the store key of the
+    repository planned, ``fleet.home.store_key``) makes every unit that repository's."""
     started = time.perf_counter()
     units = build_units(
         graph, findings, campaign.name, base_commit, campaign.plan, _extra_reads(graph, campaign),
-        edits_imports=campaign.edits_imports,
+        edits_imports=campaign.edits_imports, repository=repository,
     )
     units = assign_waves(_with_declarations(graph, units, campaign))
     units.sort(key=lambda u: (u.wave, u.rank, u.key))
@@ -187,6 +196,7 @@ def plan_findings(
         expected_parallelism=expected_parallelism([len(w) for w in ordered_waves], parallel),
         timings=timings,
         graph=graph,
+        repository=repository,
     )
 
 
@@ -196,13 +206,15 @@ def plan_campaign(
     *,
     graph: SymbolGraph | None = None,
     base_commit: str | None = None,
+    repository: str = "",
 ) -> Plan:
     """Index (unless given a graph), match and plan. Changes nothing in ``repo``.
 
     Without a graph, the index is made of the base commit's files: when the checkout has
     uncommitted changes or untracked source files (or another commit is checked out), of an
     export of ``base_commit``, so the findings' lines and spans are those the units start from.
-    The returned graph's ``root`` is ``repo``."""
+    The returned graph's ``root`` is ``repo``. ``repository``: the store key the units carry
+    (see :func:`plan_findings`)."""
     from fleet.graph import index
 
     root = Path(repo).resolve()
@@ -212,7 +224,7 @@ def plan_campaign(
     if graph is not None:
         findings = find_findings(graph, campaign)
         timings["match"] = round(time.perf_counter() - started, 3)
-        return plan_findings(graph, findings, campaign, base, timings)
+        return plan_findings(graph, findings, campaign, base, timings, repository=repository)
     with base_tree(root, base) as tree:
         graph = index(tree)
         timings["index"] = round(time.perf_counter() - started, 3)
@@ -220,4 +232,4 @@ def plan_campaign(
         findings = find_findings(graph, campaign)
         timings["match"] = round(time.perf_counter() - started, 3)
     graph.root = root
-    return plan_findings(graph, findings, campaign, base, timings)
+    return plan_findings(graph, findings, campaign, base, timings, repository=repository)

@@ -207,8 +207,10 @@ def build_units(
     extra_reads: Iterable[str] = (),
     *,
     edits_imports: bool = False,
+    repository: str = "",
 ) -> list[WorkUnit]:
-    """Work units (``wave`` still 0) in a deterministic order.
+    """Work units (``wave`` still 0) in a deterministic order, of the repository whose store key
+    is ``repository`` (``WorkUnit.repository``; the key is the same for every repository).
 
     ``edits_imports`` (the fix rewrites module-level imports, e.g. adds ``from datetime import
     UTC``): every unit also writes ``path::<module>`` of each file it edits, so the import edit is
@@ -261,6 +263,7 @@ def build_units(
                 read_set=tuple(_read_set(graph, write, extra)),
                 findings=unit_findings,
                 rank=min(_rank(graph, s) for s in write),
+                repository=repository,
             )
         )
     return sorted(units, key=lambda u: (u.rank, u.key))

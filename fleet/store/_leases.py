@@ -5,18 +5,43 @@ Hierarchy: ``a.py`` (a bare path: the whole file) contains ``a.py::Foo``, which 
 ``a.py::Foo.bar``. ``a.py::Foo`` does not contain ``a.py::Foobar``: a child starts with the
 parent followed by ``.`` (inside a symbol) or ``::`` (inside a file). Two leases conflict when one
 symbol contains the other (or they are equal) and at least one of them is a write.
+
+Repositories: :meth:`LeaseStoreBase.for_repo` is the view of one repository, whose keys are
+stored as ``<namespace> U+001E <key>`` (:func:`lease_namespace`). The namespace is part of every
+key's path, so all of a repository's keys, their ancestors and their descendant ranges lie in
+that repository's own part of the key space: leases of two repositories on one store never
+conflict and never fence each other off; holders are stored the same way, so one holder name in
+two repositories (a fork and its upstream plan units of the same keys) renews and releases
+only its own repository's leases. The store's SQL (and the PostgreSQL hot path,
+its advisory locks and fences) stay what they are.
 """
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Self
 
 from fleet.backoff import backoff_s
 from fleet.store.keys import canonical_symbol
 from fleet.types import Acquired, AcquireResult, Grant, LeaseMode, LeaseRequest, Refused
+
+NAMESPACE_SEPARATOR = "\x1e"  # a control character: no canonical key contains one
+
+
+def lease_namespace(repo: str) -> str:
+    """The lease namespace of the repository whose store key is ``repo`` (``""``: none): the key
+    itself, or ``sha256:<hex>`` of it when it holds what a key's path must not (``::``, a
+    control character), so the namespace never splits a key."""
+    if not repo:
+        return ""
+    if "::" in repo or any(ord(c) < 32 or ord(c) == 127 for c in repo):
+        return "sha256:" + hashlib.sha256(repo.encode()).hexdigest()[:32]
+    return repo
 
 
 def ancestors(symbol: str) -> list[str]:
@@ -91,10 +116,55 @@ class LeaseStoreBase(ABC):
     backoff_initial_s = 0.005
     backoff_max_s = 0.5
     root: Path | None = None
+    namespace: str = ""
+    """The repository these leases are of (:func:`lease_namespace`); ``""``: of none."""
 
     def key(self, symbol: str) -> str:
         """The canonical key of ``symbol`` in this store (``LeaseKeyError`` when it has none)."""
         return canonical_symbol(symbol, self.root)
+
+    def for_repo(self, repo: str) -> Self:
+        """The leases of the repository whose store key is ``repo``, on the same database: its
+        keys are its own (see the module docstring); grants, blockers and ``held`` name them as
+        given, without the namespace; holders are this repository's too."""
+        view = copy.copy(self)
+        view.namespace = lease_namespace(repo)
+        return view
+
+    def stored(self, symbol: str) -> str:
+        """``symbol`` (a canonical key) as this view stores it."""
+        return f"{self.namespace}{NAMESPACE_SEPARATOR}{symbol}" if self.namespace else symbol
+
+    def stored_holder(self, holder: str) -> str:
+        """``holder`` as this view stores it."""
+        return self.stored(holder)
+
+    def stored_requests(self, wanted: list[LeaseRequest]) -> list[LeaseRequest]:
+        if not self.namespace:
+            return wanted
+        return [LeaseRequest(self.stored(r.symbol), r.mode, r.rank) for r in wanted]
+
+    def _bare(self, text: str) -> str:
+        if not self.namespace:
+            return text
+        return text.replace(f"{self.namespace}{NAMESPACE_SEPARATOR}", "")
+
+    def shown(self, result: AcquireResult) -> AcquireResult:
+        """``result`` with its keys as the caller gave them (the namespace taken off)."""
+        if not self.namespace:
+            return result
+        if isinstance(result, Acquired):
+            return Acquired(tuple(self.shown_grants(result.grants)))
+        return Refused(self._bare(result.reason),
+                       tuple((self._bare(s), self._bare(h)) for s, h in result.blocking))
+
+    def shown_grants(self, grants: Iterable[Grant]) -> list[Grant]:
+        """This view's grants among ``grants``, keys without the namespace."""
+        if not self.namespace:
+            return list(grants)
+        prefix = f"{self.namespace}{NAMESPACE_SEPARATOR}"
+        return [Grant(g.lease_id, g.symbol[len(prefix):], g.mode, self._bare(g.holder), g.token,
+                      g.expires_at) for g in grants if g.symbol.startswith(prefix)]
 
     @abstractmethod
     def try_acquire(

@@ -201,7 +201,12 @@ class PostgresLeaseStore(LeaseStoreBase):
     def try_acquire(
         self, holder: str, unit: str, requests: Sequence[LeaseRequest], ttl_s: float
     ) -> AcquireResult:
-        wanted = normalize(requests, self.root)
+        return self.shown(self._acquire_set(self.stored_holder(holder), unit, requests, ttl_s))
+
+    def _acquire_set(
+        self, holder: str, unit: str, requests: Sequence[LeaseRequest], ttl_s: float
+    ) -> AcquireResult:
+        wanted = self.stored_requests(normalize(requests, self.root))
         if not wanted:
             return Acquired(())
         symbols = SEPARATOR.join([r.symbol for r in wanted])
@@ -225,10 +230,12 @@ class PostgresLeaseStore(LeaseStoreBase):
         return refused_by(blockers, ", ".join(r.symbol for r in wanted))
 
     def renew(self, holder: str, ttl_s: float) -> int:
+        holder = self.stored_holder(holder)
         with self.db.single() as tx:
             return tx.run("lease_renew", {"holder": holder, "ttl": float(ttl_s)})
 
     def release(self, holder: str, lease_ids: Iterable[str] | None = None) -> int:
+        holder = self.stored_holder(holder)
         if lease_ids is None:
             with self.db.single() as tx:
                 row = tx.one("lease_release", {"holder": holder})
@@ -239,17 +246,18 @@ class PostgresLeaseStore(LeaseStoreBase):
         return int(rows[0][0]) if rows and rows[0][0] is not None else 0
 
     def check_fence(self, symbol: str, token: int) -> bool:
-        symbol = self.key(symbol)
+        symbol = self.stored(self.key(symbol))
         with self.db.read() as tx:
             row = tx.one("fence_state", {"symbol": symbol, "token": int(token)})
         assert row is not None
         return bool(row["this_life"]) and fence_holds(token, row["token"], row["write_token"])
 
     def held(self, within: str | None = None, holder: str | None = None) -> list[Grant]:
-        within = self.key(within) if within else None
+        holder = self.stored_holder(holder) if holder else None
+        within = self.stored(self.key(within)) if within else None
         with self.db.read() as tx:
             rows = tx.all("lease_held", {"prefix": within, "holder": holder})
-        return [grant_from_row(row) for row in rows]
+        return self.shown_grants(grant_from_row(row) for row in rows)
 
     def reap(self) -> int:
         with self.db.single() as tx:

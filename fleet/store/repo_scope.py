@@ -12,8 +12,16 @@ repository whose store key is ``key`` (``fleet.home.repository_key``):
   events had a repository). A unit's key already names its base commit; the repository makes the
   campaign-wide events (``integration.finished``, ``pull_request.published``, ...) its own.
 
-Leases, the task queue, controls, memory and tokens stay shared: they are the fleet's, and lease
-keys name the repository's paths.
+- leases: the repository's own keys (``LeaseStoreBase.for_repo``): ``app/config.py::load`` of
+  A and of B are two keys, so two repositories' units never block each other, and a write
+  granted in A never fences off a token of B.
+
+Units are the repository's through the ledger: a unit carries its repository
+(``WorkUnit.repository``, in its key too), ``unit.planned`` records it in the ``repo`` column,
+and ``fleet.unit`` loads, plans and runs through a scoped ledger only the units of its
+repository (``ForeignUnit`` otherwise).
+
+The task queue, controls, memory and tokens stay shared: they are the fleet's.
 """
 
 from __future__ import annotations
@@ -63,4 +71,5 @@ def scoped_store(store: Store, repo: str) -> Store:
     if not repo:
         return store
     return dataclasses.replace(store, findings=store.findings.for_repo(repo),
-                               ledger=RepoLedger(store.ledger, repo))
+                               ledger=RepoLedger(store.ledger, repo),
+                               leases=store.leases.for_repo(repo))

@@ -151,7 +151,12 @@ class SqliteLeaseStore(LeaseStoreBase):
     def try_acquire(
         self, holder: str, unit: str, requests: Sequence[LeaseRequest], ttl_s: float
     ) -> AcquireResult:
-        wanted = normalize(requests, self.root)
+        return self.shown(self._acquire(self.stored_holder(holder), unit, requests, ttl_s))
+
+    def _acquire(
+        self, holder: str, unit: str, requests: Sequence[LeaseRequest], ttl_s: float
+    ) -> AcquireResult:
+        wanted = self.stored_requests(normalize(requests, self.root))
         with self.db.write() as tx:
             now = self.db.now()
             for request in wanted:
@@ -193,10 +198,12 @@ class SqliteLeaseStore(LeaseStoreBase):
         return Acquired(tuple(grants))
 
     def renew(self, holder: str, ttl_s: float) -> int:
+        holder = self.stored_holder(holder)
         with self.db.write() as tx:
             return tx.run("lease_renew", {"holder": holder, "ttl": ttl_s, "now": self.db.now()})
 
     def release(self, holder: str, lease_ids: Iterable[str] | None = None) -> int:
+        holder = self.stored_holder(holder)
         ids = None if lease_ids is None else [int(i) for i in lease_ids]
         with self.db.write() as tx:
             if ids is None:
@@ -204,7 +211,7 @@ class SqliteLeaseStore(LeaseStoreBase):
             return tx.run("lease_release_ids", {"holder": holder, "ids": json.dumps(ids)})
 
     def check_fence(self, symbol: str, token: int) -> bool:
-        symbol = self.key(symbol)
+        symbol = self.stored(self.key(symbol))
         lo, hi = descendant_range(symbol)
         with self.db.read() as tx:
             row = tx.one(
@@ -215,14 +222,15 @@ class SqliteLeaseStore(LeaseStoreBase):
         return fence_holds(token, row["token"], row["write_token"])
 
     def held(self, within: str | None = None, holder: str | None = None) -> list[Grant]:
-        within = self.key(within) if within else None
+        holder = self.stored_holder(holder) if holder else None
+        within = self.stored(self.key(within)) if within else None
         lo, hi = descendant_range(within) if within else ("", "")
         with self.db.read() as tx:
             rows = tx.all(
                 "lease_held",
                 {"now": self.db.now(), "prefix": within, "lo": lo, "hi": hi, "holder": holder},
             )
-        return [grant_from_row(row) for row in rows]
+        return self.shown_grants(grant_from_row(row) for row in rows)
 
     def reap(self) -> int:
         with self.db.write() as tx:

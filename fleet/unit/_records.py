@@ -15,11 +15,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from fleet.errors import ConfigError
 from fleet.protocols import Ledger
+from fleet.store.ledger import payload_repository
 from fleet.types import Cost, Finding, Grant, Verdict, WorkUnit
 
 if TYPE_CHECKING:
     from fleet.campaigns.spec import Campaign
+
+class ForeignUnit(ConfigError):
+    """A unit handed to a store scoped to another repository than the unit's own."""
+
 
 UNIT_PLANNED = "unit.planned"
 UNIT_FINISHED = "unit.finished"
@@ -102,7 +108,28 @@ def unit_from_dict(d: dict[str, Any]) -> WorkUnit:
         findings=tuple(_finding(f) for f in d["findings"]),
         rank=int(d.get("rank", 0)),
         wave=int(d.get("wave", 0)),
+        repository=str(d.get("repository") or ""),
     )
+
+
+def ledger_repository(ledger: Ledger) -> str:
+    """The store key of the repository ``ledger`` is the view of (``fleet.store.repo_scope``),
+    ``""`` for a ledger of no one repository (the whole store)."""
+    repo = getattr(ledger, "repo", "")
+    return repo if isinstance(repo, str) else ""
+
+
+def check_own(ledger: Ledger, unit: WorkUnit, what: str) -> None:
+    """Raise :class:`ForeignUnit` when ``ledger`` is one repository's and ``unit`` is another
+    repository's: a unit is planned, loaded, leased, run and recorded only by its own
+    repository's sweep. A unit that names no repository (built by hand, or by a planner told
+    none) is adopted by the ledger's: its ``unit.planned`` event records that repository."""
+    own = ledger_repository(ledger)
+    if own and unit.repository and unit.repository != own:
+        theirs = repr(unit.repository)
+        raise ForeignUnit(f"unit {unit.key} of campaign {unit.campaign} belongs to {theirs}, "
+                          f"not to the repository {own!r} this store is scoped to: {what} "
+                          "refused")
 
 
 def result_to_dict(result: UnitResult) -> dict[str, Any]:
@@ -134,10 +161,14 @@ def result_from_dict(d: dict[str, Any]) -> UnitResult:
 
 
 def record_planned(ledger: Ledger, units: Iterable[WorkUnit], actor: str = "planner") -> int:
-    """Append ``unit.planned`` for every unit not planned before; returns how many were new."""
-    known = {e.unit for e in ledger.events(kind=UNIT_PLANNED)}
+    """Append ``unit.planned`` for every unit not planned before; returns how many were new.
+    A unit of another repository than a scoped ledger's is refused (:class:`ForeignUnit`)."""
+    own = ledger_repository(ledger)
+    known = {e.unit for e in ledger.events(kind=UNIT_PLANNED)  # (an event of no repository
+             if not own or payload_repository(e.payload) == own}  # is recorded again, as own)
     new = 0
     for unit in units:
+        check_own(ledger, unit, "planning it")
         if unit.key in known:
             continue
         ledger.append(UNIT_PLANNED, unit_to_dict(unit), unit=unit.key, campaign=unit.campaign,
@@ -148,11 +179,15 @@ def record_planned(ledger: Ledger, units: Iterable[WorkUnit], actor: str = "plan
 
 
 def load_units(ledger: Ledger, campaign: str, keys: Sequence[str] | None = None) -> list[WorkUnit]:
-    """The planned units of ``campaign`` (only ``keys`` when given, in that order)."""
+    """The planned units of ``campaign`` (only ``keys`` when given, in that order). Through a
+    ledger scoped to one repository, only that repository's units: a unit planned by another,
+    or by no repository, is never loaded (its key is not known here)."""
+    own = ledger_repository(ledger)
     by_key = {
-        e.unit: unit_from_dict(e.payload)
+        e.unit: unit
         for e in ledger.events(kind=UNIT_PLANNED, campaign=campaign)
         if e.unit is not None
+        and ((unit := unit_from_dict(e.payload)).repository == own or not own)
     }
     if keys is None:
         return list(by_key.values())
@@ -250,8 +285,7 @@ def resolve_units(ledger: Ledger, campaign: str, keys: Iterable[str]) -> list[st
     Raises ``ConfigError`` naming a key that matches no planned unit, or more than one."""
     from fleet.errors import ConfigError
 
-    known = sorted({e.unit for e in ledger.events(kind=UNIT_PLANNED, campaign=campaign)
-                    if e.unit is not None})
+    known = sorted(u.key for u in load_units(ledger, campaign))
     out: list[str] = []
     for key in keys:
         if key == "all":

@@ -37,7 +37,7 @@ from fleet.types import (
     Workspace,
     WorkUnit,
 )
-from fleet.unit._records import UnitResult, record_result, settle, stamp_judged_with
+from fleet.unit._records import UnitResult, check_own, record_result, settle, stamp_judged_with
 
 if TYPE_CHECKING:
     from fleet.campaigns.spec import Campaign
@@ -107,8 +107,10 @@ def run_unit(unit: WorkUnit, env: UnitEnv, worker: str = "w0") -> UnitResult:
 
     Never raises for an expected outcome (refused leases, failed agent, rejecting gate): those are
     the returned ``UnitResult.status``. Infrastructure faults propagate as ``FleetError``s, with the
-    leases released and the worktree removed.
+    leases released and the worktree removed. A unit of another repository than the one
+    ``env.ledger`` is scoped to is refused before anything is leased (``ForeignUnit``).
     """
+    check_own(env.ledger, unit, "running it")
     started = time.perf_counter()
     base = UnitResult(unit=unit.key, campaign=unit.campaign, status="killed",
                       base_commit=unit.base_commit, rank=unit.rank, paths=unit.paths)

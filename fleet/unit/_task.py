@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from fleet.campaigns.spec import Campaign, Fix
 from fleet.errors import ConfigError, FleetError
 from fleet.types import JOB_FINISHED, JOB_STARTED, WorkUnit
-from fleet.unit._records import UnitResult
+from fleet.unit._records import UnitResult, ledger_repository
 from fleet.unit._run import UnitEnv, run_unit
 from fleet.unit._wiring import GitWorkspaces, VerifyGates
 
@@ -57,9 +57,9 @@ def task_campaign(request: TaskRequest) -> Campaign:
                     source=f"<task {request.job_id or digest[:12]}>")
 
 
-def task_unit(graph: SymbolGraph, campaign: Campaign, files: Sequence[str], base_commit: str
-              ) -> WorkUnit:
-    """One unit over ``files``."""
+def task_unit(graph: SymbolGraph, campaign: Campaign, files: Sequence[str], base_commit: str,
+              repository: str = "") -> WorkUnit:
+    """One unit over ``files``, of the repository whose store key is ``repository``."""
     missing = [f for f in files if not graph.symbols_in(f)]
     if missing:
         raise ConfigError(f"target_files: not an indexed source file of the repository: "
@@ -75,7 +75,7 @@ def task_unit(graph: SymbolGraph, campaign: Campaign, files: Sequence[str], base
             continue
     read = tuple(sorted(reads - set(write)))[:200]
     key = hashlib.sha256(f"{campaign.name}\n{write}\n{base_commit}".encode()).hexdigest()[:16]
-    return WorkUnit(key, campaign.name, base_commit, write, read, ())
+    return WorkUnit(key, campaign.name, base_commit, write, read, (), repository=repository)
 
 
 def _require_key(environ: dict[str, str] | None = None) -> None:
@@ -102,7 +102,7 @@ def run_task(request: TaskRequest, repo: Path, store: Store, sandbox: Sandbox, *
     with base_tree(repo, base) as tree:
         graph = index(tree)
     graph.root = repo
-    unit = task_unit(graph, campaign, request.target_files, base)
+    unit = task_unit(graph, campaign, request.target_files, base, ledger_repository(store.ledger))
     agent = agent_for("claude", campaign, graph=graph, ledger=store.ledger,
                       controls=store.controls, model=model or request.model,
                       notes=tuple(n.text for n in store.memory.list()))

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -87,11 +88,16 @@ def plan_command(
     """Dry run: print the campaign's findings, work units, lock order, waves and parallelism."""
     from fleet.campaigns.spec import load_campaign
     from fleet.errors import FleetError
-    from fleet.forge.remote import working_repository
+    from fleet.forge.remote import is_url, working_repository
+    from fleet.home import default_home, store_key
     from fleet.plan import plan_campaign
 
     try:
-        plan = plan_campaign(working_repository(repo_ref), load_campaign(campaign))
+        repo = working_repository(repo_ref)
+        home = os.environ.get("FLEET_HOME") or default_home(
+            None if is_url(str(repo_ref)) else repo)
+        # the units' keys are those `fleet fix` and a sweep of this repository give them
+        plan = plan_campaign(repo, load_campaign(campaign), repository=store_key(home, repo))
     except FleetError as exc:
         raise _fail(str(exc)) from exc
     data = json.dumps(plan.to_dict(), indent=1) + "\n"
@@ -116,7 +122,8 @@ def fix_command(
              "Sonnet).")] = None,
     sandbox: Annotated[str, typer.Option(help="auto, microvm, gvisor, bwrap or local.")] = "auto",
     store: Annotated[str | None, typer.Option(
-        help="Store URL (default: $FLEET_STORE_URL, else .fleet/fleet.db here).")] = None,
+        help="Store URL (default: $FLEET_STORE_URL, else fleet.db in $FLEET_HOME, else in "
+             "REPO/.fleet).")] = None,
     keep_branch: Annotated[bool, typer.Option(
         "--keep-branch", help="Keep a verified unit's branch fleet/<campaign>/<unit>.")] = False,
     require_verified: Annotated[bool, typer.Option(
@@ -129,9 +136,11 @@ def fix_command(
     from fleet.campaigns.spec import load_campaign
     from fleet.errors import FleetError
     from fleet.forge import run_git
-    from fleet.forge.remote import working_repository
+    from fleet.forge.remote import is_url, working_repository
+    from fleet.home import claim_home, default_home, store_key
     from fleet.plan import lease_requests, plan_campaign
     from fleet.store import default_store_url, open_store
+    from fleet.store.repo_scope import scoped_store
     from fleet.unit import (
         GitWorkspaces,
         UnitEnv,
@@ -146,10 +155,18 @@ def fix_command(
     try:
         repo = working_repository(repo_ref)
         spec = load_campaign(campaign)
-        plan = plan_campaign(repo, spec)
+        # the repository's own state (REPO/.fleet; by URL the current directory's), and its
+        # units, leases and ledger records on a store that may hold others (fleet.home)
+        local = not is_url(str(repo_ref))
+        home = Path(os.environ.get("FLEET_HOME") or default_home(repo if local else None))
+        key = store_key(home, repo)
+        plan = plan_campaign(repo, spec, repository=key)
+        if local:  # (after the plan: it names a path that is no checkout in one line)
+            claim_home(home, repo)
         target, graph = plan.unit(unit), plan.graph
         box = select_sandbox(sandbox)
-        with open_store(store or default_store_url()) as opened:
+        with open_store(store or default_store_url(repo if local else None)) as raw:
+            opened = scoped_store(raw, key)
             worker = agent_for(agent, spec, graph=plan.graph, ledger=opened.ledger,
                                controls=opened.controls, model=model,
                                notes=tuple(n.text for n in opened.memory.list()))

@@ -115,7 +115,17 @@ def serve(
         url, root, launcher = _launching(store, repo)
     mode = "queue only" if launcher is None else "launching Dagster runs"
     typer.echo(f"fleet coordinator on http://{host}:{port} (store {url}, {mode})", err=True)
-    run(url, root, host=host, port=port, launcher=launcher)
+    run(url, root, host=host, port=port, launcher=launcher, repository=_served_key(root))
+
+
+def _served_key(root: Path) -> str:
+    """The store key of the repository ``fleet serve`` serves (its leases are that
+    repository's, as its sweeps' are); ``""`` for a plain directory."""
+    import os
+
+    from fleet.home import default_home, store_key
+
+    return store_key(Path(os.environ.get("FLEET_HOME") or default_home(root)), root)
 
 
 def _launching(store: str | None, repo: Path | None) -> tuple[str, Path, Launcher]:
@@ -153,10 +163,13 @@ def _launching(store: str | None, repo: Path | None) -> tuple[str, Path, Launche
         raise typer.Exit(2) from exc
     dagster_home = Path(os.environ.get("DAGSTER_HOME") or Path(settings.home) / "dagster")
     from fleet.store import open_store
+    from fleet.store.repo_scope import scoped_store
     from fleet.unit import TaskLauncher
     from sandbox import select_sandbox
 
-    tasks = TaskLauncher(Path(settings.repo), open_store(settings.store_url), select_sandbox)
+    tasks = TaskLauncher(Path(settings.repo), scoped_store(open_store(settings.store_url),
+                                                           settings.repository_key()),
+                         select_sandbox)
 
     owner = settings.repo if repo_root(settings.repo) is not None else None  # claims it
 
