@@ -26,7 +26,10 @@ spent running units (K x fix wall - the units' own wall) / units, and the phases
 (submission -> queued, queue, launch, dispatch to a celery worker, step start).
 
     .venv/bin/python benchmarks/bench_engine.py [--units 64] [--batch 8] [--agents 2]\
-        [--workers 1,2,4] [--json F]   (FLEET_BENCH_PG_DSN: a server of yours, else a throwaway one)
+        [--workers 1,2,4] [--pools 1,2] [--json F]
+    (FLEET_BENCH_PG_DSN: a server of yours, else a throwaway one; ``--pools 1,2`` runs each K
+    with the ``agent_sandbox`` pool at K and at 2K batches: above K the next batch's run
+    launches while the workers still run theirs)
 """
 
 from __future__ import annotations
@@ -145,18 +148,20 @@ def _fix_phases(instance: Any) -> dict[str, float]:
 
 
 def run_celery(base: Path, work: Path, workers: int, agents: int, batch: int,
-               admin_dsn: str, template: str) -> dict[str, Any]:
-    """A sweep of ``base`` on a fresh multi-worker deployment with ``workers`` workers."""
+               admin_dsn: str, template: str, pool: int | None = None) -> dict[str, Any]:
+    """A sweep of ``base`` on a fresh multi-worker deployment with ``workers`` workers, and an
+    ``agent_sandbox`` pool of ``pool`` batches at once (default: ``workers``)."""
     from fleet.store import open_store
     from fleet.unit import latest_results
     from tests.distributed._cluster import start_cluster
     from tests.distributed.conftest import _database
 
-    root = work / f"celery-{workers}"
+    name = f"celery-{workers}" + (f"-pool{pool}" if pool else "")
+    root = work / name
     root.mkdir()
     cluster = start_cluster(root, base, _database(admin_dsn, template),
                             _database(admin_dsn, template), workers=workers,
-                            campaign="yaml-safe-load", visibility_s=3600,
+                            campaign="yaml-safe-load", visibility_s=3600, pool=pool,
                             FLEET_BATCH_SIZE=str(batch), FLEET_AGENTS=str(agents))
     try:
         t0 = time.perf_counter()
@@ -164,7 +169,7 @@ def run_celery(base: Path, work: Path, workers: int, agents: int, batch: int,
         code = sweep.wait()
         wall = time.perf_counter() - t0
         if code != 0:
-            raise SystemExit(f"celery-{workers}: the sweep failed:\n{cluster.sweep_log()[-4000:]}")
+            raise SystemExit(f"{name}: the sweep failed:\n{cluster.sweep_log()[-4000:]}")
         with cluster.instance() as instance:
             phases = _fix_phases(instance)
             runs = len(instance.get_runs())
@@ -175,7 +180,7 @@ def run_celery(base: Path, work: Path, workers: int, agents: int, batch: int,
     n = max(len(results), 1)
     unit_time = sum(r.wall_s for r in results)
     idle = workers * agents * phases["fix_wall_s"] - unit_time
-    return {"mode": f"celery-{workers}", "workers": workers, "units": len(results),
+    return {"mode": name, "workers": workers, "pool": pool or workers, "units": len(results),
             "verified": sum(r.status == "verified" for r in results),
             "sweep_wall_s": round(wall, 2), "fix_wall_s": round(phases["fix_wall_s"], 2),
             "dagster_runs": runs, "unit_time_s": round(unit_time, 2),
@@ -215,8 +220,12 @@ def main() -> int:
                         help="skip the in-process peer (celery rows only)")
     parser.add_argument("--submitted", action="store_true",
                         help="also the submitted runs on one machine (the default launcher)")
+    parser.add_argument("--pools", default="",
+                        help="agent_sandbox pool sizes per worker count, as multiples of it "
+                             "(e.g. 1,2: each worker count with pool = K and = 2K)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    factors = [int(f) for f in args.pools.split(",") if f.strip()] or [1]
     ks = [int(k) for k in args.workers.split(",") if k.strip()]
     with tempfile.TemporaryDirectory(prefix="bench-engine-") as tmp:
         work = Path(tmp)
@@ -229,13 +238,15 @@ def main() -> int:
         dsn, template, pg = _pg()
         try:
             for k in ks:
-                rows.append(run_celery(base, work, k, args.agents, args.batch, dsn, template))
-                print(json.dumps(rows[-1]), flush=True)
+                for factor in factors:
+                    rows.append(run_celery(base, work, k, args.agents, args.batch, dsn,
+                                           template, pool=k * factor if factor != 1 else None))
+                    print(json.dumps(rows[-1]), flush=True)
         finally:
             if pg is not None:
                 pg.destroy()
     peer = rows[0] if not args.no_peer else {"fix_wall_s": 0.0}
-    one = next((r for r in rows if r.get("workers") == 1), None)
+    one = next((r for r in rows if r.get("workers") == 1 and r.get("pool") == 1), None)
     for r in rows:
         if one is not None and "workers" in r:
             r["speedup"] = round(one["fix_wall_s"] / max(r["fix_wall_s"], 1e-9), 2)
@@ -243,11 +254,11 @@ def main() -> int:
             (r["fix_wall_s"] - peer["fix_wall_s"]) / max(r["units"], 1), 3)
     summary = {"units": args.units, "batch": args.batch, "agents": args.agents,
                "cpus": os.cpu_count(), "rows": rows}
-    print(f"{'mode':<11} {'units':>5} {'verified':>8} {'sweep s':>8} {'fix s':>7} "
+    print(f"{'mode':<15} {'units':>5} {'verified':>8} {'sweep s':>8} {'fix s':>7} "
           f"{'speedup':>7} {'runs':>4} {'overhead/unit s':>15} {'queue s':>7} {'launch s':>8} "
           f"{'dispatch s':>10} {'step start s':>12}")
     for r in rows:
-        print(f"{r['mode']:<11} {r['units']:>5} {r['verified']:>8} {r['sweep_wall_s']:>8} "
+        print(f"{r['mode']:<15} {r['units']:>5} {r['verified']:>8} {r['sweep_wall_s']:>8} "
               f"{r['fix_wall_s']:>7} {r.get('speedup', '-'):>7} {r['dagster_runs']:>4} "
               f"{r.get('overhead_per_unit_s', '-'):>15} {r.get('queue_s', '-'):>7} "
               f"{r.get('launch_s', '-'):>8} {r.get('dispatch_s', '-'):>10} "

@@ -205,17 +205,18 @@ class Cluster:
 
     def failures(self) -> list[str]:
         """Every step failure on the instance, with its causes (for a failing test's message)."""
-        from dagster import DagsterEventType, EventRecordsFilter
+        from dagster import DagsterEventType
 
         out = []
         with self.instance() as instance:
-            records = instance.get_event_records(
-                EventRecordsFilter(event_type=DagsterEventType.STEP_FAILURE))
-            for record in records:
-                error = record.event_log_entry.dagster_event.step_failure_data.error
-                while error is not None:
-                    out.append(f"{record.event_log_entry.step_key}: {error.to_string()}")
-                    error = error.cause
+            for run in instance.get_runs(limit=40):
+                for entry in instance.all_logs(run.run_id,
+                                               of_type=DagsterEventType.STEP_FAILURE):
+                    assert entry.dagster_event is not None
+                    error = entry.dagster_event.step_failure_data.error
+                    while error is not None:
+                        out.append(f"{entry.step_key}: {error.to_string()}")
+                        error = error.cause
         return out
 
     def close(self) -> None:
@@ -244,7 +245,8 @@ def deployment_env(dagster_home: Path, dagster_dsn: str, store_dsn: str, home: P
 
 def start_cluster(root: Path, target: Path, store_dsn: str, dagster_dsn: str,
                   workers: int = 3, campaign: str = "yaml-safe-load",
-                  visibility_s: float = 3600, **extra: str) -> Cluster:
+                  visibility_s: float = 3600, pool: int | None = None,
+                  **extra: str) -> Cluster:
     """The deployment over a bare copy of ``target`` (a git repository with a ``main``) served
     by ``git daemon``: the coordinator and every worker have ``FLEET_REPO`` = its URL (each its
     own mirror under its own ``FLEET_HOME``); ``<root>/user`` is a clone to push changes from."""
@@ -256,7 +258,9 @@ def start_cluster(root: Path, target: Path, store_dsn: str, dagster_dsn: str,
     dagster_home = coordinator / "dagster"
     dagster_home.mkdir(parents=True)
     instance = yaml.safe_load((DEPLOY / "dagster.yaml").read_text())
-    instance["concurrency"]["pools"]["default_limit"] = workers  # one batch per worker at once
+    # batches holding the agent_sandbox pool at once: by default one per worker; more lets the
+    # next batch's run launch while a worker still runs one (its step waits in the broker)
+    instance["concurrency"]["pools"]["default_limit"] = pool or workers
     (dagster_home / "dagster.yaml").write_text(yaml.safe_dump(instance, sort_keys=False))
     redis = Redis(free_port(), root / "redis")
     redis.start()
