@@ -13,7 +13,7 @@ Files the merge deleted or that a parent deleted are left out: git does not run 
 for them.
 
 ``run`` merges every case with ``git merge-file --diff3`` and with the stages ``fleet merge-driver``
-runs after git's (in process) and classifies it against ``actual`` with
+runs after git's (in process) and classifies it against ``actual`` (``_merge_judge.py``) with
 ``fleet.merge.equivalence.same_program`` (comments, formatting and the order of adjacent
 definitions, imports and imported names ignored):
 
@@ -24,8 +24,11 @@ definitions, imports and imported names ignored):
   in whitespace inside strings), ``clean_human_override`` (fleet clean, different, and every
   differing top-level symbol, each imported name counted as one, is either of that kind or one
   that only one side changed, which fleet holds as that side has it: the humans undid an edit
-  nothing contested), ``clean_wrong`` (fleet clean and different otherwise: counted as the
-  merge's fault);
+  nothing contested; inside a class or a compound statement present in all five versions, the
+  same is asked of its header and of each member or statement), ``clean_order`` (fleet clean,
+  the humans' module statements in another order, where only statements that bind names and
+  share none were swapped: two definitions both sides added at one point), ``clean_wrong``
+  (fleet clean and different otherwise: counted as the merge's fault);
 - git clean: ``git_clean`` when fleet's result is git's, ``git_clean_changed`` when it is not
   (``worse`` if git's matched the humans' and fleet's does not).
 
@@ -38,7 +41,6 @@ on N cases per repository sampled evenly and on N git-conflicted ones.
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 import os
 import re
@@ -50,10 +52,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from fleet.merge import Clean, driver
-from fleet.merge._line import line_merge
-from fleet.merge._merge3 import after_line_stage
-from fleet.merge.equivalence import canonical_dump, same_program
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _merge_judge import classify
+
+from fleet.merge import driver
 
 PARTS = ("base", "ours", "theirs", "actual")
 
@@ -139,149 +142,6 @@ def collect(git_dir: Path, out: Path, max_merges: int) -> dict[str, int]:
     return counts
 
 
-def _line(line: str) -> str:
-    """A line as compared across versions: indentation and the quote style ignored."""
-    return line.strip().replace("'", '"')
-
-
-def _beyond_lines(actual: str, inputs: tuple[str, str, str]) -> set[str]:
-    """Lines the humans wrote more often than any input has them, or dropped although both
-    sides kept them (stripped of indentation)."""
-    from collections import Counter
-
-    def count(text: str) -> Counter[str]:
-        return Counter(_line(line) for line in text.splitlines() if line.strip())
-
-    human = count(actual)
-    base, ours, theirs = (count(text) for text in inputs)
-    more = {line for line, n in human.items() if n > max(base[line], ours[line], theirs[line])}
-    less = {line for line in ours if human[line] < min(ours[line], theirs[line])}
-    return more | less
-
-
-def _top_level(text: str, sources: bool = False) -> dict[str, str]:
-    """Top-level statements by a name (def/class/assign target, each name an import binds, else
-    the canonical dump) -> their text: an import as one ``import`` per name, or, with
-    ``sources``, each statement's own source lines (to look for the lines the humans wrote)."""
-    tree = ast.parse(text)
-    out: dict[str, str] = {}
-    for stmt in tree.body:
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            key = f"def {stmt.name}"
-        elif isinstance(stmt, ast.Import | ast.ImportFrom):
-            # One "symbol" per name bound, whatever statement binds it: a rewritten import
-            # (another module, names split or joined) keeps its key.
-            for alias in stmt.names:
-                single = (
-                    ast.Import([alias])
-                    if isinstance(stmt, ast.Import)
-                    else ast.ImportFrom(stmt.module, [alias], stmt.level)
-                )
-                bound = f"binds {alias.asname or alias.name.split('.')[0]}"
-                own = ast.get_source_segment(text, stmt) if sources else None
-                out[bound] = out.get(bound, "") + (own or ast.unparse(single)) + "\n"
-            continue
-        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-            key = f"assign {ast.dump(stmt.targets[0])}"
-        else:
-            key = canonical_dump(ast.unparse(stmt)) or ast.dump(stmt)
-        # One per line: glued together, two statements would not parse and never compare equal.
-        out[key] = out.get(key, "") + (ast.get_source_segment(text, stmt) or "") + "\n"
-    return out
-
-
-def _strings_squeezed(text: str) -> str | None:
-    """The canonical dump with the whitespace inside every string constant squeezed to one
-    space (a blank line added to a docstring), None if it does not parse."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            node.value = " ".join(node.value.split())
-    return canonical_dump(ast.unparse(tree))
-
-
-def human_beyond(merged: str, actual: str, inputs: tuple[str, str, str]) -> bool:
-    """Every top-level symbol where ``merged`` and ``actual`` differ shows the humans editing
-    beyond both sides: a line they wrote more often than any input has it, or a line both sides
-    kept and they dropped (see ``_beyond_lines``)."""
-    squeezed = _strings_squeezed(merged)
-    if squeezed is not None and squeezed == _strings_squeezed(actual):
-        return True  # the humans changed only whitespace inside strings: no line shows it
-    beyond = _beyond_lines(actual, inputs)
-    if not beyond:
-        return False
-    ours, theirs = _top_level(merged), _top_level(actual)
-    differing = [
-        k for k in set(ours) | set(theirs) if not same_program(ours.get(k, ""), theirs.get(k, ""))
-    ]
-    lines = _top_level(merged, sources=True), _top_level(actual, sources=True)
-    return bool(differing) and all(
-        any(
-            _line(line) in beyond
-            for line in (lines[0].get(k, "") + "\n" + lines[1].get(k, "")).splitlines()
-        )
-        for k in differing
-    )
-
-
-def human_override(merged: str, actual: str, inputs: tuple[str, str, str]) -> bool:
-    """Every top-level symbol where ``merged`` and ``actual`` differ either shows the humans
-    editing beyond both sides (see :func:`human_beyond`) or is one that only one side changed
-    (added, edited or deleted; the other side has it as the base has it), which ``merged`` holds
-    exactly as that side has it: the humans undid an edit that nothing contested."""
-    beyond = _beyond_lines(actual, inputs)
-    mine, human = _top_level(merged), _top_level(actual)
-    own = _top_level(merged, sources=True), _top_level(actual, sources=True)
-    base, ours, theirs = (_top_level(text) for text in inputs)
-    differing = [
-        k for k in set(mine) | set(human) if not same_program(mine.get(k, ""), human.get(k, ""))
-    ]
-
-    def explained(key: str) -> bool:
-        texts = [version.get(key, "") for version in (base, ours, theirs, mine)]
-        b, o, t, m = texts
-        if same_program(o, b) != same_program(t, b) and (  # exactly one side changed it
-            same_program(m, t if same_program(o, b) else o)
-        ):
-            return True
-        lines = (own[0].get(key, "") + "\n" + own[1].get(key, "")).splitlines()
-        return any(_line(line) in beyond for line in lines)
-
-    return bool(differing) and all(explained(k) for k in differing)
-
-
-def classify(base: str, ours: str, theirs: str, actual: str) -> tuple[str, str, float, float]:
-    """(outcome, fleet stage, fleet seconds, git seconds) of one case (see the module docstring)."""
-    start = time.perf_counter()
-    git = line_merge(base, ours, theirs)
-    git_seconds = time.perf_counter() - start
-    start = time.perf_counter()
-    # What ``fleet merge-driver`` does after its own ``git merge-file`` (git's result is shared,
-    # so the driver's time is git's plus this).
-    result = after_line_stage(base, ours, theirs, "case.py", git)
-    fleet_seconds = git_seconds + time.perf_counter() - start
-    stage = f"{type(result).__name__.lower()}:{result.stage}"
-    if isinstance(git, Clean):  # the humans' result is compared only when fleet's differs
-        if isinstance(result, Clean) and result.text == git.text:
-            return "git_clean", stage, fleet_seconds, git_seconds
-        worse = same_program(git.text, actual)
-        return ("worse" if worse else "git_clean_changed"), stage, fleet_seconds, git_seconds
-    if canonical_dump(actual) is None:
-        return "unparsable", stage, fleet_seconds, git_seconds  # nothing to compare with
-    if not isinstance(result, Clean):
-        return "conflict", stage, fleet_seconds, git_seconds
-    if same_program(result.text, actual):
-        return "resolved", stage, fleet_seconds, git_seconds
-    if human_beyond(result.text, actual, (base, ours, theirs)):
-        return "clean_human_beyond", stage, fleet_seconds, git_seconds
-    if human_override(result.text, actual, (base, ours, theirs)):
-        return "clean_human_override", stage, fleet_seconds, git_seconds
-    return "clean_wrong", stage, fleet_seconds, git_seconds
-
-
 def _read(folder: Path) -> list[str]:
     return [
         (folder / f"{part}.py").read_bytes().decode("utf-8", "surrogateescape") for part in PARTS
@@ -329,6 +189,7 @@ OUTCOMES = (
     "conflict",
     "clean_human_beyond",
     "clean_human_override",
+    "clean_order",
     "clean_wrong",
     "git_clean",
     "git_clean_changed",
@@ -359,7 +220,7 @@ def run(corpus: Path, json_out: Path | None, driver: int) -> int:
             details.append(
                 {"case": f"{repo.name}/{folder.name}", "outcome": outcome, "stage": stage}
             )
-        conflicts = sum(counts[k] for k in OUTCOMES[:5])
+        conflicts = sum(counts[k] for k in OUTCOMES[:6])
         row: dict[str, object] = {"repository": repo.name, "git conflicts": conflicts}
         row.update(counts)
         row["resolved share"] = f"{100 * counts['resolved'] / conflicts:.1f}%" if conflicts else "-"
@@ -397,6 +258,7 @@ def export(corpus: Path, fixtures: Path, results: Path, max_bytes: int, per_repo
         "resolved": 0,
         "clean_human_beyond": 1,
         "clean_human_override": 1,
+        "clean_order": 1,
         "clean_wrong": 1,
         "conflict": 2,
     }
