@@ -30,6 +30,7 @@ from fleet.graph._refs import EXACT, PREFIX, FileRefs
 __all__ = ["Resolver", "python_module_names"]
 
 _BUILTINS = frozenset(dir(builtins))
+_MODULE_SUFFIX = f"::{MODULE}"
 
 
 def _foreign_keys(keys: set[str], path: str) -> frozenset[str]:
@@ -43,6 +44,19 @@ def _foreign_keys(keys: set[str], path: str) -> frozenset[str]:
         if not k.startswith(own) and (tail := k.rpartition("\0")[2]) != path
         and not tail.startswith(own)
     )
+
+
+def _locally_bound(fd: FileData) -> set[str]:
+    """Every name some function or class scope of the file binds: parameters and locals,
+    nested definitions and members, imports in a function or class body."""
+    local: set[str] = set()
+    for names in fd.params.values():
+        local |= names
+    local.update(s.name for s in fd.symbols
+                 if s.parent is not None and not s.parent.endswith(_MODULE_SUFFIX))
+    for imported in fd.scoped_imports.values():
+        local.update(imported)
+    return local
 
 
 class Resolver(Members):
@@ -76,12 +90,30 @@ class Resolver(Members):
         return refs, _foreign_keys(deps, fd.record.path)
 
     def resolve_file(self, fd: FileData) -> FileRefs:
-        # per file: the key's scope is an id inside this file, so no other file could hit it
+        # Per file, keyed by (scope, name, kind), except where the scope cannot matter: a
+        # name whose head no function or class of the file binds resolves as at module level
+        # from any scope, and ``self.x`` / ``cls.x`` through the enclosing class. The lookups
+        # skipped on the way would only have recorded keys naming this file (dropped anyway).
         cache: dict[tuple[str, str, str], tuple[str | None, bool]] = {}
+        local = _locally_bound(fd)
+        python = fd.record.language == "python"
+        classes: dict[str, str | None] = {}  # scope -> its enclosing class
         targets: list[str | None] = []
         flags = bytearray(len(fd.refs))
         for i, ref in enumerate(fd.refs):
-            key = (ref.scope, ref.name, ref.kind)
+            name = ref.name
+            head = name.partition(".")[0]
+            if "()" in name:
+                key = (ref.scope, name, ref.kind)
+            elif head not in local:
+                key = ("", name, ref.kind)
+            elif python and head in ("self", "cls") and ref.kind != "inherit":
+                cls = classes.get(ref.scope, "")
+                if cls == "":
+                    cls = classes[ref.scope] = self._enclosing_class(ref.scope)
+                key = (cls or ref.scope, name, ref.kind)
+            else:
+                key = (ref.scope, name, ref.kind)
             hit = cache.get(key)
             if hit is None:
                 hit = self._resolve(ref, fd)
