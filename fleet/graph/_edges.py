@@ -145,13 +145,16 @@ def patch_graph(old_adj: Adjacency, old_pred: Adjacency, symbols: Mapping[str, S
         _contains(succ, sources)
         add_refs(succ, refs, symbols)
         for u, targets in succ.items():
-            for v in adj[u]:
-                own(v).pop(u, None)
-            row: dict[str, dict[str, Any]] = {}
-            for v, mask in targets.items():
-                attr = attrs[mask]
-                row[v] = attr
-                own(v)[u] = attr
+            row: dict[str, dict[str, Any]] = {v: attrs[mask] for v, mask in targets.items()}
+            before = adj[u]
+            if row == before:
+                continue  # most symbols of a re-resolved file keep their edges: rows shared
+            for v in before:
+                if v not in row:
+                    own(v).pop(u, None)
+            for v, attr in row.items():
+                if before.get(v) != attr:
+                    own(v)[u] = attr
             adj[u] = row
     return adj, pred
 
