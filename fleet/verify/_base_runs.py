@@ -1,13 +1,15 @@
-"""The base tree's pytest runs, cached on disk: every unit of a sweep on one base commit, every
-patch of the corpus and every later process judging a patch on that base reuse the "before"
-run instead of running the same tests on the same tree again.
+"""The base tree's pytest runs (and its mypy run, :mod:`fleet.verify.dynamic`), cached on disk:
+every unit of a sweep on one base commit, every patch of the corpus and every later process
+judging a patch on that base reuse the "before" run instead of running the same tests on the same
+tree again.
 
 A base run depends only on (:func:`base_key`): the base *tree* id (``git rev-parse REV^{tree}``:
 the same content in another clone or commit shares it), the environment (the interpreter's real
 path and full version, the digest of what is installed where it looks: its ``.dist-info`` /
 ``.egg-info`` / ``.egg-link`` entries and ``.pth`` files, :func:`environment_digest`), the
-sandbox kind, the test selection, the timeout and the gate version (a hash of this module and of
-:mod:`fleet.verify.execution`, which runs pytest and reads its report). The entry's name is the
+sandbox kind, the test selection, the timeout, the tool and the gate version (a hash of this
+module, :mod:`fleet.verify.execution` and :mod:`fleet.verify.dynamic`, which run the tools and
+read their reports). The entry's name is the
 SHA-256 of that key (content-addressed), and the entry repeats the key, so a collision or a
 half-written file is never taken for a result.
 
@@ -17,7 +19,9 @@ The entries live under ``$FLEET_VERIFY_CACHE``, else ``$FLEET_HOME/verify``, els
 (the second waits and reads what the first wrote: the base tests run once); the entry is written
 to a temporary file and renamed into place, so a reader never sees half of one. An entry that
 does not parse or does not match its key is ignored with a warning (``logging``) and recomputed.
-Only a run that reported (or that a conftest aborted) is kept: a timeout is judged afresh.
+Only a run that reported (or that a conftest aborted) is kept: a timeout is judged afresh; an
+entry older than :data:`MAX_AGE_S` (6 hours) is run again, so a date-dependent test sees about
+the same day before and after the patch.
 
 The patched tree's runs are never cached: they are the thing being judged.
 """
@@ -31,6 +35,7 @@ import logging
 import os
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, fields
 from pathlib import Path
@@ -47,6 +52,9 @@ __all__ = ["base_key", "cache_root", "cached_base_check", "cached_base_run",
 log = logging.getLogger(__name__)
 
 FORMAT = 1
+# A base run older than this is run again: a date-dependent test (an expiry date, a "today")
+# must see the same day before and after the patch, and the patch's run is always today's.
+MAX_AGE_S = 6 * 3600
 _GATE_VERSION = hashlib.sha256(
     b"".join(Path(m).read_bytes() for m in (__file__, execution.__file__,
                                             Path(__file__).with_name("dynamic.py")))
@@ -176,6 +184,8 @@ def _load(path: Path, key: dict[str, Any], decode: Callable[[Any], T]) -> T | No
     """The run stored at ``path`` for ``key``; ``None`` when absent; a corrupt entry is
     ``None`` with a warning."""
     try:
+        if time.time() - path.stat().st_mtime > MAX_AGE_S:
+            return None  # too old: run again and replaced, no warning (nothing is wrong with it)
         text = path.read_text()
     except FileNotFoundError:
         return None

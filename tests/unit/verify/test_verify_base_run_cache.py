@@ -160,6 +160,13 @@ def test_a_corrupt_entry_is_ignored_with_a_warning_and_recomputed(
     assert cached_base_run(key, compute).outcomes == first.outcomes
     assert len(runs) == 5 and not caplog.text  # a good entry is read without a word
 
+    _base_runs._MEMORY.clear()
+    old = entry.stat().st_mtime - _base_runs.MAX_AGE_S - 60
+    os.utime(entry, (old, old))  # a base run of yesterday: run again (dates move), no warning
+    assert cached_base_run(key, compute).outcomes == first.outcomes
+    assert len(runs) == 6 and not caplog.text
+    assert entry.stat().st_mtime > old + _base_runs.MAX_AGE_S
+
 
 def test_a_run_without_a_report_is_not_kept(
     git_repo: Path, bwrap_sandbox: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
