@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "merge",
     "pipeline",
     "task",
+    "span",
 )
 
 

@@ -29,11 +29,16 @@ def task_command(
         help="The Claude model (default: $FLEET_MODEL, else a current Sonnet).")] = None,
     sandbox: Annotated[str, typer.Option(help="auto, microvm, gvisor, bwrap or local.")] = "auto",
     store: Annotated[str | None, typer.Option(
-        help="Store URL (default: $FLEET_STORE_URL, else .fleet/fleet.db here).")] = None,
+        help="Store URL (default: $FLEET_STORE_URL, else fleet.db in $FLEET_HOME, else in the "
+             "repository's .fleet).")] = None,
 ) -> None:
     """Run a free-form task with the LLM agent on one unit over the given files."""
+    import os
+
     from fleet.errors import FleetError
+    from fleet.home import claim_home, default_home, store_key
     from fleet.store import default_store_url, open_store
+    from fleet.store.repo_scope import scoped_store
     from fleet.unit import TaskRequest, run_task
     from sandbox import SandboxUnavailable, select_sandbox
 
@@ -43,8 +48,13 @@ def task_command(
         raise typer.Exit(2)
     try:
         box = select_sandbox(sandbox)
-        with open_store(store or default_store_url()) as opened:
-            result = run_task(TaskRequest(task, targets, model), repo, opened, box)
+        # the repository's state and its view of the store: its task's leases are the ones its
+        # sweeps and its API take (fleet.store.repo_scope), its ledger records its own
+        home = Path(os.environ.get("FLEET_HOME") or default_home(repo))
+        claim_home(home, repo)
+        with open_store(store or default_store_url(repo)) as opened:
+            result = run_task(TaskRequest(task, targets, model), repo,
+                              scoped_store(opened, store_key(home, repo)), box)
     except (FleetError, SandboxUnavailable) as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise typer.Exit(2) from exc
