@@ -214,6 +214,21 @@ def _store(path: Path, key: dict[str, Any], run: Any) -> None:
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
         log.warning("base-run cache entry %s not written: %s", path, exc)
+    _prune(path.parent)
+
+
+def _prune(bucket: Path) -> None:
+    """Removes the entries of one bucket (1/256 of the cache) that are past their age twice
+    over, so the cache does not grow without end; a left-over temporary file goes with them."""
+    now = time.time()
+    for old in [*bucket.glob("*.json"), *bucket.glob(".*.tmp")]:
+        try:
+            if now - old.stat().st_mtime > 2 * MAX_AGE_S:
+                old.unlink()
+                if old.suffix == ".json":
+                    old.with_suffix(".lock").unlink(missing_ok=True)
+        except OSError:
+            continue  # another process pruned it first
 
 
 def cached_base_run(key: dict[str, Any] | None, compute: Callable[[], PytestRun]) -> PytestRun:

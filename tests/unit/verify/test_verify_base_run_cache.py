@@ -167,6 +167,17 @@ def test_a_corrupt_entry_is_ignored_with_a_warning_and_recomputed(
     assert len(runs) == 6 and not caplog.text
     assert entry.stat().st_mtime > old + _base_runs.MAX_AGE_S
 
+    # entries past twice that age go when their bucket is written to, their locks with them
+    stale = entry.with_name("0" * 64 + ".json")
+    stale.write_text(good)
+    stale.with_suffix(".lock").write_text("")
+    ancient = old - _base_runs.MAX_AGE_S
+    os.utime(stale, (ancient, ancient))
+    os.utime(entry, (ancient, ancient))
+    _base_runs._MEMORY.clear()
+    cached_base_run(key, compute)  # too old: run again, stored, the bucket pruned
+    assert entry.is_file() and not stale.exists() and not stale.with_suffix(".lock").exists()
+
 
 def test_a_run_without_a_report_is_not_kept(
     git_repo: Path, bwrap_sandbox: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
