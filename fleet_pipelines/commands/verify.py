@@ -250,25 +250,33 @@ def do_rollback(
     if (unit is None) == (patch is None):
         typer.echo("give either --unit K --to STEP or --patch P", err=True)
         return 2
+    import os
+
+    from fleet.home import default_home, store_key
+    from fleet.store.repo_scope import scoped_store
+    from fleet_pipelines.commands.store import default_store_url
+
     try:  # a rollback reads the unit's history: a missing store is an error, never created
-        store = open_cli_store(store_url, existing=True)
+        store = open_cli_store(store_url or default_store_url(repo), existing=True)
     except typer.Exit as exc:
         return int(exc.exit_code)
+    home = Path(os.environ.get("FLEET_HOME") or default_home(repo))
+    view = scoped_store(store, store_key(home, repo))  # the repository's units and events only
     try:
         if unit is not None:
             if to is None:
                 typer.echo("--unit needs --to STEP", err=True)
                 return 2
             if worktree is not None:
-                done = rollback_unit(store.ledger, worktree.resolve(), unit, to, actor="cli")
+                done = rollback_unit(view.ledger, worktree.resolve(), unit, to, actor="cli")
             else:
-                done = restore_unit(store.ledger, repo.resolve(), unit, to, actor="cli")
+                done = restore_unit(view.ledger, repo.resolve(), unit, to, actor="cli")
         else:
             assert patch is not None
             if branch is None:
                 typer.echo("--patch needs --campaign C or --branch B", err=True)
                 return 2
-            done = rollback_patch(store.ledger, repo.resolve(), branch, patch, actor="cli")
+            done = rollback_patch(view.ledger, repo.resolve(), branch, patch, actor="cli")
     except RollbackError as exc:
         typer.echo(f"rollback refused: {exc}", err=True)
         return 1

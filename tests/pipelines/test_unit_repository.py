@@ -113,3 +113,46 @@ def test_fleet_fix_keeps_its_state_in_the_repository_it_fixes(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "belongs to the repository" in err[0], err
     assert str(b.resolve()) in err[0] and not (a_home / "fleet.db").exists()
+
+
+def test_rollback_replays_its_own_repositorys_steps_of_a_shared_unit_key(
+    tmp_path: Path, bwrap: Sandbox, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Upstream and fork at one commit run a unit of one key on one store, each its own edit;
+    ``fleet rollback --repo R`` replays R's recorded step, never the other's."""
+    from fleet.agents.rollback import STEP
+    from fleet.home import repository_key
+    from fleet.types import WorkUnit
+    from fleet.unit import GitWorkspaces, UnitEnv, VerifyGates
+    from fleet_pipelines.cli import main
+    from tests.conftest import commit_files, git
+    from tests.pipelines.test_unit_life import _agent as agent
+
+    up = tmp_path / "up"
+    up.mkdir()
+    git(up, "init", "-q", "-b", "main")
+    commit_files(up, {"m.py": "def a():\n    return 1\n",
+                      "test_m.py": "from m import a\n\n\ndef test_a():\n    assert a()\n"}, "m")
+    git(up, "remote", "add", "origin", "https://github.com/acme/m.git")
+    fork = tmp_path / "fork"
+    git(tmp_path, "clone", "-q", str(up), str(fork))
+    git(fork, "remote", "set-url", "origin", "https://github.com/fork/m.git")
+    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    base = git(up, "rev-parse", "HEAD").strip()
+    with open_store(url) as store:
+        for repo, value in ((up, "10"), (fork, "20")):
+            key = repository_key(repo)
+            view = scoped_store(store, key)
+            unit = WorkUnit("u1", "camp", base, ("m.py::a",), (), (), repository=key)
+            env = UnitEnv(leases=view.leases, ledger=view.ledger, sandbox=bwrap,
+                          agent=agent(*_replace(f"def a():\n    return {value}\n", "m.py::a")),
+                          workspaces=GitWorkspaces(repo), gates=VerifyGates(repo))
+            assert run_unit(unit, env).status == "verified"
+        assert len(store.ledger.events(unit="u1", kind=STEP)) == 4  # two per repository
+    for repo, value in ((up, "10"), (fork, "20")):
+        assert main(["rollback", "--unit", "u1", "--to", "0", "--repo", str(repo),
+                     "--store", url]) == 0
+        out = capsys.readouterr().out
+        tree = Path(next(ln for ln in out.splitlines() if ln.startswith("worktree: "))
+                    .removeprefix("worktree: "))
+        assert (tree / "m.py").read_text() == f"def a():\n    return {value}\n", repo
