@@ -89,6 +89,9 @@ class SymbolGraph:
         self._rank: dict[str, int] | None = None
         self._scc: dict[str, frozenset[str]] | None = None
         self._resolver: Resolver | None = None
+        # the module table ``index`` resolved with (``Resolver.modules``), reused by the next
+        # incremental index over the same files; not in snapshots
+        self._module_table: dict[str, list[str]] | None = None
         self._by_path: dict[str, list[Symbol]] | None = None
 
     @classmethod

@@ -198,8 +198,13 @@ def _index(repo: str | Path, previous: SymbolGraph | None = None, *,
         raise IndexingError(f"unknown languages {sorted(langs - LANGUAGE_NAMES)}; "
                           f"known: {sorted(LANGUAGE_NAMES)}")
     paths = source_files(root, langs, exclude)
-    modules = python_module_names(p for p in paths if spec_for(p, langs).name == "python")  # type: ignore[union-attr]
     prev_data = previous._data if previous is not None and previous.root == root else {}
+    # the same files as the previous index: its module names and module table still hold
+    same_files = bool(prev_data) and list(previous.files) == paths  # type: ignore[union-attr]
+    if same_files:
+        modules = {p: m for p, m in previous.modules.items() if m is not None}  # type: ignore[union-attr]
+    else:
+        modules = python_module_names(p for p in paths if spec_for(p, langs).name == "python")  # type: ignore[union-attr]
     data: dict[str, FileData] = {}
     changed: list[str] = []
 
@@ -272,7 +277,8 @@ def _index(repo: str | Path, previous: SymbolGraph | None = None, *,
     if phase is not None:
         phase("resolve")
     symbols = {s.id: s for p in sorted(data) for s in data[p].symbols}
-    resolver = Resolver(data, symbols)
+    resolver = Resolver(data, symbols,
+                        previous._module_table if same_files else None)  # type: ignore[union-attr]
     refs: dict[str, Sequence[Reference]] = {}
     deps: dict[str, frozenset[str]] = {}
     redo = (affected_files(changed, prev_data, data, previous._deps)
@@ -283,6 +289,7 @@ def _index(repo: str | Path, previous: SymbolGraph | None = None, *,
             deps[rel] = previous._deps[rel]  # type: ignore[union-attr]
         else:
             refs[rel], deps[rel] = resolver.resolve_with_deps(fd)
+    table = resolver.modules
     del resolver  # its caches (an entry per distinct reference) are not needed for the graph
     if phase is not None:
         phase("graph")
@@ -291,6 +298,7 @@ def _index(repo: str | Path, previous: SymbolGraph | None = None, *,
                              symbols=symbols)
     else:
         result = SymbolGraph(root, data, refs, deps=deps, symbols=symbols)
+    result._module_table = table
     result.seconds = time.perf_counter() - started
     return result
 

@@ -62,10 +62,13 @@ def _locally_bound(fd: FileData) -> set[str]:
 class Resolver(Members):
     """Resolves every file's raw references against one consistent view of the repository."""
 
-    def __init__(self, files: Mapping[str, FileData], symbols: Mapping[str, Symbol]) -> None:
+    def __init__(self, files: Mapping[str, FileData], symbols: Mapping[str, Symbol],
+                 modules: dict[str, list[str]] | None = None) -> None:
+        """``modules``: the module table of these files when already known (``module_table``
+        of the same paths, languages and module names)."""
         self.files = files
         self.symbols = symbols
-        self.modules = module_table(files)
+        self.modules = modules if modules is not None else module_table(files)
         self._bases: dict[str, list[str]] = {}
         self._external_bases: dict[str, list[str]] = {}
         self._depth = 0
