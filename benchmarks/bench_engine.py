@@ -150,13 +150,13 @@ def _fix_phases(instance: Any) -> dict[str, float]:
 def run_celery(base: Path, work: Path, workers: int, agents: int, batch: int,
                admin_dsn: str, template: str, pool: int | None = None) -> dict[str, Any]:
     """A sweep of ``base`` on a fresh multi-worker deployment with ``workers`` workers, and an
-    ``agent_sandbox`` pool of ``pool`` batches at once (default: ``workers``)."""
+    ``agent_sandbox`` pool of ``pool`` batches at once (default: 2 x ``workers``)."""
     from fleet.store import open_store
     from fleet.unit import latest_results
     from tests.distributed._cluster import start_cluster
     from tests.distributed.conftest import _database
 
-    name = f"celery-{workers}" + (f"-pool{pool}" if pool else "")
+    name = f"celery-{workers}" + (f"-pool{pool}" if pool else "")  # (the default: 2 x K)
     root = work / name
     root.mkdir()
     cluster = start_cluster(root, base, _database(admin_dsn, template),
@@ -180,7 +180,8 @@ def run_celery(base: Path, work: Path, workers: int, agents: int, batch: int,
     n = max(len(results), 1)
     unit_time = sum(r.wall_s for r in results)
     idle = workers * agents * phases["fix_wall_s"] - unit_time
-    return {"mode": name, "workers": workers, "pool": pool or workers, "units": len(results),
+    return {"mode": name, "workers": workers, "pool": pool or 2 * workers,
+            "units": len(results),
             "verified": sum(r.status == "verified" for r in results),
             "sweep_wall_s": round(wall, 2), "fix_wall_s": round(phases["fix_wall_s"], 2),
             "dagster_runs": runs, "unit_time_s": round(unit_time, 2),
@@ -220,12 +221,12 @@ def main() -> int:
                         help="skip the in-process peer (celery rows only)")
     parser.add_argument("--submitted", action="store_true",
                         help="also the submitted runs on one machine (the default launcher)")
-    parser.add_argument("--pools", default="",
+    parser.add_argument("--pools", default="2",
                         help="agent_sandbox pool sizes per worker count, as multiples of it "
                              "(e.g. 1,2: each worker count with pool = K and = 2K)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    factors = [int(f) for f in args.pools.split(",") if f.strip()] or [1]
+    factors = [int(f) for f in args.pools.split(",") if f.strip()] or [2]
     ks = [int(k) for k in args.workers.split(",") if k.strip()]
     with tempfile.TemporaryDirectory(prefix="bench-engine-") as tmp:
         work = Path(tmp)
@@ -240,13 +241,13 @@ def main() -> int:
             for k in ks:
                 for factor in factors:
                     rows.append(run_celery(base, work, k, args.agents, args.batch, dsn,
-                                           template, pool=k * factor if factor != 1 else None))
+                                           template, pool=k * factor))
                     print(json.dumps(rows[-1]), flush=True)
         finally:
             if pg is not None:
                 pg.destroy()
     peer = rows[0] if not args.no_peer else {"fix_wall_s": 0.0}
-    one = next((r for r in rows if r.get("workers") == 1 and r.get("pool") == 1), None)
+    one = next((r for r in rows if r.get("workers") == 1), None)
     for r in rows:
         if one is not None and "workers" in r:
             r["speedup"] = round(one["fix_wall_s"] / max(r["fix_wall_s"], 1e-9), 2)

@@ -258,9 +258,11 @@ def start_cluster(root: Path, target: Path, store_dsn: str, dagster_dsn: str,
     dagster_home = coordinator / "dagster"
     dagster_home.mkdir(parents=True)
     instance = yaml.safe_load((DEPLOY / "dagster.yaml").read_text())
-    # batches holding the agent_sandbox pool at once: by default one per worker; more lets the
-    # next batch's run launch while a worker still runs one (its step waits in the broker)
-    instance["concurrency"]["pools"]["default_limit"] = pool or workers
+    # batches holding the agent_sandbox pool at once: by default two per worker, as
+    # docs/deploy.md says to set it (the next batch's run launches while a worker still runs
+    # one, its step waits in the broker; a worker takes one task at a time, so the pool does not
+    # put more sandboxes on a worker)
+    instance["concurrency"]["pools"]["default_limit"] = pool or 2 * workers
     (dagster_home / "dagster.yaml").write_text(yaml.safe_dump(instance, sort_keys=False))
     redis = Redis(free_port(), root / "redis")
     redis.start()
