@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fleet.campaigns.spec import Campaign, Matcher
+from fleet.campaigns._schema import Campaign, Matcher
 from fleet.campaigns.toolenv import command_env, expand_command, tool_bin
 from fleet.errors import ConfigError
 

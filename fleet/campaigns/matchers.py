@@ -35,8 +35,8 @@ import tree_sitter as ts
 
 from fleet.campaigns._aliases import Aliases
 from fleet.campaigns._models import ModelFilter
+from fleet.campaigns._schema import Campaign, Matcher
 from fleet.campaigns.findings import fingerprint, normalized_syntax
-from fleet.campaigns.spec import Campaign, Matcher
 from fleet.errors import ConfigError
 from fleet.graph import read_source
 from fleet.types import Finding

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from fleet.campaigns.spec import FILES, Tool
+from fleet.campaigns._schema import FILES, Tool
 from fleet.errors import FleetError
 from fleet.verify.execution import sandbox_env
 
