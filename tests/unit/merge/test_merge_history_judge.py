@@ -1,0 +1,53 @@
+"""The real-history judge (benchmarks/_merge_judge.py): what explains a clean merge that differs
+from the humans', and what does not."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
+
+from _merge_judge import human_override, order_only
+
+
+def test_independent_definitions_in_another_order_are_order_only() -> None:
+    merged = "import os\n\nA = [1]\n\n\nclass E(Exception):\n    pass\n"
+    human = "import os\n\n\nclass E(Exception):\n    pass\n\nA = [1]\n"
+    assert order_only(merged, human)
+
+
+def test_dependent_or_effectful_statements_in_another_order_are_not() -> None:
+    assert not order_only("A = [1]\nB = A\n", "B = A\nA = [1]\n")  # B reads A
+    assert not order_only("register('a')\nregister('b')\n", "register('b')\nregister('a')\n")
+    assert not order_only("A = f()\nB = g()\n", "B = g()\nA = f()\n")  # calls: effects
+    assert not order_only("A = 1\n", "A = 2\n")  # not the same statements
+
+
+def test_an_uncontested_edit_undone_inside_a_function_is_explained() -> None:
+    base = 'def create_event() -> "Event":\n    return make()\n'
+    ours = 'def create_event() -> "Event":\n    import lib\n\n    return make()\n'
+    theirs = "def create_event() -> Event:\n    return make()\n"
+    merged = "def create_event() -> Event:\n    import lib\n\n    return make()\n"
+    assert human_override(merged, ours, (base, ours, theirs))  # the humans kept ours whole
+
+
+def test_both_sides_editing_one_statement_is_not_explained() -> None:
+    base = "def f():\n    return call(a)\n"
+    ours = "def f():\n    return call(b)\n"
+    theirs = "def f():\n    return call(a, c)\n"
+    merged = "def f():\n    return call(b, c)\n"
+    # The humans kept ours and dropped theirs' argument: both sides edited the one statement.
+    assert not human_override(merged, ours, (base, ours, theirs))
+    # A line the humans wrote that no input has is their own edit.
+    assert human_override(merged, "def f():\n    return call(b, d)\n", (base, ours, theirs))
+
+
+def test_enum_members_in_another_order_are_not_an_undone_edit() -> None:
+    base = "class P(Enum):\n    a = auto()\n"
+    ours = "class P(Enum):\n    a = auto()\n    b = auto()\n"
+    theirs = "class P(Enum):\n    a = auto()\n    c = auto()\n"
+    merged = "class P(Enum):\n    a = auto()\n    b = auto()\n    c = auto()\n"
+    human = "class P(Enum):\n    a = auto()\n    c = auto()\n    b = auto()\n"
+    assert not human_override(merged, human, (base, ours, theirs))
+    assert not order_only(merged, human)
