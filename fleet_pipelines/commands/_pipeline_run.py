@@ -1,0 +1,101 @@
+"""How ``fleet sweep`` and ``fleet demo`` run: ``--redo`` requeues the named units, then the
+Dagster instance is opened (``$DAGSTER_HOME``, default ``<home>/dagster``; created under a lock,
+claimed for one repository) and the sweep runs on it, every run submitted to the instance or, with
+``--in-process``, executed in this process. A campaign that another sweep holds on the state
+directory is refused in one line (exit 3), an instance that is another repository's likewise
+(exit 2). Dagster is imported inside the functions only."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+if TYPE_CHECKING:
+    from fleet_pipelines.commands._sweep import SweepReport
+    from fleet_pipelines.resources import FleetSettings
+
+__all__ = ["BUSY_EXIT", "dagster_home_of", "redo_units", "run_sweep", "swept"]
+
+BUSY_EXIT = 3  # another sweep holds the campaign on this state directory
+
+
+def dagster_home_of(home: Path) -> Path:
+    """The sweep's Dagster instance: ``$DAGSTER_HOME``, else ``<home>/dagster``."""
+    return Path(os.environ.get("DAGSTER_HOME") or home / "dagster")
+
+
+def run_sweep(settings: FleetSettings, dagster_home: Path, local: bool = False) -> SweepReport:
+    """Sweep on the instance at ``dagster_home``, every run submitted to it, or with ``local``
+    executed in this process (``_sweep._execute`` when no engine is current)."""
+    from contextlib import nullcontext
+
+    from rich.console import Console
+
+    from fleet_pipelines.commands._sweep import instance_for, sweep
+    from fleet_pipelines.engine import ensure_run_queue, submitting
+    from fleet_pipelines.storage import ensure_instance_config
+
+    def prepare(home: Path) -> None:
+        ensure_instance_config(home)
+        ensure_run_queue(home, settings.agents)
+
+    console = Console(stderr=True)
+    settings.save()
+    with instance_for(dagster_home.resolve(), prepare, settings.repo) as instance, console.status(
+        "sweeping", spinner="dots"
+    ) as status:
+
+        # said with the sweep's first line, once it holds its campaigns' locks: a sweep refused
+        # as busy prints its one error line and nothing else
+        notices = (["runs execute in this process (--in-process): the UI shows them but cannot "
+                    "re-execute them"] if local else [])
+
+        def say(message: str) -> None:
+            for line in [*notices, message]:
+                status.update(line)
+                console.log(line)
+            notices.clear()
+
+        engine = nullcontext() if local else submitting(instance, settings.env(), say)
+        with engine:  # every run submitted to the instance, unless --in-process
+            return sweep(settings, instance, say=say)
+
+
+def swept(settings: FleetSettings, dagster_home: Path, local: bool = False) -> SweepReport:
+    """``run_sweep``, with a campaign that another sweep holds on the state directory refused
+    in one line (exit 3)."""
+    from fleet.home import HomeMismatch
+    from fleet_pipelines.commands._sweep import SweepBusy
+
+    try:
+        return run_sweep(settings, dagster_home, local)
+    except SweepBusy as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(BUSY_EXIT) from exc
+    except HomeMismatch as exc:  # the Dagster instance is another repository's
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+
+
+def redo_units(settings: FleetSettings, home: Path, keys: list[str]) -> None:
+    """``--redo``: requeue the named units of every campaign of the sweep (a key that names no
+    unit of any of them is an error)."""
+    from fleet.errors import ConfigError
+    from fleet.home import store_key
+    from fleet.unit import redo
+    from fleet_pipelines.resources import StoreResource
+
+    ledger = StoreResource(url=settings.store_url, repo=store_key(home, settings.repo)).ledger()
+    for key in keys:
+        hits = 0
+        for campaign in settings.campaigns:
+            try:
+                hits += len(redo(ledger, campaign, [key]))
+            except ConfigError:
+                continue
+        if not hits and key != "all":
+            raise ConfigError(f"--redo {key}: no unit of {', '.join(settings.campaigns)} has "
+                              "that key (or it is the prefix of several)")
