@@ -55,6 +55,16 @@ def test_kubernetes_files_name_the_same_configuration() -> None:
     runs = instance["concurrency"]["runs"]
     assert queue["maxConcurrentRuns"] == runs["max_concurrent_runs"]
     assert queue["tagConcurrencyLimits"][0]["key"] == runs["tag_concurrency_limits"][0]["key"]
+    daemon = values["dagsterDaemon"]
+    monitoring, retries = instance["run_monitoring"], instance["run_retries"]
+    assert daemon["runMonitoring"] == {
+        "enabled": monitoring["enabled"],
+        "startTimeoutSeconds": monitoring["start_timeout_seconds"],
+        "pollIntervalSeconds": monitoring["poll_interval_seconds"],
+        "maxResumeRunAttempts": monitoring["max_resume_run_attempts"]}
+    assert daemon["runRetries"] == {
+        "enabled": retries["enabled"], "maxRetries": retries["max_retries"],
+        "retryOnAssetOrOpFailure": retries["retry_on_asset_or_op_failure"]}
     docs = list(yaml.safe_load_all((DEPLOY / "k8s-workers.yaml").read_text()))
     (worker,) = [d for d in docs if d["kind"] == "Deployment"
                  and d["metadata"]["name"] == "fleet-worker"]
