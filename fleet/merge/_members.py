@@ -261,15 +261,18 @@ def _names_in(texts: list[str]) -> set[str]:
     return {name for name in out if not keyword.iskeyword(name)}
 
 
-def _uses_what_other_removed(base: list[str], ours: list[str], theirs: list[str]) -> bool:
-    """One side's new statements use a name that the other side's edit of this run removed:
-    the new statement was written for the code the other side changed (httpx aac3740701df:
-    ``assert response.call_next is not None`` added before ``response.call_next()``, which
-    the other side made ``response.next()``). Composing the two would be a clean guess."""
-    for side, other in ((ours, theirs), (theirs, ours)):
+def _uses_what_other_removed(parts: list[list[str]], bodies: list[list[str]]) -> bool:
+    """One side's new statements use a name that the other side's edit of this run removed
+    from its whole block (``parts``: the run's statements in base, ours and theirs;
+    ``bodies``: each version's whole block): the new statement was written
+    for the code the other side changed (httpx aac3740701df: ``assert response.call_next is not
+    None`` added before ``response.call_next()``, which the other side made
+    ``response.next()``). Composing the two would be a clean guess."""
+    base, ours, theirs = parts
+    for side, whole in ((ours, bodies[2]), (theirs, bodies[1])):
         new = [text for text in side if text not in base]
         replaced = [text for text in base if text not in side]
-        removed = _names_in(base) - _names_in(other)
+        removed = _names_in(base) - _names_in(whole)
         if (_names_in(new) - _names_in(replaced)) & removed:
             return True
     return False
@@ -302,7 +305,7 @@ def merge_statements(
             continue
         text_parts = [t[slice(*span)] for t, span in zip(texts, spans, strict=True)]
         composed = compose_disjoint(*text_parts)
-        if composed is not None and not _uses_what_other_removed(*text_parts):
+        if composed is not None and not _uses_what_other_removed(text_parts, texts):
             parts = {"base": part_b, "ours": part_o, "theirs": part_t}
             out.extend(parts[side][index] for side, index in composed)
             continue
