@@ -81,6 +81,12 @@ def _check_killed(store: StoreSource) -> None:
         raise KillSwitchEngaged("kill switch engaged: `fleet stop --off` to resume")
 
 
+def agents_per_batch(campaign: Campaign, agents: int) -> int:
+    """Units at once in one batch: the worker's ``agents`` (``--agents`` / ``FLEET_AGENTS``), at
+    most the campaign's ``autonomy.max_parallel_agents``."""
+    return max(1, min(agents, campaign.autonomy.max_parallel_agents))
+
+
 def campaign_assets(
     campaign: Campaign, gates: Sequence[str], symbol_graph: AssetKey, batch_size: int = 8
 ) -> CampaignAssets:
@@ -153,8 +159,8 @@ def _campaign_assets(
         _check_killed(store)
         units = load_units(store.ledger(), campaign, context.partition_keys)
         env = _fleet.unit_env(spec, Path(repo.path), Path(repo.home), store, sandbox, agent)
-        try:
-            yield from run_batch(context, gates, units, env, repo.agents)
+        try:  # the campaign's autonomy.max_parallel_agents caps the worker's --agents
+            yield from run_batch(context, gates, units, env, agents_per_batch(spec, repo.agents))
         finally:  # the agent's model and a Claude reviewer hold HTTP connections
             close_clients(env.agent, env.gates)
 

@@ -21,6 +21,7 @@ from assets import SYMBOL_GRAPH, CampaignAssets, pending_units
 from assets._dagster_private import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
 from assets._fleet import graph_dir
 from assets._modules import asset_key_parts, load_summary
+from assets.campaign import agents_per_batch
 from fleet.errors import FleetError, KillSwitchEngaged
 from fleet.home import store_key
 from fleet.locks import hold, try_lock
@@ -136,9 +137,13 @@ def _execute(defs: Definitions, job: str, instance: DagsterInstance,
 
 
 def _execute_batches(defs: Definitions, job: str, instance: DagsterInstance,
-                     batches: Sequence[dict[str, str]], done: Callable[[int], None]) -> None:
+                     batches: Sequence[dict[str, str]], done: Callable[[int], None],
+                     window: int | None = None) -> None:
     """Run ``job`` once per tag set; ``done(i)`` after the i-th ends. On a distributed executor
-    every batch is submitted first, so the workers take them side by side."""
+    the batches are submitted ahead, so the workers take them side by side: at most ``window``
+    of them in progress at once (all, without one)."""
+    from collections import deque
+
     from fleet_pipelines.engine import current
 
     submitted = current()
@@ -147,10 +152,29 @@ def _execute_batches(defs: Definitions, job: str, instance: DagsterInstance,
             _execute(defs, job, instance, tags)
             done(i)
         return
-    run_ids = [submitted.start(job, tags, None, QUIET) for tags in batches]
-    for i, run_id in enumerate(run_ids, 1):
-        _judge(submitted.wait(run_id), job)
-        done(i)
+    limit = max(1, window or len(batches))
+    running: deque[str] = deque()
+    finished = 0
+
+    def wait_oldest() -> None:
+        nonlocal finished
+        _judge(submitted.wait(running.popleft()), job)
+        finished += 1
+        done(finished)
+
+    for tags in batches:
+        while len(running) >= limit:
+            wait_oldest()
+        running.append(submitted.start(job, tags, None, QUIET))
+    while running:
+        wait_oldest()
+
+
+def batch_window(campaign: Campaign, agents: int) -> int:
+    """Batches of ``campaign`` in progress at once on the workers: each runs up to
+    ``agents_per_batch`` units, and together they stay within the campaign's
+    ``autonomy.max_parallel_agents``."""
+    return max(1, campaign.autonomy.max_parallel_agents // agents_per_batch(campaign, agents))
 
 
 def _judge(result: Any, job: str) -> None:
@@ -263,7 +287,8 @@ def _sweep(settings: FleetSettings, instance: DagsterInstance, say: Say) -> Swee
 
         _execute_batches(defs, fix_job_name(c), instance, [
             {ASSET_PARTITION_RANGE_START_TAG: first, ASSET_PARTITION_RANGE_END_TAG: last,
-             "fleet/campaign": name} for first, last in ranges], finished)
+             "fleet/campaign": name} for first, last in ranges], finished,
+            window=batch_window(c.spec, settings.agents))
         runs += len(ranges)
         report.fix_s = time.perf_counter() - t0
         report.batches = len(ranges)
