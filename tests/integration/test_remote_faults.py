@@ -153,8 +153,10 @@ def test_two_integrations_at_once_one_wins_whole(
     line and records nothing; the remote's integration branch is the winner's whole result."""
     import threading
 
+    from fleet.home import store_key
     from fleet.integrate import integrate, pytest_runner
     from fleet.store import open_store
+    from fleet.store.repo_scope import scoped_store
     from fleet_pipelines.cli import main
     from fleet_pipelines.resources import FleetSettings
     from sandbox import select_sandbox
@@ -178,7 +180,10 @@ def test_two_integrations_at_once_one_wins_whole(
         settings = FleetSettings.from_env({"FLEET_REPO": url, "FLEET_HOME": str(tmp_path / name),
                                            "FLEET_STORE_URL": f"sqlite:///{tmp_path / 'fleet.db'}"})
         repo = settings.checkout()
-        with open_store(settings.store_url) as store:
+        with open_store(settings.store_url) as raw:
+            # the repository's view, as `fleet fix` and a sweep's integration use it: its units'
+            # fencing tokens are in the repository's lease namespace
+            store = scoped_store(raw, store_key(Path(settings.home), repo))
             results = [r for r in latest_results(store.ledger, CAMPAIGN).values()
                        if r.status == "verified"]
             try:

@@ -106,7 +106,7 @@ def test_detached_head_falls_back_to_main_and_says_so(
     git_repo: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     git(git_repo, "checkout", "-q", "--detach")
-    with caplog.at_level(logging.WARNING, logger="fleet_pipelines.resources"):
+    with caplog.at_level(logging.WARNING, logger="fleet_pipelines.settings"):
         assert default_base_branch(git_repo) == "main"
     assert "is detached" in caplog.text and str(git_repo) in caplog.text
     assert FleetSettings.from_env({"FLEET_REPO": str(git_repo),
