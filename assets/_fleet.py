@@ -17,7 +17,7 @@ from assets._metadata import link
 from assets._modules import module_summary, save_summary
 from assets._seams import AgentSource, ForgeSource, SandboxSource, StoreSource
 from fleet.errors import ConfigError
-from fleet.forge import run_git
+from fleet.forge import branch_commit
 from fleet.integrate import (
     Handover,
     IntegrationResult,
@@ -49,24 +49,6 @@ log = logging.getLogger(__name__)
 
 def graph_dir(home: Path) -> Path:
     return home / "graph"
-
-
-def branch_commit(repo: Path, branch: str) -> str:
-    """The commit at the head of ``branch`` in ``repo``. A branch (or repository) git does not
-    know is a :class:`ConfigError` naming both, not a ``CalledProcessError`` from deep inside a
-    step: the base branch comes from ``FLEET_BASE_BRANCH`` or the repository's checkout."""
-    if not repo.is_dir():
-        raise ConfigError(f"the repository {repo} does not exist (base branch {branch!r})")
-    done = run_git(repo, "rev-parse", "--verify", "--quiet", f"{branch}^{{commit}}")
-    commit = done.stdout.decode().strip()
-    if done.returncode != 0 or not commit:
-        message = done.stderr.decode(errors="replace").strip()
-        detail = message.splitlines()[0] if message else ""
-        raise ConfigError(
-            f"base branch {branch!r} does not exist in the repository {repo}"
-            + (f" ({detail})" if detail else "")
-            + "; set FLEET_BASE_BRANCH to one of its branches (e.g. the checked-out one)")
-    return commit
 
 
 def base_source(repo: Path, home: Path, commit: str) -> Path:

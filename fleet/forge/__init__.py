@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import re
 
-from fleet.forge._git import commit_of, head_commit, is_ancestor
+from fleet.forge._git import branch_commit, commit_of, head_commit, is_ancestor
 from fleet.forge._git import output as git_output
 from fleet.forge._git import run as run_git
 from fleet.types import ChangeRef
 
-__all__ = ["branch_url", "commit_of", "git_output", "head_commit", "is_ancestor", "issue_links",
-           "run_git"]
+__all__ = ["branch_commit", "branch_url", "commit_of", "git_output", "head_commit", "is_ancestor",
+           "issue_links", "run_git"]
 
 
 def branch_url(ref: ChangeRef) -> str:

@@ -86,6 +86,26 @@ def commit_of(repo: str | Path, rev: str) -> str | None:
     return output(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}") or None
 
 
+def branch_commit(repo: Path, branch: str) -> str:
+    """The commit at the head of ``branch`` in ``repo``. A branch (or repository) git does not
+    know is a :class:`ConfigError` naming both, not a ``CalledProcessError`` from deep inside a
+    step: the base branch comes from ``FLEET_BASE_BRANCH`` or the repository's checkout."""
+    from fleet.errors import ConfigError
+
+    if not repo.is_dir():
+        raise ConfigError(f"the repository {repo} does not exist (base branch {branch!r})")
+    done = run(repo, "rev-parse", "--verify", "--quiet", f"{branch}^{{commit}}")
+    commit = done.stdout.decode().strip()
+    if done.returncode != 0 or not commit:
+        message = done.stderr.decode(errors="replace").strip()
+        detail = message.splitlines()[0] if message else ""
+        raise ConfigError(
+            f"base branch {branch!r} does not exist in the repository {repo}"
+            + (f" ({detail})" if detail else "")
+            + "; set FLEET_BASE_BRANCH to one of its branches (e.g. the checked-out one)")
+    return commit
+
+
 def head_commit(repo: str | Path) -> str:
     """The commit at ``repo``'s HEAD; ``GitError`` naming ``repo`` when there is none (no such
     directory, no git checkout, no commit yet)."""

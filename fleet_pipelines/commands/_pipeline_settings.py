@@ -84,10 +84,9 @@ def preflight(settings: FleetSettings) -> None:
     and what to do (else: a step's traceback minutes later, or an option silently unused when
     no unit runs): known --sandbox/--agent/--forge values, campaigns that load, a test
     interpreter that runs pytest, and a git repository whose base branch has a commit."""
-    from assets._fleet import branch_commit
     from fleet.campaigns.spec import load_campaign
     from fleet.errors import ConfigError
-    from fleet.forge import git_output
+    from fleet.forge import branch_commit, git_output
     from sandbox import BACKENDS
 
     for option, allowed in {"sandbox": ("auto", *BACKENDS), **_CHOICES}.items():
