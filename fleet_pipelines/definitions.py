@@ -34,13 +34,17 @@ def gates_for(campaign: Campaign) -> tuple[str, ...]:
     return tuple(g for g in campaign.gates if g in VERIFY_GATES)
 
 
-def build_definitions(settings: FleetSettings) -> Definitions:
+def build_definitions(settings: FleetSettings,
+                      campaigns: list[CampaignAssets] | None = None) -> Definitions:
+    """The definitions of ``settings``: with ``campaigns`` (``build_campaigns``' chains, built
+    once by the caller), those, so every build of one sweep uses the campaign files as they
+    were read once; else each campaign file is read now."""
     # backfill_policy and pools are marked beta/preview in dagster 1.13; we rely on them
     # knowingly, and the test suite turns warnings into errors.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", BetaWarning)
         warnings.simplefilter("ignore", PreviewWarning)
-        return _build(settings)
+        return _build(settings, campaigns)
 
 
 def build_campaigns(settings: FleetSettings) -> list[CampaignAssets]:
@@ -56,8 +60,9 @@ def build_campaigns(settings: FleetSettings) -> list[CampaignAssets]:
     return chains
 
 
-def _build(settings: FleetSettings) -> Definitions:
-    campaigns = build_campaigns(settings)
+def _build(settings: FleetSettings, campaigns: list[CampaignAssets] | None) -> Definitions:
+    if campaigns is None:
+        campaigns = build_campaigns(settings)
     code = code_module_assets(Path(settings.home))
     jobs = build_jobs(campaigns, code)
     return Definitions(

@@ -248,13 +248,15 @@ def _sweep(settings: FleetSettings, instance: DagsterInstance, say: Say) -> Swee
     graphs = graph_dir(home)
     # one index at a time per state directory: the graph snapshot and the base-tree export are
     # written in place (a second sweep then finds the index done and re-indexes nothing)
+    campaigns = build_campaigns(settings)  # each campaign file read once for the sweep
     with hold(home / "locks" / "index.lock", f"indexing {settings.repo}"):
         old = (load_summary(graphs) or {}).get("modules", {})
-        _execute(build_definitions(settings), index_job_name(), instance,
+        _execute(build_definitions(settings, campaigns), index_job_name(), instance,
                  selection=[SYMBOL_GRAPH])
         runs += 1
         new = (load_summary(graphs) or {}).get("modules", {})
-        defs = build_definitions(settings)  # with the code module assets of the new index
+        # with the code module assets of the new index
+        defs = build_definitions(settings, campaigns)
         changed = [AssetKey(asset_key_parts(m)) for m, info in sorted(new.items())
                    if old.get(m) != info]
         if changed:  # only the modules whose content or imports changed materialize again
@@ -262,7 +264,7 @@ def _sweep(settings: FleetSettings, instance: DagsterInstance, say: Say) -> Swee
             _execute(defs, index_job_name(), instance, selection=changed)
             runs += 1
     reports = []
-    for c in sorted(build_campaigns(settings), key=lambda c: not _self_merges(c.spec)):
+    for c in sorted(campaigns, key=lambda c: not _self_merges(c.spec)):
         name = c.campaign
         report = CampaignReport(campaign=name)
         say(f"[{name}] finding and planning")
