@@ -13,9 +13,12 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import networkx as nx
+
+if TYPE_CHECKING:
+    from fleet.graph import SymbolGraph
 
 MAX_MODULE_ASSETS = 2000
 SUMMARY_FILE = "modules.json"
@@ -57,7 +60,7 @@ def _rollup_depth(paths: Iterable[str], limit: int) -> int | None:
     return depth
 
 
-def module_summary(graph: Any, limit: int = MAX_MODULE_ASSETS) -> dict[str, Any]:
+def module_summary(graph: SymbolGraph, limit: int = MAX_MODULE_ASSETS) -> dict[str, Any]:
     """Modules, their metadata (symbols, counts, hashes) and an acyclic set of import deps.
 
     Import cycles (``UserAuth`` <-> ``TenantContext``) cannot be Dagster edges: inside a strongly

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fleet.types import Verdict
 from fleet.verify._base_runs import base_key, cached_base_run, tree_id
@@ -22,6 +22,9 @@ from fleet.verify.pythons import plan, sandbox_seeing
 from fleet.verify.target import interpreters, supported_pythons
 from sandbox import Sandbox
 
+if TYPE_CHECKING:
+    from fleet.graph import SymbolGraph
+
 __all__ = ["gate_impacted_tests", "impacted_tests"]
 
 
@@ -34,7 +37,8 @@ def _dotted_names(path: str) -> set[str]:
 
 
 def impacted_tests(
-    tree: Path, touched: Iterable[str], files: Iterable[FilePatch], graph: Any = None
+    tree: Path, touched: Iterable[str], files: Iterable[FilePatch],
+    graph: SymbolGraph | None = None
 ) -> tuple[list[str], str]:
     """Test files that reach a touched symbol, and how they were found.
 
@@ -66,7 +70,7 @@ def impacted_tests(
     return sorted(chosen), how
 
 
-def reaching(graph: Any, touched: Iterable[str]) -> list[str]:
+def reaching(graph: SymbolGraph | None, touched: Iterable[str]) -> list[str]:
     """Test functions (symbol ids) that reach a touched symbol in the graph, if there is one."""
     if graph is None or not hasattr(graph, "tests_reaching"):
         return []
@@ -74,7 +78,7 @@ def reaching(graph: Any, touched: Iterable[str]) -> list[str]:
     return list(graph.tests_reaching(known)) if known else []
 
 
-def needs_of(files: Sequence[FilePatch], targets: Sequence[str], graph: Any,
+def needs_of(files: Sequence[FilePatch], targets: Sequence[str], graph: SymbolGraph | None,
              touched: Iterable[str], tree: Path | None = None) -> Needs:
     """The evidence's needs. A changed test file must run only when it holds tests: a helper
     module under ``tests/`` (PyJWT's ``tests/utils.py``) has none to run."""
@@ -102,7 +106,7 @@ def gate_impacted_tests(
     sandbox: Sandbox | None,
     touched: Iterable[str],
     files: Sequence[FilePatch],
-    graph: Any = None,
+    graph: SymbolGraph | None = None,
     timeout_s: float = 300.0,
     pythons: Sequence[str] = (),
 ) -> Verdict:

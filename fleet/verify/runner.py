@@ -8,7 +8,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from fleet.types import Verdict, VerdictStatus
 from fleet.verify._patch import Trees, parse_patch
@@ -20,6 +20,9 @@ from fleet.verify.integrity import gate_test_integrity
 from fleet.verify.reviewer import OfflineReviewer, Reviewer, ReviewInput, gate_review
 from fleet.verify.security import gate_security
 from sandbox import Sandbox
+
+if TYPE_CHECKING:
+    from fleet.graph import SymbolGraph
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +52,7 @@ def run_gates(
     *,
     base: str = "HEAD",
     sandbox: Sandbox | None = None,
-    graph: Any = None,
+    graph: SymbolGraph | None = None,
     options: GateOptions | None = None,
 ) -> list[Verdict]:
     """Every gate's verdict on ``patch`` (a unified git diff) against ``repo`` at ``base``.
