@@ -111,11 +111,30 @@ def serve(
         url = store or default_store_url(repo)
         root = (repo or Path()).resolve()
         launcher = None
+        _claim_served(root)
     else:
         url, root, launcher = _launching(store, repo)
     mode = "queue only" if launcher is None else "launching Dagster runs"
     typer.echo(f"fleet coordinator on http://{host}:{port} (store {url}, {mode})", err=True)
     run(url, root, host=host, port=port, launcher=launcher, repository=_served_key(root))
+
+
+def _claim_served(root: Path) -> None:
+    """Make the state directory of the served repository its own (``fleet.home.claim_home``),
+    as a launching ``fleet serve`` and every sweep do; one line and exit 2 when it belongs to
+    another repository. A plain directory (no git repository) claims nothing."""
+    import os
+
+    from fleet.errors import FleetError
+    from fleet.home import claim_home, default_home, repo_root
+
+    if repo_root(root) is None:
+        return
+    try:
+        claim_home(Path(os.environ.get("FLEET_HOME") or default_home(root)), root)
+    except FleetError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
 
 
 def _served_key(root: Path) -> str:

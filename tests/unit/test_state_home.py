@@ -126,3 +126,20 @@ def test_the_store_commands_default_to_the_repositorys_store(
     assert cli_default(tmp_path) == f"sqlite:///{tmp_path.resolve() / '.fleet' / 'fleet.db'}"
     monkeypatch.setenv("FLEET_HOME", str(tmp_path / "elsewhere"))
     assert default_store_url() == f"sqlite:///{(tmp_path / 'elsewhere' / 'fleet.db').resolve()}"
+
+
+def test_serve_without_launching_claims_the_repositorys_state_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from fleet_pipelines.cli import main
+
+    a, b = _repo(tmp_path / "a"), _repo(tmp_path / "b")
+    shared = tmp_path / "shared-home"
+    claim_home(shared, a)
+    monkeypatch.setenv("FLEET_HOME", str(shared))
+    monkeypatch.delenv("FLEET_STORE_URL", raising=False)
+    # B's coordinator on A's state directory: refused before it listens, in one line
+    assert main(["serve", "--no-launch", "--repo", str(b), "--port", "1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and str(a.resolve()) in err and str(b.resolve()) in err, err
+    assert json.loads((shared / "repository.json").read_text())["root"] == str(a.resolve())
