@@ -208,3 +208,30 @@ class PydanticV1Shapes(ScopedCodemodCommand):
     def _leave(self, why: str) -> None:
         self.left_behind = True
         self.warn(why)
+
+
+#: the keywords of v1 ``.json()`` that ``model_dump`` takes; the others go to ``json.dumps``
+_DUMP_KEYWORDS = {"include", "exclude", "by_alias", "exclude_unset", "exclude_defaults",
+                  "exclude_none"}
+
+
+def v1_json_call(call: cst.Call) -> cst.Call | None:
+    """``m.json(by_alias=True, indent=2)`` -> ``json.dumps(m.model_dump(mode="json",
+    by_alias=True), indent=2)``: v1's ``.json()`` is ``json.dumps`` of the model's dict, so this
+    keeps its ``", "``/``": "`` separators, ``ensure_ascii`` and any ``json.dumps`` keyword
+    (``model_dump_json`` is compact UTF-8 and takes only ``indent``). ``None`` (keep the
+    ``model_dump_json`` rename) for positional or ``**`` arguments, ``encoder=`` and
+    ``models_as_dict=``, which have no ``model_dump`` keyword."""
+    assert isinstance(call.func, cst.Attribute)
+    dump: list[cst.Arg] = [_kwarg("mode", cst.SimpleString('"json"'))]
+    dumps: list[cst.Arg] = []
+    for arg in call.args:
+        if arg.keyword is None or arg.keyword.value in {"encoder", "models_as_dict"}:
+            return None
+        (dump if arg.keyword.value in _DUMP_KEYWORDS else dumps).append(arg)
+    inner = cst.Call(func=call.func.with_changes(attr=cst.Name("model_dump")),
+                     args=_comma_args(dump))
+    return call.with_changes(
+        func=cst.Attribute(cst.Name("json"), cst.Name("dumps")),
+        args=_comma_args([cst.Arg(inner), *dumps]),
+    )

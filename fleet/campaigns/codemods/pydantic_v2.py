@@ -11,7 +11,8 @@
   where the receiver is known to
   be a model (a model class, ``self``/``cls`` in one, a parameter annotated with one, or a name
   assigned from one); ``any_receiver=True`` rewrites every such call with no positional args,
-  ``any_receiver="model-files"`` only in files that use a model class;
+  ``any_receiver="model-files"`` only in files that use a model class; ``json_output="v1"``
+  keeps v1's JSON text: ``json.dumps(m.model_dump(mode="json", ...), ...)`` (``v1_json_call``);
 - ``class Config`` -> ``model_config = ConfigDict(...)`` (keys renamed to v2), and the names
   imported from a v1 module (``v1_modules``) are imported from ``pydantic`` once the file changed;
 - fields (``const=``, ``regex=`` ...), ``pydantic.schema.schema``, ``parse_obj_as``, the other
@@ -28,6 +29,8 @@ from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from fleet.campaigns.codemods._pydantic_api import PydanticApiRewrites
+from fleet.campaigns.codemods._pydantic_shapes import v1_json_call
+from fleet.errors import ConfigError
 
 __all__ = ["CONFIG_RENAMES", "MigratePydanticV2Command"]
 
@@ -80,8 +83,12 @@ class MigratePydanticV2Command(PydanticApiRewrites):
         models: Sequence[str] = (),
         any_receiver: bool | str = False,
         spans: Iterable[Sequence[int]] | None = None,
+        json_output: str = "compact",
     ) -> None:
         super().__init__(context, spans)
+        if json_output not in {"compact", "v1"}:
+            raise ConfigError(f"pydantic-v2: json_output: {json_output!r} is not 'compact' or 'v1'")
+        self.json_output = json_output
         self.v1_modules = tuple(dict.fromkeys(("pydantic", "pydantic.v1", *v1_modules)))
         self.known_models = set(models)
         self.any_receiver = any_receiver
@@ -305,6 +312,14 @@ class MigratePydanticV2Command(PydanticApiRewrites):
         if not self.in_scope(original_node):
             return updated_node
         self.changes += 1
+        v1_json = method == "json" and self.json_output == "v1"
+        dumps = v1_json_call(updated_node) if v1_json else None
+        if dumps is not None:
+            AddImportsVisitor.add_needed_import(self.context, "json")
+            return dumps
+        if v1_json:
+            self.warn(".json() with positional, ** , encoder= or models_as_dict= arguments has "
+                      "no json.dumps(model_dump()) form; renamed to model_dump_json")
         return updated_node.with_changes(func=func.with_changes(attr=cst.Name(_METHODS[method])))
 
     # -- imports: once the file uses the v2 API, the v1 names come from pydantic -------------
