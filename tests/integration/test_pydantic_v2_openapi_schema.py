@@ -89,3 +89,38 @@ def test_migration_makes_the_suite_import_and_run_under_pydantic_2(tmp_path: Pat
     failed, summary = _suite(repo)
     assert failed == FAIL_ON_V1 | V2_OUTPUT, summary
     assert summary.startswith("3 failed, 5 passed"), summary
+
+
+def test_json_output_v1_gives_the_suite_its_pydantic_1_result(tmp_path: Path) -> None:
+    """The same run with the campaign copied as a user would, and ``json_output: v1`` set in its
+    ``fix.params``: the ``.json(by_alias=True, exclude_none=True)`` calls become
+    ``json.dumps(m.model_dump(mode="json", ...))``, which keeps v1's separators, so
+    ``test_security_scheme_issue_5`` passes unchanged and only the two tests that fail under
+    Pydantic 1 fail."""
+    builtin = (ROOT / "fleet" / "campaigns" / "builtin" / "pydantic-v2.yaml").read_text()
+    params = "    any_receiver: model-files\n"
+    text = builtin.replace("name: pydantic-v2\n", "name: pydantic-v2-json-v1\n", 1).replace(
+        params, params + "    json_output: v1\n", 1)
+    assert text.count("json_output: v1") == 1 and "pydantic-v2-json-v1" in text
+    (tmp_path / "pydantic-v2-json-v1.yaml").write_text(text)
+    campaign = load_campaign(tmp_path / "pydantic-v2-json-v1.yaml")
+    assert campaign.fix.params["json_output"] == "v1"
+
+    repo = tmp_path / "osp"
+    shutil.copytree(SUBSET, repo, ignore=shutil.ignore_patterns("__pycache__"))
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "openapi-schema-pydantic 1.2.4 subset")
+    head = _git(repo, "rev-parse", "HEAD").strip()
+    graph = index(repo)
+    (unit,) = plan_campaign(repo, campaign, graph=graph, base_commit=head).units
+    outcome = CodemodAgent(campaign, graph).run(
+        unit, Workspace(repo, "main", head, tmp_path / "scratch", repo), None, Budget())
+    assert outcome.ok, outcome.detail
+    assert ('+    assert json.dumps(security_scheme_1.model_dump(mode="json", by_alias=True, '
+            'exclude_none=True)) == (') in outcome.patch
+    assert "model_dump_json" not in outcome.patch and "+import json" in outcome.patch
+
+    failed, summary = _suite(repo)
+    assert failed == FAIL_ON_V1, summary
+    assert summary.startswith("2 failed, 6 passed"), summary
