@@ -2,7 +2,11 @@
 Dagster asset specs whose deps are the import graph.
 
 ``module_summary(graph)`` is computed when ``symbol_graph`` materializes and saved next to it, so
-loading the definitions reads one small JSON file, never the whole graph.
+loading the definitions reads one small JSON file, never the whole graph. On a shared store
+(PostgreSQL: processes on other machines, each with its own ``FLEET_HOME``) it is published to
+the store too — the summary in the library, a ``graph.modules`` ledger event of the repository
+naming it — and every process loads the definitions from the published one, so the daemon, the
+webserver, the sweep and the workers all see the same code module assets.
 """
 
 from __future__ import annotations
@@ -19,9 +23,12 @@ import networkx as nx
 
 if TYPE_CHECKING:
     from fleet.graph import SymbolGraph
+    from fleet.store import Store
 
 MAX_MODULE_ASSETS = 2000
 SUMMARY_FILE = "modules.json"
+SUMMARY_KIND = "module_summary"  # the library's kind for a published summary
+SUMMARY_EVENT = "graph.modules"  # the ledger event naming the repository's latest one
 ROOT_MODULE = "<root>"
 
 
@@ -131,3 +138,35 @@ def load_summary(directory: Path) -> dict[str, Any] | None:
         return None
     data: dict[str, Any] = json.loads(path.read_text())
     return data
+
+
+def publish_summary(store: Store, summary: dict[str, Any]) -> bool:
+    """Publish ``summary`` as the repository's latest (``store``: its repository's view): the
+    JSON in the library (content-addressed), and a ``graph.modules`` event naming its hash when
+    it differs from the last one published. True if an event was appended."""
+    text = json.dumps(summary, sort_keys=True)
+    artifact = store.library.put(text, kind=SUMMARY_KIND, name=SUMMARY_FILE)
+    last = _last_published(store)
+    if last is not None and last.payload.get("hash") == artifact.hash:
+        return False
+    store.ledger.append(SUMMARY_EVENT, {"hash": artifact.hash,
+                                        "modules": len(summary.get("modules") or {})},
+                        actor="symbol_graph")
+    return True
+
+
+def published_summary(store: Store) -> dict[str, Any] | None:
+    """The repository's latest published summary, or None before its first."""
+    last = _last_published(store)
+    if last is None:
+        return None
+    text = store.library.get_text(str(last.payload.get("hash", "")))
+    if text is None:
+        return None
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+def _last_published(store: Store) -> Any:
+    events = store.ledger.events(kind=SUMMARY_EVENT)
+    return events[-1] if events else None

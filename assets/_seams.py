@@ -30,6 +30,11 @@ class StoreSource(Protocol):
         """True when the kill switch is engaged; every step and sensor checks it."""
         ...
 
+    def shared(self) -> bool:
+        """True when processes without a common filesystem share the store (PostgreSQL): what
+        one process indexes is published there for the others (``assets._modules``)."""
+        ...
+
 
 class SandboxSource(Protocol):
     def open(self) -> Sandbox: ...

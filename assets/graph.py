@@ -22,7 +22,7 @@ from dagster import (
 )
 
 from assets import _fleet
-from assets._modules import asset_key_parts, load_summary
+from assets._modules import asset_key_parts, load_summary, publish_summary
 from assets._seams import RepoSource, StoreSource
 from fleet.errors import KillSwitchEngaged
 
@@ -38,16 +38,24 @@ def symbol_graph(store: ResourceParam[StoreSource], repo: ResourceParam[RepoSour
     if store.killed():
         raise KillSwitchEngaged("kill switch engaged")
     stats = _fleet.index(Path(repo.path), Path(repo.home), repo.base_branch)
+    if store.shared():  # the other processes' definitions load the code modules from there
+        summary = load_summary(_fleet.graph_dir(Path(repo.home)))
+        if summary is not None:
+            publish_summary(store.store(), summary)
     # The graph is a function of the base commit: re-indexing an unchanged base gives the same
     # data version, so nothing downstream turns stale ("Unsynced") after a sweep that changed
     # nothing.
     return MaterializeResult(metadata=stats, data_version=DataVersion(str(stats["commit"])))
 
 
-def code_module_assets(home: Path) -> list[AssetsDefinition]:
+def code_module_assets(home: Path, summary: dict[str, Any] | None = None
+                       ) -> list[AssetsDefinition]:
     """One asset ``code/<module>`` per module of the last indexed graph (packages past ~2,000
-    modules), deps = its imports; empty before the first ``symbol_graph`` materialization."""
-    summary = load_summary(_fleet.graph_dir(home))
+    modules), deps = its imports; empty before the first ``symbol_graph`` materialization.
+    ``summary``: the one to use (the store's published one on a shared store), else the one
+    saved under ``home``."""
+    if summary is None:
+        summary = load_summary(_fleet.graph_dir(home))
     if not summary or not summary.get("modules"):
         return []
     modules: dict[str, dict[str, Any]] = summary["modules"]

@@ -6,9 +6,10 @@ for one deployment; ``defs`` is that for ``FleetSettings.from_env()``.
 
 from __future__ import annotations
 
+import logging
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dagster import BetaWarning, Definitions, PreviewWarning
 
@@ -16,13 +17,14 @@ from assets import CampaignAssets, campaign_assets, code_module_assets, symbol_g
 from assets.graph import SYMBOL_GRAPH
 from fleet.verify import GATES as VERIFY_GATES
 from fleet_pipelines.jobs import build_jobs
-from fleet_pipelines.resources import FleetSettings, build_resources
+from fleet_pipelines.resources import FleetSettings, StoreResource, build_resources
 from fleet_pipelines.schedules import build_schedules
 from fleet_pipelines.sensors import build_sensors
 
 if TYPE_CHECKING:
     from fleet.campaigns.spec import Campaign
 
+log = logging.getLogger(__name__)
 # The gates a campaign may list (test-first only runs for bug-fix campaigns, none of the
 # built-in ones).
 GATES = tuple(g for g in VERIFY_GATES if g != "test_first")
@@ -60,10 +62,30 @@ def build_campaigns(settings: FleetSettings) -> list[CampaignAssets]:
     return chains
 
 
+def current_summary(settings: FleetSettings) -> dict[str, Any] | None:
+    """The module summary of the repository's last index that this process's definitions
+    use: on a shared store the one published there (the index may have run in another process,
+    on another machine: ``assets._modules.publish_summary``), else — and when the store cannot
+    be read, said as a warning — the one saved under ``FLEET_HOME``."""
+    from assets._fleet import graph_dir
+    from assets._modules import load_summary, published_summary
+    local = load_summary(graph_dir(Path(settings.home)))
+    store = StoreResource(url=settings.store_url, repo=settings.repository_key())
+    if not store.shared():
+        return local
+    try:
+        published = published_summary(store.store())
+    except Exception as exc:  # the definitions still load: without the published modules
+        log.warning("the published module summary could not be read from the store (%s: %s); "
+                    "using the one under %s", type(exc).__name__, exc, settings.home)
+        return local
+    return published if published is not None else local
+
+
 def _build(settings: FleetSettings, campaigns: list[CampaignAssets] | None) -> Definitions:
     if campaigns is None:
         campaigns = build_campaigns(settings)
-    code = code_module_assets(Path(settings.home))
+    code = code_module_assets(Path(settings.home), current_summary(settings))
     jobs = build_jobs(campaigns, code)
     return Definitions(
         assets=[symbol_graph, *code, *(a for c in campaigns for a in c.assets)],

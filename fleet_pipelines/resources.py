@@ -74,6 +74,10 @@ class StoreResource(ConfigurableResource):
     def killed(self) -> bool:
         return self.store().controls.engaged()
 
+    def shared(self) -> bool:
+        """The store is shared by processes that do not share a filesystem (PostgreSQL)."""
+        return not self.url.startswith("sqlite")
+
 
 class SandboxResource(ConfigurableResource):
     """``auto`` picks the strongest backend that works here; or ``microvm|gvisor|bwrap|local``."""

@@ -19,15 +19,14 @@ from dagster import AssetKey, BetaWarning, DagsterInstance, Definitions, Preview
 
 from assets import SYMBOL_GRAPH, CampaignAssets, pending_units
 from assets._dagster_private import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
-from assets._fleet import graph_dir
-from assets._modules import asset_key_parts, load_summary
+from assets._modules import asset_key_parts
 from assets.campaign import agents_per_batch
 from fleet.errors import FleetError, KillSwitchEngaged
 from fleet.home import store_key
 from fleet.locks import hold, try_lock
 from fleet.protocols import Ledger
 from fleet.unit import UnitResult, latest_results, load_units, untouched_findings
-from fleet_pipelines.definitions import build_campaigns, build_definitions
+from fleet_pipelines.definitions import build_campaigns, build_definitions, current_summary
 from fleet_pipelines.jobs import (
     IN_PROCESS_TAGS,
     fix_job_name,
@@ -245,16 +244,15 @@ def _sweep(settings: FleetSettings, instance: DagsterInstance, say: Say) -> Swee
         raise KillSwitchEngaged("kill switch engaged: `fleet stop --off` to resume")
     runs = 0
     say("indexing the repository")
-    graphs = graph_dir(home)
     # one index at a time per state directory: the graph snapshot and the base-tree export are
     # written in place (a second sweep then finds the index done and re-indexes nothing)
     campaigns = build_campaigns(settings)  # each campaign file read once for the sweep
     with hold(home / "locks" / "index.lock", f"indexing {settings.repo}"):
-        old = (load_summary(graphs) or {}).get("modules", {})
+        old = (current_summary(settings) or {}).get("modules", {})
         _execute(build_definitions(settings, campaigns), index_job_name(), instance,
                  selection=[SYMBOL_GRAPH])
         runs += 1
-        new = (load_summary(graphs) or {}).get("modules", {})
+        new = (current_summary(settings) or {}).get("modules", {})  # (wherever it ran)
         # with the code module assets of the new index
         defs = build_definitions(settings, campaigns)
         changed = [AssetKey(asset_key_parts(m)) for m, info in sorted(new.items())

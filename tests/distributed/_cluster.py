@@ -268,7 +268,10 @@ def start_cluster(root: Path, target: Path, store_dsn: str, dagster_dsn: str,
     redis.start()
     env = deployment_env(dagster_home, dagster_dsn, store_dsn, coordinator / "home", remote,
                          campaign, redis.url, visibility_s, **extra)
-    daemon = DaemonProcess(dagster_home, WORKSPACE, {**GIT_ENV, **env})
+    # the daemon (and the run workers it launches: index, plan) on a FLEET_HOME of its own, as
+    # in deploy/docker-compose.yaml: nothing the coordinator writes under its home reaches them
+    daemon = DaemonProcess(dagster_home, WORKSPACE,
+                           {**GIT_ENV, **env, "FLEET_HOME": str(root / "daemon" / "home")})
     cluster = Cluster(root, env, redis, git, daemon, remote)
     try:
         daemon.start()

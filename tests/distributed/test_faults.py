@@ -155,6 +155,15 @@ def test_the_daemon_killed_mid_sweep_and_started_again(cluster: Cluster) -> None
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(old, signal.SIGKILL)  # the dead daemon's code server
+    # the index ran in a run worker of the daemon, on the daemon's own FLEET_HOME: the sweep
+    # learnt of the new modules from the store, and their code module assets materialized
+    from dagster import AssetKey
+
+    with cluster.instance() as instance:
+        for package in ("dmone", "dmtwo"):
+            key = AssetKey(["code", package, "load"])
+            assert instance.get_latest_materialization_event(key) is not None, key
+    assert not (cluster.root / "coordinator" / "home" / "graph").exists()
 
 
 def test_the_broker_restarted_mid_sweep(cluster: Cluster) -> None:
