@@ -215,6 +215,13 @@ _DUMP_KEYWORDS = {"include", "exclude", "by_alias", "exclude_unset", "exclude_de
                   "exclude_none"}
 
 
+def takes_dumps_keywords(call: cst.Call) -> bool:
+    """Whether ``m.json(...)`` passes a ``json.dumps`` keyword that ``model_dump_json`` does not
+    take (``sort_keys=``, ``separators=``, ``ensure_ascii=`` ...: a TypeError under v2)."""
+    known = _DUMP_KEYWORDS | {"indent", "encoder", "models_as_dict"}
+    return any(a.keyword is not None and a.keyword.value not in known for a in call.args)
+
+
 def v1_json_call(call: cst.Call) -> cst.Call | None:
     """``m.json(by_alias=True, indent=2)`` -> ``json.dumps(m.model_dump(mode="json",
     by_alias=True), indent=2)``: v1's ``.json()`` is ``json.dumps`` of the model's dict, so this

@@ -12,7 +12,8 @@
   be a model (a model class, ``self``/``cls`` in one, a parameter annotated with one, or a name
   assigned from one); ``any_receiver=True`` rewrites every such call with no positional args,
   ``any_receiver="model-files"`` only in files that use a model class; ``json_output="v1"``
-  keeps v1's JSON text: ``json.dumps(m.model_dump(mode="json", ...), ...)`` (``v1_json_call``);
+  keeps v1's JSON text: ``json.dumps(m.model_dump(mode="json", ...), ...)`` (``v1_json_call``),
+  also the form of a ``.json()`` passing ``json.dumps`` keywords ``model_dump_json`` lacks;
 - ``class Config`` -> ``model_config = ConfigDict(...)`` (keys renamed to v2), and the names
   imported from a v1 module (``v1_modules``) are imported from ``pydantic`` once the file changed;
 - fields (``const=``, ``regex=`` ...), ``pydantic.schema.schema``, ``parse_obj_as``, the other
@@ -29,7 +30,7 @@ from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from fleet.campaigns.codemods._pydantic_api import PydanticApiRewrites
-from fleet.campaigns.codemods._pydantic_shapes import v1_json_call
+from fleet.campaigns.codemods._pydantic_shapes import takes_dumps_keywords, v1_json_call
 from fleet.errors import ConfigError
 
 __all__ = ["CONFIG_RENAMES", "MigratePydanticV2Command"]
@@ -312,7 +313,8 @@ class MigratePydanticV2Command(PydanticApiRewrites):
         if not self.in_scope(original_node):
             return updated_node
         self.changes += 1
-        v1_json = method == "json" and self.json_output == "v1"
+        v1_json = method == "json" and (
+            self.json_output == "v1" or takes_dumps_keywords(updated_node))
         dumps = v1_json_call(updated_node) if v1_json else None
         if dumps is not None:
             AddImportsVisitor.add_needed_import(self.context, "json")

@@ -136,3 +136,37 @@ class TestJsonOutput(CodemodTest):
 def test_an_unknown_json_output_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="json_output: 'pretty' is not 'compact' or 'v1'"):
         MigratePydanticV2Command(CodemodContext(), json_output="pretty")
+
+
+class TestJsonDumpsKeywords(CodemodTest):
+    TRANSFORM = MigratePydanticV2Command
+
+    def test_compact_sends_keywords_model_dump_json_lacks_to_json_dumps(self) -> None:
+        # model_dump_json(sort_keys=True) is a TypeError under v2; indent= it takes
+        before = """
+            from pydantic import BaseModel
+
+
+            class Info(BaseModel):
+                title: str
+
+
+            def dump(info: Info):
+                return info.json(indent=2), info.json(sort_keys=True, by_alias=True)
+        """
+        after = """
+            from pydantic import BaseModel
+            import json
+
+
+            class Info(BaseModel):
+                title: str
+
+
+            def dump(info: Info):
+                return info.model_dump_json(indent=2), json.dumps(info.model_dump(mode="json", by_alias=True), sort_keys=True)
+        """  # noqa: E501
+        self.assertCodemod(before, after)
+        namespace = _run(after)
+        pretty, ordered = namespace["dump"](namespace["Info"](title="x"))
+        assert pretty == '{\n  "title": "x"\n}' and ordered == '{"title": "x"}'
