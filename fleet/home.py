@@ -31,7 +31,7 @@ from fleet.forge._git import output as _git
 __all__ = ["HOME_DIR", "IDENTITY_FILE", "HomeMismatch", "RepoIdentity", "belongs_elsewhere",
            "claim_home",
            "default_home", "exclude_home", "identify", "recorded_identity", "repo_root",
-           "repository_key", "store_key"]
+           "repository_key", "state_cache", "store_key"]
 
 HOME_DIR = ".fleet"
 IDENTITY_FILE = "repository.json"
@@ -179,6 +179,19 @@ def belongs_elsewhere(recorded: RepoIdentity, current: RepoIdentity) -> bool:
     """State recorded for ``recorded`` is not ``current``'s: another repository, not the same
     one (nor the same one moved elsewhere)."""
     return not recorded.same_repository(current) and not _moved(recorded, current)
+
+
+def state_cache(explicit: str, name: str) -> Path:
+    """A cache the fleet keeps across runs (test venvs, base-tree runs): the directory the
+    environment variable ``explicit`` names, else ``$FLEET_HOME/<name>``, else
+    ``$XDG_CACHE_HOME/fleet/<name>`` (``~/.cache/fleet/<name>``)."""
+    chosen = os.environ.get(explicit)
+    if chosen:
+        return Path(chosen)
+    home = os.environ.get("FLEET_HOME")
+    if home:
+        return Path(home) / name
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fleet" / name
 
 
 def claim_home(home: Path, repo: Path | str) -> RepoIdentity:

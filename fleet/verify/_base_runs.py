@@ -88,13 +88,9 @@ T = TypeVar("T")
 
 def cache_root() -> Path:
     """Where the entries live (see the module docstring)."""
-    explicit = os.environ.get("FLEET_VERIFY_CACHE")
-    if explicit:
-        return Path(explicit)
-    home = os.environ.get("FLEET_HOME")
-    if home:
-        return Path(home) / "verify"
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fleet" / "verify"
+    from fleet.home import state_cache
+
+    return state_cache("FLEET_VERIFY_CACHE", "verify")
 
 
 def environment_digest(python: str) -> str:

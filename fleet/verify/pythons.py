@@ -63,13 +63,9 @@ class Plan:
 
 def cache_dir() -> Path:
     """Where the venvs are kept (see the module docstring)."""
-    explicit = os.environ.get("FLEET_PYTHONS_CACHE")
-    if explicit:
-        return Path(explicit)
-    home = os.environ.get("FLEET_HOME")
-    if home:
-        return Path(home) / "pythons"
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fleet" / "pythons"
+    from fleet.home import state_cache
+
+    return state_cache("FLEET_PYTHONS_CACHE", "pythons")
 
 
 def _version_of(python: str) -> Version | None:
