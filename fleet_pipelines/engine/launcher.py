@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -33,13 +34,15 @@ class SubmittingJobLauncher:
     def __init__(self, engine: Engine, campaigns: Sequence[CampaignAssets],
                  on_finish: Callable[[JobOutcome], None] | None = None,
                  tasks: Callable[[str, Any], str | None] | None = None,
-                 poll_s: float = 0.5) -> None:
+                 poll_s: float = 0.5, retry_wait_s: float = 300.0) -> None:
         self.engine = engine
         self.tasks = tasks
         self.campaigns = {c.campaign: c for c in campaigns}
         self.on_finish = on_finish
         self.poll_s = poll_s
         self._pending: dict[str, str] = {}  # run id -> job id
+        self._retry_wait: dict[str, float] = {}  # failed run id -> since when its retry is due
+        self.retry_wait_s = retry_wait_s
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._watcher = threading.Thread(target=self._watch, name="dispatch-watcher",
@@ -69,9 +72,15 @@ class SubmittingJobLauncher:
                 if run is None or run.status not in FINISHED:
                     continue
                 retry = retried(self.engine.instance, run)
-                if retry is PENDING:
-                    self.engine.ensure_daemon(DagsterRunStatus.QUEUED)  # a daemon retries it
-                    continue
+                if retry is PENDING:  # a daemon retries it (or, after retry_wait_s, nothing)
+                    since = self._retry_wait.setdefault(run_id, time.monotonic())
+                    if time.monotonic() - since < self.retry_wait_s:
+                        self.engine.ensure_daemon(DagsterRunStatus.QUEUED)
+                        continue
+                    log.warning("run %s was to be retried, but no retry came in %.0f s",
+                                run_id, self.retry_wait_s)
+                    retry = None
+                self._retry_wait.pop(run_id, None)
                 with self._lock:
                     self._pending.pop(run_id, None)
                     if retry is not None:  # the job's outcome is its retry's
@@ -90,8 +99,6 @@ class SubmittingJobLauncher:
     def join(self, timeout: float | None = None) -> bool:
         """Wait until every run submitted so far has ended and been recorded; False on
         timeout."""
-        import time
-
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             with self._lock:
