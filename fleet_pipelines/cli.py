@@ -19,6 +19,7 @@ FAST_PATHS: dict[str, str] = {
 COMMAND_MODULES = (
     "graph",
     "store",
+    "serve",
     "sandbox",
     "campaigns",
     "verify",
