@@ -241,8 +241,12 @@ def judged_with(campaign: Campaign | str | None, base_commit: str) -> dict[str, 
     bare name is loaded here) at ``base_commit`` is judged with now: the test interpreter(s)
     (``$FLEET_TEST_PYTHONS``, else the target interpreter), the campaign's version (a hash of
     its loaded definition), its gate set, the base commit - and ``key``, a hash of them all.
-    Change any and the unit is judged again."""
+    Change any and the unit is judged again. ``pythons`` is the setting as given; ``environment``
+    is what those interpreters are (:func:`fleet.verify.pythons.judged_environment`: real paths
+    and installed distributions), so a package installed into the test interpreter or an
+    upgraded Python re-judges too."""
     from fleet.verify.execution import target_python
+    from fleet.verify.pythons import judged_environment
 
     spec = _loaded(campaign) if campaign is not None else None
     gates: list[str] = []
@@ -253,6 +257,7 @@ def judged_with(campaign: Campaign | str | None, base_commit: str) -> dict[str, 
         campaign_version = version.hexdigest()[:12]
     out: dict[str, Any] = {
         "pythons": os.environ.get("FLEET_TEST_PYTHONS") or target_python(),
+        "environment": judged_environment(target_python()),
         "campaign_version": campaign_version,
         "gates": gates,
         "base_commit": base_commit,

@@ -128,10 +128,14 @@ def judged_environment(target: str, setting: str | None = None) -> dict[str, Any
     path and the digest of its installed distributions,
     :func:`fleet.verify._base_runs.environment_digest`); under a ``:``-separated
     ``$FLEET_TEST_PYTHONS`` list each listed interpreter the same way; under ``floor`` / ``all``
-    every Python the plan may add (each version present: its real path, size and mtime, so an
-    upgraded or newly installed interpreter re-keys the verdict) and where their venvs are kept
-    (:func:`cache_dir`; which venv of them a tree gets follows from the base commit's declared
-    requirements, in the key already)."""
+    (and the default) every Python the plan may add (each version present: its real path, size
+    and mtime, so an upgraded or newly installed interpreter re-keys the verdict).
+
+    Where the venvs of those Pythons are kept (:func:`cache_dir`, under ``$FLEET_HOME``) is not
+    part of it: which venv a tree gets follows from its interpreter and the base commit's declared
+    requirements (in the key already), and the processes of one deployment - a sweep, its run
+    workers, the celery workers - each have a home of their own, so a location in the key would
+    make every process see every other's verdicts as stale and judge them again."""
     from fleet.verify._base_runs import environment_digest
 
     setting = (os.environ.get("FLEET_TEST_PYTHONS", "") if setting is None else setting).strip()
@@ -142,7 +146,6 @@ def judged_environment(target: str, setting: str | None = None) -> dict[str, Any
     elif setting != "target":
         present = interpreters(TargetPythons(((2, 7), *KNOWN)))
         out["present"] = {version_text(v): _stat_identity(p) for v, p in sorted(present.items())}
-        out["venvs"] = str(cache_dir())
     return out
 
 

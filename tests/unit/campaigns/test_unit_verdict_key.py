@@ -99,3 +99,32 @@ def test_ledger_show_takes_the_12_character_key_every_table_prints(
             "ledger start with it") in capsys.readouterr().err
     assert main(["ledger", "show", "--unit", "ffff", "--store", store_url]) == 1
     assert "--unit ffff: no unit key in the ledger start with it" in capsys.readouterr().err
+
+
+def test_a_package_installed_into_the_test_interpreter_judges_the_unit_again(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The key names what the test interpreter *is* (its installed distributions), not only its
+    path: the same path with another install judges again. Another home (its venv cache) does
+    not: the processes of one deployment each have their own and must see each other's verdicts."""
+    import venv
+
+    python = tmp_path / "env" / "bin" / "python"
+    venv.EnvBuilder(with_pip=False).create(tmp_path / "env")
+    monkeypatch.setenv("FLEET_TEST_PYTHON", str(python))
+    monkeypatch.setenv("FLEET_TEST_PYTHONS", "target")
+    monkeypatch.setenv("FLEET_HOME", str(tmp_path / "home-a"))
+    verified = stamp_judged_with(UnitResult("u3" * 8, "datetime-utcnow", "verified", "a" * 40))
+    assert verified.judged_with["environment"]["target"][0] == str(python.resolve())
+    record_result(store.ledger, verified, "t")
+    assert list(latest_results(store.ledger, "datetime-utcnow")) == ["u3" * 8]
+
+    monkeypatch.setenv("FLEET_HOME", str(tmp_path / "home-b"))  # a worker's own home
+    monkeypatch.setenv("FLEET_PYTHONS_CACHE", str(tmp_path / "venvs-b"))
+    assert list(latest_results(store.ledger, "datetime-utcnow")) == ["u3" * 8]
+
+    [site] = (tmp_path / "env").glob("lib/python3*/site-packages")
+    info = site / "attrs-23.1.0.dist-info"  # what pip leaves behind
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: attrs\nVersion: 23.1.0\n")
+    assert latest_results(store.ledger, "datetime-utcnow") == {}
