@@ -26,7 +26,7 @@ XZ_MAGIC = b"\xfd7zXZ\x00"
 GUEST_APPLETS = (
     *("sh", "mount", "umount", "insmod", "mkdir", "chmod", "cat", "grep", "echo", "mv", "cp"),
     *("ln", "sync", "reboot", "sleep", "ls", "dmesg", "env", "ip", "date", "timeout"),
-    *("tar", "head"),
+    *("tar", "head", "df"),
 )
 GUEST_ETC = ("passwd", "group", "nsswitch.conf", "ld.so.cache", "ld.so.conf", "hosts")
 

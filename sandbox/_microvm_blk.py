@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from sandbox._common import sandbox_env, toolchain_dirs
 from sandbox._disks import (
+    Snapshot,
     apply_output,
     make_output_disk,
     read_ctl,
@@ -36,6 +37,9 @@ if TYPE_CHECKING:
     from sandbox.microvm import MicroVMSandbox
 
 OUTPUT_DISK_MIN = 4 * 1024**3  # sparse: costs the host only what the guest writes
+_BLOCK = 4096
+_FULL_KB = 64  # less than this left on the worktree's tmpfs: the command hit the quota
+_MEMBER_BYTES = 2048  # a tar member's header(s) and padding, at most (GNU long names included)
 CTL_FILES = ("exit", "stdout", "stderr", "limit", "peak", "elapsed")
 
 
@@ -54,20 +58,41 @@ def _dev(index: int) -> str:
     return "/dev/vd" + "abcdefghijklmnopqrstuvwxyz"[index]
 
 
-def setup_script(work: Path, readonly: Sequence[Path]) -> str:
+def quota_size(snapshot: Snapshot, disk_bytes: int) -> tuple[int, int]:
+    """(bytes, inodes) of the guest's worktree tmpfs: the files that went in, block-rounded
+    (directories cost a tmpfs no blocks), plus the quota; inodes one per 4 KiB of quota (as
+    ``_quota``) plus one per entry that went in."""
+    blocks = sum(-(-size // _BLOCK) * _BLOCK for size, _ in snapshot.files.values())
+    entries = len(snapshot.files) + len(snapshot.other)
+    return blocks + disk_bytes, entries + disk_bytes // _BLOCK + 64
+
+
+def setup_script(work: Path, readonly: Sequence[Path], quota: tuple[int, int] | None = None) -> str:
     q = shlex.quote(str(work))
-    lines = [
-        f"mkdir -p {q} && tar -xf /dev/vdb -C {q} || echo 'fleet-guest: worktree unpack failed'"
-    ]
+    lines = [f"mkdir -p {q}"]
+    if quota is not None:
+        # the disk quota: the worktree is a tmpfs of what went in plus the quota, so a write
+        # past it fails with ENOSPC in the guest, and the result tar cannot outgrow it
+        size, inodes = quota
+        lines.append(f"mount -t tmpfs -o size={size},nr_inodes={inodes},mode=0755 tmpfs {q}")
+    lines += [f"tar -xf /dev/vdb -C {q} || echo 'fleet-guest: worktree unpack failed'"]
     for i, path in enumerate(readonly):
         p = shlex.quote(str(path))
         lines.append(f"mkdir -p {p} && mount -t ext4 -o ro {_dev(3 + i)} {p}")
     return "\n".join(lines) + "\n"
 
 
-def finish_script(work: Path, output_cap: int | None) -> str:
-    """Guest shell that caps the streams and writes the result tar onto ``/dev/vdc``."""
+def finish_script(work: Path, output_cap: int | None, quota: bool = False) -> str:
+    """Guest shell that caps the streams and writes the result tar onto ``/dev/vdc``; with a
+    quota it records ``disk`` as the limit when the worktree's tmpfs is (nearly) full."""
     lines = ["cd /", "for f in stdout stderr limit peak elapsed; do : >> .ctl/$f; done"]
+    if quota:
+        q = shlex.quote(str(work))
+        lines.append(
+            f"set -- $(df -k {q} | tail -n 1); full=$(( ${{4:-0}} < {_FULL_KB} )); "
+            f'set -- $(df -i {q} 2>/dev/null | tail -n 1); [ "${{4:-1}}" = 0 ] && full=1; '
+            '[ "$full" = 1 ] && ! grep -q . .ctl/limit && echo disk > .ctl/limit'
+        )
     if output_cap is not None:
         for stream in ("stdout", "stderr"):
             lines.append(
@@ -81,6 +106,17 @@ def finish_script(work: Path, output_cap: int | None) -> str:
         "|| echo 'fleet-guest: writing the result tar failed'"
     )
     return "\n".join(lines) + "\n"
+
+
+def output_disk_size(work_tar: int, quota: tuple[int, int] | None, cap: int | None) -> int:
+    """The output disk: without a quota large and sparse; with one, no more than the result
+    tar can be (the worktree tmpfs's bytes and members, the capped streams), so the host's
+    disk never holds more than the worktree plus the quota, whatever the guest writes there."""
+    if quota is None:
+        return max(OUTPUT_DISK_MIN, 3 * work_tar)
+    size, inodes = quota
+    streams = 2 * (cap if cap is not None else OUTPUT_DISK_MIN // 2)
+    return size + inodes * _MEMBER_BYTES + streams + 16 * 1024**2
 
 
 def run_block(
@@ -100,16 +136,17 @@ def run_block(
         limits_sh, run_sh = box.command_scripts(
             argv, work, sandbox_env(env), lim, "/sys/fs/cgroup/cmd", timeout=deadline
         )
-        ctl_files = {
-            "setup.sh": setup_script(work, readonly),
-            "limits.sh": limits_sh,
-            "run.sh": run_sh,
-            "finish.sh": finish_script(work, lim.output_bytes),
-        }
-        write_ctl_disk(d / "ctl.tar", ctl_files)
         snapshot = write_work_disk(d / "work.tar", work)
         size = (d / "work.tar").stat().st_size
-        make_output_disk(d / "out.img", max(OUTPUT_DISK_MIN, 3 * size))
+        quota = None if lim.disk_bytes is None else quota_size(snapshot, lim.disk_bytes)
+        ctl_files = {
+            "setup.sh": setup_script(work, readonly, quota),
+            "limits.sh": limits_sh,
+            "run.sh": run_sh,
+            "finish.sh": finish_script(work, lim.output_bytes, quota is not None),
+        }
+        write_ctl_disk(d / "ctl.tar", ctl_files)
+        make_output_disk(d / "out.img", output_disk_size(size, quota, lim.output_bytes))
         disks = [(d / "ctl.tar", True), (d / "work.tar", True), (d / "out.img", False)]
         disks += [(img, True) for img in images]
         host_timeout = None if deadline is None else deadline + box.boot_grace_s()

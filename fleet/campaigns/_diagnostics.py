@@ -2,7 +2,10 @@
 
 The matcher's argv (``[ruff, check, --select, UP, --output-format, json, "{files}"]``) runs in
 the repository's root on the orchestrator, with the campaign's tool environment first on
-``PATH`` and ``{files}`` standing for the graph's Python files; it only reads them. Its output
+``PATH`` and ``{files}`` standing for the graph's Python files that the one source reader
+(``fleet.graph.read_source``) accepted: a file ``fleet index`` skipped (a symlink, say to
+``/dev/zero``, a FIFO, a file over the size cap) is never named to the tool, which would follow
+it; it only reads them. Its output
 is ruff's JSON (a list of ``{code, filename, location, end_location, message, fix}``): each
 diagnostic with a safe fix becomes a finding whose rule is the tool's code (``UP005``), placed on
 the symbol that encloses it in the graph. A tool that is missing, crashes, hangs or prints
@@ -20,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from fleet.campaigns._schema import Campaign, Matcher
 from fleet.campaigns.toolenv import command_env, expand_command, tool_bin
 from fleet.errors import ConfigError
+from fleet.graph import read_source
 
 if TYPE_CHECKING:
     from fleet.graph import SymbolGraph
@@ -37,7 +41,8 @@ def _tail(text: str, lines: int = 12) -> str:
 def run_diagnostics(graph: SymbolGraph, campaign: Campaign, matcher: Matcher,
                     timeout_s: float = 600.0) -> Iterator[Diagnostic]:
     root = Path(graph.root).resolve()
-    files = sorted(p for p in graph.files if p.endswith((".py", ".pyi")))
+    files = sorted(p for p, record in graph.files.items()
+                   if p.endswith((".py", ".pyi")) and record.status != "skipped")
     if not files:
         return
     bin_dir = tool_bin(campaign.tool)
@@ -86,7 +91,10 @@ def _offset(root: Path, path: str, location: dict[str, int], sources: dict[str, 
     """The byte offset of a 1-based ``{row, column}`` (column in characters)."""
     lines = sources.get(path)
     if lines is None:
-        lines = sources[path] = (root / path).read_bytes().splitlines(keepends=True)
+        data, reason = read_source(root, path)
+        if data is None:
+            raise OSError(f"{path}: {reason}")
+        lines = sources[path] = data.splitlines(keepends=True)
     row, column = int(location["row"]), int(location["column"])
     before = sum(len(line) for line in lines[: row - 1])
     if row - 1 >= len(lines):

@@ -8,12 +8,14 @@ import io
 import sysconfig
 import tarfile
 import tempfile
+import threading
+import time
 import uuid
 from pathlib import Path
 
 import pytest
 
-from sandbox import EndReason
+from sandbox import EndReason, Limits
 from sandbox._disks import toolchain_image
 from sandbox._guest_image import guest_image
 from sandbox.microvm import MicroVMConfig, MicroVMSandbox
@@ -22,6 +24,7 @@ pytestmark = [pytest.mark.sandbox, pytest.mark.slow]
 
 ARCH = sysconfig.get_config_var("MULTIARCH") or "x86_64-linux-gnu"
 # /bin/sh and coreutils need no more than these: small images, built once and cached
+MB = 1024**2
 SYSTEM = [p for p in (Path("/usr/bin"), Path("/usr/lib", ARCH), Path("/usr/lib64")) if p.is_dir()]
 
 
@@ -121,3 +124,46 @@ def test_timeout_in_the_guest(blk: MicroVMSandbox, worktree: Path) -> None:
     res = blk.run(["/bin/sh", "-c", "echo started > started.txt; sleep 100"], worktree, timeout=3)
     assert res.reason is EndReason.TIMEOUT, res
     assert (worktree / "started.txt").read_text() == "started\n"  # the guest still reported
+
+
+def test_the_disk_quota_holds_on_the_block_transport(
+    blk: MicroVMSandbox, worktree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """8 x 40 MB under a 100 MB quota: the guest's worktree is a tmpfs of what went in plus the
+    quota, so the writes past it fail there; the run ends as ``killed_by_limit``; the worktree
+    gets what fit; and the host's disk (the run's temporary disks, sampled while it runs) never
+    holds more than the quota plus the worktree and a few MB of headers."""
+    scratch = tmp_path / "host-tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # the run's disks land here
+    (worktree / "keep.txt").write_text("keep\n")
+    peak, stop = [0], threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            used = sum(p.lstat().st_blocks * 512 for p in scratch.rglob("*") if p.is_file())
+            peak[0] = max(peak[0], used)
+            time.sleep(0.1)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    script = (
+        "for i in 1 2 3 4 5 6 7 8; do head -c 40000000 /dev/zero > big$i.bin || echo fail$i; "
+        "done; echo end"
+    )
+    try:
+        res = blk.run(
+            ["/bin/sh", "-c", script],
+            worktree,
+            timeout=300,
+            limits=Limits(disk_bytes=100 * MB, file_bytes=64 * MB),
+        )
+    finally:
+        stop.set()
+        sampler.join()
+    assert res.reason is EndReason.KILLED_BY_LIMIT, (res, res.stderr[-300:])
+    assert "fail" in res.stdout and "end" in res.stdout
+    written = sum(p.stat().st_size for p in worktree.glob("big*.bin"))
+    assert 40_000_000 <= written <= 100 * MB, written
+    assert (worktree / "keep.txt").read_text() == "keep\n"
+    assert 40_000_000 <= peak[0] <= 100 * MB + 8 * MB, peak[0]

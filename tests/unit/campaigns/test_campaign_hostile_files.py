@@ -70,3 +70,18 @@ def test_plan_with_query_matchers_skips_them_with_the_index_reason(hostile: Path
     for path in ("zero.py", "fifo.py", "dangling.py", "loop.py", "outside.py"):
         assert skipped[path] == "symlink"
     assert skipped["huge.py"].startswith("too large")
+
+
+@pytest.mark.timeout(120)
+def test_plan_with_a_diagnostics_matcher_never_names_a_skipped_file_to_the_tool(
+    hostile: Path,
+) -> None:
+    # ruff-up's matcher runs ruff over the graph's Python files: given zero.py (a link to
+    # /dev/zero) ruff read it for 203 s up to 20.9 GB of memory, then the plan exited 2
+    (hostile / "old.py").write_text("class Old(object):\n    pass\n")
+    git(hostile, "add", "old.py")
+    git(hostile, "commit", "-qm", "an UP004 site")
+    plan = plan_campaign(hostile, load_campaign("ruff-up"))
+    found = sorted({(f.path, f.rule) for u in plan.units for f in u.findings})
+    assert found == [("old.py", "UP004")]
+    assert plan.graph.files["zero.py"].reason == "symlink"

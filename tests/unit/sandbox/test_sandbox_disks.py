@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from sandbox._disks import (
+    Snapshot,
     apply_output,
     read_ctl,
     toolchain_image,
@@ -21,6 +22,7 @@ from sandbox._disks import (
     write_work_disk,
 )
 from sandbox._guest_image import GuestImage
+from sandbox._microvm_blk import output_disk_size, quota_size
 from sandbox.firecracker import (
     FIRECRACKER_CMDLINE,
     firecracker_argv,
@@ -231,3 +233,17 @@ def test_auto_vmm_is_firecracker_only_with_its_binary_and_hardware_kvm() -> None
     box = MicroVMSandbox()
     expected = firecracker_binary() is not None and kvm_is_hardware()
     assert box.vmm() == ("firecracker" if expected else "qemu")
+
+
+def test_with_a_disk_quota_the_output_disk_is_bounded_by_the_worktree_and_the_quota() -> None:
+    # the guest is root and may write anything onto its output disk (it can rewrite finish.sh):
+    # the disk's size is what bounds the host's disk use, so with a quota it is no larger than
+    # the result tar can be - the worktree tmpfs's bytes and members plus the capped streams
+    snap = Snapshot(files={"a.py": (10, 0), "b.bin": (5000, 0)}, other={".", "d"})
+    size, inodes = quota_size(snap, 100 * 1024**2)
+    assert size == 4096 + 8192 + 100 * 1024**2  # block-rounded files + the quota
+    assert inodes == 4 + 100 * 1024**2 // 4096 + 64
+    out = output_disk_size(1 << 20, (size, inodes), 1024**2)
+    assert size < out <= size + inodes * 2048 + 2 * 1024**2 + 16 * 1024**2
+    assert out < 200 * 1024**2
+    assert output_disk_size(1 << 20, None, 1024**2) == 4 * 1024**3  # no quota: as before
