@@ -7,6 +7,8 @@ faults; driver errors (sqlite3, psycopg, git, HTTP clients) are translated into 
 
 from __future__ import annotations
 
+__all__ = ["ConfigError", "FleetError", "ForgeError", "GitError", "KillSwitchEngaged", "StoreError"]
+
 
 class FleetError(Exception):
     """Root of every error raised on purpose by fleet-pipelines."""

@@ -11,6 +11,33 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+__all__ = [
+    "JOB_DISPATCHED",
+    "JOB_FINISHED",
+    "JOB_STARTED",
+    "AcquireResult",
+    "Acquired",
+    "AgentOutcome",
+    "AgentStep",
+    "Budget",
+    "ChangeRef",
+    "Cost",
+    "Finding",
+    "Grant",
+    "IssueRef",
+    "LeaseMode",
+    "LeaseRequest",
+    "LedgerEvent",
+    "Refused",
+    "StopReason",
+    "SymbolId",
+    "Task",
+    "Verdict",
+    "VerdictStatus",
+    "WorkUnit",
+    "Workspace",
+]
+
 SymbolId = str
 """``path::Qualified.name``; the module-level code of a file is ``path::<module>``."""
 

@@ -6,6 +6,29 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+__all__ = [
+    "MAX_FILES",
+    "MAX_NAME",
+    "MAX_PATH",
+    "MAX_TASK",
+    "CountResponse",
+    "ErrorDetail",
+    "JobDispatchBody",
+    "JobDispatchResponse",
+    "JobStatus",
+    "KillSwitchBody",
+    "KillSwitchState",
+    "LeaseAcquireBody",
+    "LeaseAcquireResponse",
+    "LeaseInfo",
+    "LeaseList",
+    "LeaseReleaseBody",
+    "LeaseRenewBody",
+    "Text",
+    "Ttl",
+    "error_responses",
+]
+
 MAX_PATH = 4096
 MAX_NAME = 1024
 MAX_TASK = 65536

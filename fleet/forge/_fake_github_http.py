@@ -15,6 +15,8 @@ from urllib.parse import urlencode
 if TYPE_CHECKING:
     from fleet.forge.fake_github import FakeGitHub, _Repo
 
+__all__ = ["BOT", "JSON", "Handler", "HttpError", "check_runs", "now", "page"]
+
 JSON = dict[str, Any]
 BOT = {"login": "fleet-bot", "id": 1, "type": "Bot", "site_admin": False}
 

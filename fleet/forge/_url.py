@@ -10,6 +10,8 @@ from urllib.parse import urlsplit
 
 from fleet.errors import ConfigError
 
+__all__ = ["SCHEMES", "Remote", "is_url"]
+
 SCHEMES = ("file", "ssh", "git", "http", "https")
 _SCP = re.compile(r"^(?:[\w.-]+@)?[\w.-]+:(?!//)[^\s]+$")
 _NAME = re.compile(r"[^A-Za-z0-9._-]+")

@@ -37,6 +37,16 @@ from fleet.store.checkpoint import NOTES_REF, Checkpoint, parse_checkpoints
 from fleet.types import LedgerEvent
 from fleet.unit import UnitResult, requeue
 
+__all__ = [
+    "IntegrationResult",
+    "StructuralMerge",
+    "SuiteRun",
+    "SuiteRunner",
+    "fence_ok",
+    "handover_checkpoints",
+    "integrate",
+]
+
 
 @dataclass(frozen=True)
 class SuiteRun:

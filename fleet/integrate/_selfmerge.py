@@ -12,6 +12,15 @@ from typing import Any
 from fleet.forge._git import git
 from fleet.forge.remote import Refused, RemoteError, push, push_remote, remote_url
 
+__all__ = [
+    "REMOTE_FAST_FORWARD",
+    "SelfMerge",
+    "checked_out_in",
+    "fast_forward",
+    "refusal",
+    "self_merge_locally",
+]
+
 REMOTE_FAST_FORWARD = "fast-forwarded on "  # the reason of a fast-forward pushed to a remote
 
 

@@ -13,6 +13,8 @@ from fleet.verify.execution import REPORT, collect_unlisted, parse_junit, target
 if TYPE_CHECKING:
     from sandbox import Sandbox
 
+__all__ = ["pytest_runner"]
+
 
 def pytest_runner(sandbox: Sandbox, tests: Sequence[str] = (), timeout: float = 600.0,
                   python: str | None = None) -> SuiteRunner:

@@ -14,6 +14,15 @@ from __future__ import annotations
 
 import ast
 
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_FILE_BYTES",
+    "MAX_PARSED_BYTES",
+    "depth",
+    "parse_within_bounds",
+    "parsed_within_bounds",
+]
+
 MAX_FILE_BYTES = 400_000
 MAX_PARSED_BYTES = 250_000
 MAX_DEPTH = 120

@@ -23,6 +23,8 @@ from collections.abc import Iterator
 
 from fleet.merge._diff3 import both_inserted, compose_disjoint, diff3
 
+__all__ = ["Bindings", "unsure"]
+
 Bindings = dict[str, list[str]]
 _BUILTINS = frozenset(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__path__"}
 

@@ -13,6 +13,8 @@ from fleet.errors import FleetError
 from fleet.merge._pykeys import Key
 from fleet.merge.profile import LanguageProfile
 
+__all__ = ["SENTINEL", "Context", "Maps", "Stmts", "Unsure", "render_markers"]
+
 SENTINEL = "__fleet_merge_"
 _SENTINEL_LINE = re.compile(
     r"^([ \t]*)__fleet_merge_(\d+)_(ours|base|sep|theirs|raw)__[ \t]*(\r?\n|$)", re.MULTILINE

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Literal
 
+__all__ = ["Chunk", "ChunkKind", "both_inserted", "compose_disjoint", "diff3"]
+
 ChunkKind = Literal["stable", "ours", "theirs", "both", "conflict"]
 
 

@@ -23,6 +23,16 @@ from fleet.errors import GitError
 if TYPE_CHECKING:  # the driver's clean path needs none of it (dataclasses costs its start-up)
     from fleet.merge._result import MergeResult
 
+__all__ = [
+    "LABELS",
+    "as_result",
+    "decode",
+    "encode",
+    "git_merge_file_bytes",
+    "git_merge_file_paths",
+    "line_merge",
+]
+
 LABELS = ("ours", "base", "theirs")
 
 

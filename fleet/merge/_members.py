@@ -22,6 +22,8 @@ from fleet.merge._pykeys import Key, code, formatting_only, keyed, normalized, r
 from fleet.merge._pytext import merge_decorators, multiline_strings, text_merge, token_merge
 from fleet.merge._sets import merge_name_set
 
+__all__ = ["merge_members", "merge_node", "merge_statements"]
+
 
 def _emptied(node: cst.CSTNode) -> str:
     """The node's text without its block's statements: its "header" (decorators, signature,

@@ -10,6 +10,8 @@ import libcst as cst
 from fleet.merge._pykeys import Key, code, rule_for
 from fleet.merge.profile import LanguageProfile
 
+__all__ = ["Maps", "fields_both_added", "match_renames", "ordered_fields", "resolve_order"]
+
 Maps = list[dict[Key, cst.BaseStatement]]
 
 

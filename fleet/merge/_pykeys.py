@@ -13,6 +13,18 @@ from libcst.helpers import get_full_name_for_node
 
 from fleet.merge.profile import KindRule, LanguageProfile
 
+__all__ = [
+    "Key",
+    "clear_code_cache",
+    "code",
+    "formatting_only",
+    "identity",
+    "keyed",
+    "kind_name",
+    "normalized",
+    "rule_for",
+]
+
 Key = tuple[str, ...]
 _RENDERER = cst.Module(body=[])
 # Rendering is the structural stage's main cost; a merge renders each node once. Entries keep

@@ -14,6 +14,8 @@ from fleet.merge._line import decode, encode, git_merge_file_bytes
 from fleet.merge._pykeys import code
 from fleet.merge._tokens import merge_tokens
 
+__all__ = ["indent_flags", "merge_decorators", "multiline_strings", "text_merge", "token_merge"]
+
 
 def text_merge(
     module: cst.Module, base: cst.BaseStatement, ours: cst.BaseStatement, theirs: cst.BaseStatement

@@ -22,6 +22,8 @@ from fleet.merge._reduce import PLACEHOLDER_LINE, expand, reduce_unchanged
 from fleet.merge._result import Clean, Conflicted, parse_conflicts
 from fleet.merge.profile import LanguageProfile
 
+__all__ = ["structural_merge"]
+
 
 def _module_part(module: cst.Module, part: str) -> str:
     return code(

@@ -14,6 +14,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+__all__ = ["PLACEHOLDER", "PLACEHOLDER_LINE", "Segment", "expand", "reduce_unchanged", "segments"]
+
 PLACEHOLDER = "__fleet_keep_"
 PLACEHOLDER_LINE = re.compile(
     r"^[ \t]*(?:def |class |import |from )?(__fleet_keep_\d+__)[^\n]*\n", re.MULTILINE

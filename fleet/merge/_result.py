@@ -4,6 +4,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+__all__ = [
+    "MARKER_BASE",
+    "MARKER_OURS",
+    "MARKER_SEP",
+    "MARKER_THEIRS",
+    "Clean",
+    "ConflictRegion",
+    "Conflicted",
+    "MergeResult",
+    "parse_conflicts",
+    "relabel",
+]
+
 MARKER_OURS = "<<<<<<<"
 MARKER_BASE = "|||||||"
 MARKER_SEP = "======="

@@ -14,6 +14,8 @@ from libcst.helpers import get_full_name_for_node
 
 from fleet.merge._diff3 import both_inserted, compose_disjoint, diff3
 
+__all__ = ["Item", "merge_name_set"]
+
 Item = TypeVar("Item", cst.ImportAlias, cst.Element)
 _RENDERER = cst.Module(body=[])
 

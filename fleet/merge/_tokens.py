@@ -16,6 +16,8 @@ import io
 import tokenize
 from difflib import SequenceMatcher
 
+__all__ = ["Key", "merge_tokens"]
+
 Key = tuple[int, str]
 _SKIP = {tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT}
 # Between the two sides' edits there must be an operand neither changed, not just a delimiter:

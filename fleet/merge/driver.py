@@ -28,6 +28,8 @@ TYPE_CHECKING = False  # typing's constant would import typing: start-up time
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+__all__ = ["USAGE", "fast_command", "fleet_executable", "help_text", "main"]
+
 USAGE = (
     "usage: fleet merge-driver BASE(%O) OURS(%A) THEIRS(%B) [PATH(%P)"
     " [BASE_LABEL(%S) [OURS_LABEL(%X) [THEIRS_LABEL(%Y)]]]]"

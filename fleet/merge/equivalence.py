@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import ast
 
+__all__ = ["canonical_dump", "same_program"]
+
 _DEFINITION = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _IMPORT = (ast.Import, ast.ImportFrom)
 

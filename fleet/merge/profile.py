@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+__all__ = ["PYTHON", "KindRule", "LanguageProfile", "Strategy", "profile_for"]
+
 Strategy = Literal["members", "statements", "name_set", "text"]
 
 

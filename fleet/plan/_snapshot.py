@@ -17,6 +17,8 @@ from pathlib import Path
 from fleet.forge._git import archive, run
 from fleet.home import HOME_DIR
 
+__all__ = ["base_tree", "checkout_matches", "kept_base_tree"]
+
 
 def checkout_matches(root: Path, base: str) -> bool:
     """True when ``root``'s files are exactly ``base``: HEAD is ``base`` and ``git status``

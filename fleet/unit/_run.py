@@ -43,6 +43,15 @@ if TYPE_CHECKING:
     from fleet.campaigns.spec import Campaign
     from sandbox import Sandbox
 
+__all__ = [
+    "UnitEnv",
+    "commit_workspace",
+    "lease_requests",
+    "repo_untouched",
+    "run_unit",
+    "run_units",
+]
+
 @dataclass(frozen=True)
 class UnitEnv:
     """Everything one unit run needs, wired by the caller (the asset, or ``fleet fix``)."""

@@ -18,6 +18,8 @@ from fleet.forge._git import run as run_git
 from fleet.graph import read_source
 from fleet.verify.spans import decode_source
 
+__all__ = ["FilePatch", "Trees", "apply_patch", "export_tree", "git", "parse_patch", "read"]
+
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
 

@@ -18,6 +18,8 @@ from fleet.verify.gates import is_test_path
 from fleet.verify.integrity import collect_tests
 from sandbox import Sandbox
 
+__all__ = ["gate_test_first", "gate_typecheck", "mypy_configured", "split_patch"]
+
 
 def split_patch(patch: str, keep: set[str]) -> str:
     """The part of a git diff that touches the files in ``keep``."""

@@ -11,6 +11,16 @@ from fleet.types import Verdict
 from fleet.verify._patch import FilePatch, Trees, read
 from fleet.verify.spans import MODULE, Span, covered_by, innermost, python_spans
 
+__all__ = [
+    "exists",
+    "gate_applies",
+    "gate_lease_scope",
+    "gate_parses",
+    "is_test_path",
+    "python_files",
+    "touched_symbols",
+]
+
 
 def is_test_path(path: str) -> bool:
     """A test file by the usual layouts: under ``tests/`` or ``test/``, ``test_*.py``,

@@ -18,6 +18,14 @@ from fleet.types import Verdict
 from fleet.verify._patch import FilePatch, Trees, read
 from fleet.verify.gates import is_test_path
 
+__all__ = [
+    "assert_strength",
+    "collect_tests",
+    "compare_tests",
+    "early_exits",
+    "gate_test_integrity",
+]
+
 _SKIP = re.compile(
     r"(^|\.)(skip|skipif|skipIf|skipUnless|xfail|expectedFailure|skipTest|importorskip|SkipTest)$"
 )

@@ -17,6 +17,8 @@ from fleet.types import Verdict
 from fleet.verify._patch import FilePatch, Trees, read
 from fleet.verify.gates import is_test_path
 
+__all__ = ["Hit", "gate_security", "scan"]
+
 _SECRET_NAME = re.compile(r"(passw(or)?d|secret|token|api_?key|private_?key|credentials?)", re.I)
 _SECRET_VALUE = re.compile(
     r"^(sk-[A-Za-z0-9_-]{16,}|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abpr]-[A-Za-z0-9-]{10,}"

@@ -13,6 +13,8 @@ import io
 import tokenize
 from dataclasses import dataclass
 
+__all__ = ["MODULE", "Span", "covered_by", "decode_source", "innermost", "python_spans"]
+
 MODULE = "<module>"
 
 
