@@ -37,6 +37,8 @@ from assets._metadata import (
 from fleet.types import WorkUnit
 from fleet.unit import UnitEnv, UnitResult, run_units
 
+__all__ = ["log_materializations", "run_batch"]
+
 
 def run_batch(context: AssetExecutionContext, gates: Sequence[str], units: Sequence[WorkUnit],
               env: UnitEnv, parallel: int) -> Iterator[Any]:

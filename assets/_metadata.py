@@ -12,6 +12,16 @@ from dagster import MetadataValue
 from fleet.integrate import IntegrationResult, readable_evidence
 from fleet.unit import UnitResult
 
+__all__ = [
+    "batch_metadata",
+    "content_version",
+    "integration_metadata",
+    "link",
+    "readable_evidence",
+    "unit_metadata",
+    "verdict_description",
+]
+
 
 def verdict_description(gate: str, status: str, evidence: str) -> str:
     """What the check shows as its outcome: the gate's verdict and the first line of why."""

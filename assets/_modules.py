@@ -25,6 +25,21 @@ if TYPE_CHECKING:
     from fleet.graph import SymbolGraph
     from fleet.store import Store
 
+__all__ = [
+    "MAX_MODULE_ASSETS",
+    "ROOT_MODULE",
+    "SUMMARY_EVENT",
+    "SUMMARY_FILE",
+    "SUMMARY_KIND",
+    "asset_key_parts",
+    "load_summary",
+    "module_name",
+    "module_summary",
+    "publish_summary",
+    "published_summary",
+    "save_summary",
+]
+
 MAX_MODULE_ASSETS = 2000
 SUMMARY_FILE = "modules.json"
 SUMMARY_KIND = "module_summary"  # the library's kind for a published summary

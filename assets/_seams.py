@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from fleet.graph import SymbolGraph
     from sandbox import Sandbox
 
+__all__ = ["AgentSource", "ForgeSource", "RepoSource", "SandboxSource", "StoreSource"]
+
 
 class StoreSource(Protocol):
     """The fleet store: leases, ledger, and the kill switch."""

@@ -41,6 +41,17 @@ from fleet.errors import KillSwitchEngaged
 from fleet.forge import branch_url
 from fleet.unit import TERMINAL, close_clients, latest_results, load_units
 
+__all__ = [
+    "AGENT_POOL",
+    "NOTHING",
+    "TARGET_FILES_TAG",
+    "CampaignAssets",
+    "agents_per_batch",
+    "campaign_assets",
+    "pending_units",
+    "slug",
+]
+
 AGENT_POOL = "agent_sandbox"
 TARGET_FILES_TAG = "fleet/target_files"
 """Run tag: comma-separated repository paths that limit planning (a dispatched job)."""

@@ -26,6 +26,8 @@ from assets._modules import asset_key_parts, load_summary, publish_summary
 from assets._seams import RepoSource, StoreSource
 from fleet.errors import KillSwitchEngaged
 
+__all__ = ["SYMBOL_GRAPH", "code_module_assets", "symbol_graph"]
+
 SYMBOL_GRAPH = AssetKey("symbol_graph")
 
 

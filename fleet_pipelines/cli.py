@@ -11,6 +11,8 @@ from __future__ import annotations
 import importlib
 import sys
 
+__all__ = ["COMMAND_MODULES", "FAST_PATHS", "build_app", "main"]
+
 # Commands that must start in milliseconds: argv[1] -> "module:function(argv) -> int".
 FAST_PATHS: dict[str, str] = {
     "merge-driver": "fleet.merge.driver:main",

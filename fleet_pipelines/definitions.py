@@ -24,6 +24,8 @@ from fleet_pipelines.sensors import build_sensors
 if TYPE_CHECKING:
     from fleet.campaigns.spec import Campaign
 
+__all__ = ["GATES", "build_campaigns", "build_definitions", "current_summary", "defs", "gates_for"]
+
 log = logging.getLogger(__name__)
 # The gates a campaign may list (test-first only runs for bug-fix campaigns, none of the
 # built-in ones).

@@ -28,6 +28,20 @@ from assets._dagster_private import MAX_RETRIES_TAG, UnresolvedAssetJobDefinitio
 from fleet.types import JOB_FINISHED
 from fleet_pipelines.engine.executor import fleet_executor
 
+__all__ = [
+    "IN_PROCESS_TAGS",
+    "JOB_ID_TAG",
+    "DagsterJobLauncher",
+    "JobOutcome",
+    "build_jobs",
+    "fix_job_name",
+    "index_job_name",
+    "integrate_job_name",
+    "ledger_recorder",
+    "plan_job_name",
+    "run_outcome",
+]
+
 
 def index_job_name() -> str:
     return "index_code_job"

@@ -17,6 +17,8 @@ from assets import CampaignAssets
 from fleet_pipelines.jobs import plan_job_name
 from fleet_pipelines.resources import StoreResource
 
+__all__ = ["NIGHTLY", "build_schedules", "nightly_schedule"]
+
 NIGHTLY = "0 2 * * *"
 
 

@@ -33,6 +33,17 @@ from fleet.types import ChangeRef
 from fleet_pipelines.jobs import fix_job_name, integrate_job_name
 from fleet_pipelines.resources import ForgeResource, RepoResource, StoreResource
 
+__all__ = [
+    "IN_FLIGHT",
+    "PUBLISHED",
+    "STATUS",
+    "batches",
+    "build_sensors",
+    "needs_integration",
+    "planner",
+    "pr_status",
+]
+
 IN_FLIGHT = [DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING,
              DagsterRunStatus.STARTED]
 PUBLISHED = "pull_request.published"

@@ -52,6 +52,15 @@ from assets._dagster_private import (
     create_engine,
 )
 
+__all__ = [
+    "BATCHED",
+    "EVENT_BATCH_SIZE",
+    "STORAGE_KEYS",
+    "PooledSqliteEventLogStorage",
+    "ensure_instance_config",
+    "instance_config",
+]
+
 STORAGE_KEYS = ("storage", "run_storage", "event_log_storage", "schedule_storage")
 EVENT_BATCH_SIZE = "1000"
 BATCHED = {*ASSET_EVENTS, *ASSET_CHECK_EVENTS} - {DagsterEventType.FRESHNESS_STATE_CHANGE}

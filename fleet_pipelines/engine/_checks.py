@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+__all__ = ["broker_down", "database_down"]
+
 
 def broker_down(url: str, timeout_s: float = 5.0) -> str | None:
     """One line naming the broker when it does not answer, else None."""

@@ -12,6 +12,17 @@ import yaml
 
 from fleet.errors import ConfigError
 
+__all__ = [
+    "CAMPAIGN_TAG",
+    "DISTRIBUTED_JOBS",
+    "EMBEDDED_EVENT_LOG",
+    "EXECUTORS",
+    "celery_settings",
+    "ensure_run_queue",
+    "execution_config",
+    "run_queue_config",
+]
+
 CAMPAIGN_TAG = "fleet/campaign"
 EMBEDDED_EVENT_LOG = "PooledSqliteEventLogStorage"  # fleet_pipelines.storage
 

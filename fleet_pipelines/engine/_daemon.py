@@ -19,6 +19,17 @@ from pathlib import Path
 
 from dagster import DagsterInstance
 
+__all__ = [
+    "QUEUED_DAEMON",
+    "STALE_AFTER_S",
+    "STOPPED",
+    "DaemonProcess",
+    "SharedDaemon",
+    "heartbeat_age",
+    "needs_daemon",
+    "serving",
+]
+
 # A live daemon writes a heartbeat every 30 s (dagster._daemon.controller); two missed beats and
 # some slack mean it is gone.
 STALE_AFTER_S = 75.0

@@ -28,6 +28,8 @@ from fleet_pipelines.engine._submit import (
     submit,
 )
 
+__all__ = ["Engine", "current", "submitting"]
+
 _CURRENT: contextvars.ContextVar[Engine | None] = contextvars.ContextVar("fleet_engine",
                                                                          default=None)
 

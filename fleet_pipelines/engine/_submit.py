@@ -31,6 +31,20 @@ from assets._dagster_private import (
 from fleet.errors import FleetError
 from fleet_pipelines.engine._config import execution_config
 
+__all__ = [
+    "FINISHED",
+    "IN_PROCESS",
+    "PENDING",
+    "WORKSPACE",
+    "Say",
+    "SubmitFailed",
+    "SubmittedRun",
+    "follow",
+    "open_workspace",
+    "retried",
+    "submit",
+]
+
 Say = Callable[[str], None]
 FINISHED = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}
 WORKSPACE = Path(__file__).resolve().parents[2] / "workspace.yaml"

@@ -19,6 +19,8 @@ from dagster import (
     multiple_process_executor_requirements,
 )
 
+__all__ = ["fleet_executor"]
+
 
 def _celery() -> ExecutorDefinition:
     from dagster_celery import celery_executor

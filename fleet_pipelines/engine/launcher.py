@@ -21,6 +21,8 @@ from fleet_pipelines.engine._session import Engine
 from fleet_pipelines.engine._submit import FINISHED, PENDING, retried, submit
 from fleet_pipelines.jobs import JOB_ID_TAG, JobOutcome, plan_job_name, run_outcome
 
+__all__ = ["SubmittingJobLauncher", "submitting_launcher"]
+
 log = logging.getLogger(__name__)
 
 

@@ -35,6 +35,8 @@ from celery import Celery, signals
 from fleet.errors import FleetError
 from fleet_pipelines.engine._checks import broker_down, database_down
 
+__all__ = ["QUEUE", "app", "main", "make_worker_app", "preflight"]
+
 log = logging.getLogger("fleet.worker")
 QUEUE = "dagster"  # dagster-celery's default queue
 
