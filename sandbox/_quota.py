@@ -9,9 +9,12 @@ wrote (at most the quota) is applied to the worktree: new and changed files and 
 the deletions the overlay recorded (whiteouts, opaque directories). Applying never follows a
 symlink of the worktree: a path whose parent is a link is replaced, not written through.
 
-Mounting needs root (CAP_SYS_ADMIN in the host's mount namespace) and overlayfs: ``supported()``
-says whether this process has both; ``fleet sandbox doctor`` reports it. A tmpfs left mounted by
-a process that was killed (its pid is in the directory name) is unmounted by the next quota.
+Mounting on the host needs root (CAP_SYS_ADMIN in the host's mount namespace) and overlayfs. A
+process that is not root gets the same quota in a user and mount namespace of its own
+(``sandbox._quota_userns``): the command then runs through ``DiskQuota.enter`` and sees the
+overlay at the worktree's own path. ``supported()`` says whether either works here; ``fleet
+sandbox doctor`` reports which. A tmpfs left mounted by a process that was killed (its pid is in
+the directory name) is unmounted by the next quota; a namespace's goes with its holder.
 """
 
 from __future__ import annotations
@@ -24,8 +27,10 @@ import shutil
 import stat
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from sandbox import _quota_userns
 
 __all__ = ["DiskQuota", "disk_quota", "doctor_note", "supported"]
 
@@ -35,9 +40,10 @@ _INODE_BYTES = 4096  # every file costs the host at least a block: bound inodes 
 
 
 def supported() -> bool:
-    """True when this process can mount the quota's tmpfs and overlay."""
+    """True when this process can mount the quota's tmpfs and overlay (on the host as root,
+    else in a user namespace of its own)."""
     if os.geteuid() != 0:
-        return False
+        return _quota_userns.supported()
     try:
         return "overlay" in Path("/proc/filesystems").read_text()
     except OSError:
@@ -55,9 +61,14 @@ def _libc() -> ctypes.CDLL:
 
 def doctor_note() -> str:
     """How the disk quota is enforced here, for ``fleet sandbox doctor``."""
+    if os.geteuid() != 0 and supported():
+        return "disk quota via a size-limited tmpfs overlay in a user namespace (not root)"
     if supported():
         return "disk quota via a size-limited tmpfs overlay of the worktree"
-    return "no disk quota (needs root and overlayfs; only the per-file cap applies)"
+    return (
+        "no disk quota (needs root, or unprivileged user namespaces, and overlayfs; only the "
+        "per-file cap applies)"
+    )
 
 
 def _mount(fstype: str, target: Path, options: str) -> None:
@@ -100,15 +111,18 @@ def _reap_stale() -> None:
 
 @dataclass
 class DiskQuota:
-    """One run's quota: the command's worktree is ``merged``; its writes land in ``upper``."""
+    """One run's quota: the command's worktree is ``merged``; its writes land in ``upper``.
+    ``enter``: the argv prefix that runs the command where the quota is mounted (empty on the
+    host; ``nsenter ...`` into a user namespace's, whose overlay is at the worktree's path)."""
 
     worktree: Path
     limit: int
     base: Path
+    enter: list[str] = field(default_factory=list)
 
     @property
     def merged(self) -> Path:
-        return self.base / "merged"
+        return self.worktree if self.enter else self.base / "merged"
 
     @property
     def upper(self) -> Path:
@@ -125,11 +139,29 @@ class DiskQuota:
 
 
 @contextlib.contextmanager
-def disk_quota(worktree: Path, limit: int | None) -> Iterator[DiskQuota | None]:
+def disk_quota(
+    worktree: Path, limit: int | None, *, userns: bool = True, drop_caps: bool = True
+) -> Iterator[DiskQuota | None]:
     """The quota overlay of ``worktree`` for one run (``None`` without a limit or support);
-    on exit what the command wrote is applied to the worktree and the mounts are gone."""
+    on exit what the command wrote is applied to the worktree and the mounts are gone.
+    ``userns``: whether the caller runs its command through ``DiskQuota.enter`` (the quota of
+    a process that is not root); ``drop_caps``: whether ``enter`` drops every capability (not
+    for bwrap, which makes its own namespaces inside and drops them itself)."""
     if limit is None or not supported():
         yield None
+        return
+    if os.geteuid() != 0:
+        if not userns:
+            yield None
+            return
+        worktree = worktree.resolve()
+        with _quota_userns.userns_quota(worktree, limit) as (pid, seen):
+            enter = _quota_userns.enter_argv(pid, worktree, drop_caps)
+            quota = DiskQuota(worktree, limit, seen, enter)
+            try:
+                yield quota
+            finally:
+                apply_upper(quota.upper, worktree)
         return
     _reap_stale()
     worktree = worktree.resolve()
@@ -167,10 +199,11 @@ def _remove(path: Path) -> None:
 
 
 def _opaque(path: str) -> bool:
-    try:
-        return os.getxattr(path, "trusted.overlay.opaque", follow_symlinks=False) == b"y"
-    except OSError:
-        return False
+    for name in ("trusted.overlay.opaque", "user.overlay.opaque"):  # user.: userxattr mounts
+        with contextlib.suppress(OSError):
+            if os.getxattr(path, name, follow_symlinks=False) == b"y":
+                return True
+    return False
 
 
 def apply_upper(upper: Path, worktree: Path) -> None:

@@ -177,12 +177,14 @@ class BwrapSandbox:
         run_uid = run_uid_for(lim) if group is None else None  # root without cgroups
         check = group.limit_hit if group else (run_uid.limit_hit if run_uid else None)
         try:
-            with disk_quota(cwd, lim.disk_bytes) as quota:
+            # bwrap drops the capabilities inside its own namespaces (nested in the quota's)
+            with disk_quota(cwd, lim.disk_bytes, drop_caps=False) as quota:
                 source = quota.merged if quota is not None else None
+                enter = quota.enter if quota is not None else []
                 cmd = self.command(via_shell(argv), cwd, sandbox_env(env), run_uid, source)
                 try:
                     raw = run_process(
-                        [*prelude(lim, group, run_uid=run_uid), *cmd],
+                        [*prelude(lim, group, run_uid=run_uid), *enter, *cmd],
                         env={"PATH": "/usr/bin:/bin"},
                         timeout=deadline,
                         output_cap=lim.output_bytes,

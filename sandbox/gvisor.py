@@ -251,7 +251,7 @@ class GVisorSandbox:
         container = f"fleet-{uuid.uuid4().hex[:16]}"
         with (
             tempfile.TemporaryDirectory(prefix="fleet-oci-") as tmp,
-            disk_quota(cwd, lim.disk_bytes) as quota,
+            disk_quota(cwd, lim.disk_bytes, userns=False) as quota,  # runsc runs as root
         ):
             bundle = Path(tmp)
             source = quota.merged if quota is not None else None

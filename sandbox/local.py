@@ -52,16 +52,18 @@ class LocalSandbox:
             tempfile.TemporaryDirectory(prefix="fleet-local-home-") as home,
             disk_quota(cwd, lim.disk_bytes) as quota,
         ):
-            # no isolation: with a quota the command runs in the overlay of the worktree (its
-            # cwd is the overlay's path; an absolute path to the worktree bypasses it)
+            # no isolation: with a quota the command runs in the overlay of the worktree (as
+            # root its cwd is the overlay's path: an absolute path to the worktree bypasses it;
+            # not root, in a namespace where the overlay is at the worktree's path)
             where = quota.merged if quota is not None else cwd
+            enter = quota.enter if quota is not None else []
             group = create_cgroups(lim) if self.use_cgroups else None
             run_uid = run_uid_for(lim) if group is None else None  # root without cgroups
             cmd = run_uid.local_argv(argv) if run_uid is not None else list(argv)
             check = group.limit_hit if group else (run_uid.limit_hit if run_uid else None)
             try:
                 raw = run_process(
-                    [*prelude(lim, group, run_uid=run_uid), *cmd],
+                    [*prelude(lim, group, run_uid=run_uid), *enter, *cmd],
                     env=sandbox_env(env, home=home),
                     cwd=str(where),
                     timeout=deadline,

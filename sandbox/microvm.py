@@ -300,7 +300,10 @@ class MicroVMSandbox:
             (ctl / "run.sh").write_text(run_sh)
             raw = run_process(
                 # the 9p share of the worktree is the disk quota's overlay of it
-                self.qemu_argv(image, accel, ctl, quota.merged if quota else work, mem_mb),
+                [
+                    *(quota.enter if quota else []),
+                    *self.qemu_argv(image, accel, ctl, quota.merged if quota else work, mem_mb),
+                ],
                 env={"PATH": "/usr/bin:/bin"},
                 timeout=deadline,
                 output_cap=256 * 1024,  # the serial console: kernel and init diagnostics only

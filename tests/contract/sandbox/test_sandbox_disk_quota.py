@@ -81,3 +81,56 @@ def test_no_quota_mount_outlives_a_run(box: Sandbox, worktree: Path) -> None:
     assert res.ok
     mounts = Path("/proc/self/mounts").read_text()
     assert f"fleet-quota-{os.getpid()}-" not in mounts
+
+
+# Run as a uid that is not root, with the system interpreter (the venv's lives under /root):
+# the sandbox package imports nothing but the standard library.
+_AS_USER = """
+import os, sys
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from sandbox import BwrapSandbox, Limits, LocalSandbox
+from sandbox._quota import doctor_note, supported
+box = {"local": LocalSandbox(), "bwrap": BwrapSandbox()}[sys.argv[2]]
+work = Path(sys.argv[3])
+(work / "keep.txt").write_text("keep\\n")
+(work / "gone.txt").write_text("x\\n")
+script = ("rm gone.txt; for i in 1 2 3 4 5 6 7 8; do head -c 40000000 /dev/zero > big$i.bin "
+          "|| echo fail$i; done; echo end")
+res = box.run(["/bin/sh", "-c", script], work, timeout=120,
+              limits=Limits(disk_bytes=100 * 1024**2, file_bytes=64 * 1024**2))
+print(supported(), res.reason.value, res.stdout.split(), doctor_note())
+"""
+
+
+@pytest.mark.parametrize("kind", ["local", "bwrap"])
+def test_the_quota_holds_for_a_user_that_is_not_root(kind: str) -> None:
+    # without root the quota's tmpfs and overlay are mounted in a user namespace of the run's
+    # own: the same 8 x 40 MB under 100 MB wrote 2,040 MB (8 x 255 MB: all of it) before
+    assert os.geteuid() == 0, "switching to another uid needs root (CI runs the suite as root)"
+    import shutil
+    import subprocess
+    import tempfile
+
+    import sandbox
+
+    uid = 4000 + os.getpid() % 1000
+    top = Path(tempfile.mkdtemp(prefix="fleet-quota-user-"))
+    try:
+        work = top / "wt"
+        work.mkdir()
+        os.chmod(top, 0o755)
+        os.chown(work, uid, uid)
+        argv = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "env",
+                f"HOME={top}", "/usr/bin/python3", "-c", _AS_USER,
+                str(Path(sandbox.__file__).parents[1]), kind, str(work)]  # fmt: skip
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0, done.stderr[-2000:]
+        line = done.stdout.strip().splitlines()[-1]
+        assert line.startswith("True killed_by_limit"), line
+        assert "fail8" in line and "end" in line and "user namespace" in line, line
+        written = _size(work) - len("keep\n")
+        assert 40_000_000 <= written <= 100 * MB, written
+        assert (work / "keep.txt").read_text() == "keep\n" and not (work / "gone.txt").exists()
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
