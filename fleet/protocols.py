@@ -2,7 +2,9 @@
 
 Implementations are named technology + role (``SqliteLeaseStore``, ``PostgresLeaseStore``,
 ``CodemodAgent``, ``ClaudeAgent``, ``LocalGitForge``, ``GitHubForge``). The ``Sandbox`` protocol
-lives in the top-level :mod:`sandbox` package, which imports nothing of ours.
+lives in the top-level :mod:`sandbox` package, which imports nothing of ours; what the Dagster
+assets need from their resources (``StoreSource``, ``AgentSource``...) is in ``assets/_seams.py``,
+the layer that knows resources.
 
 Expected outcomes are values (``Acquired | Refused``, ``Verdict``); the methods raise only
 :class:`fleet.errors.FleetError` subclasses, for faults.
@@ -30,7 +32,23 @@ from fleet.types import (
 )
 
 if TYPE_CHECKING:
+    from fleet.verify.reviewer import ReviewInput
     from sandbox import Sandbox
+
+__all__ = [
+    "Agent",
+    "Controls",
+    "Forge",
+    "Gates",
+    "LeaseStore",
+    "Ledger",
+    "Memory",
+    "Model",
+    "Reviewer",
+    "StepCallback",
+    "TaskQueue",
+    "Workspaces",
+]
 
 
 @runtime_checkable
@@ -251,3 +269,15 @@ class Memory(Protocol):
     def list(self, tag: str | None = None) -> list[Any]: ...
 
     def remove(self, note_id: int) -> bool: ...
+
+
+class Reviewer(Protocol):
+    """The review gate's judge (``fleet.verify.OfflineReviewer``, ``ClaudeReviewer``): one
+    verdict per lens, gate names ``review:<lens>``; unsure is ``reject``. ``name`` is recorded
+    with the unit's review verdict. Raises only ``FleetError`` (a model fault)."""
+
+    name: str
+
+    def review(self, item: ReviewInput) -> list[Verdict]:
+        """One verdict per lens, gate names ``review:<lens>``."""
+        ...

@@ -16,7 +16,7 @@ from fleet.verify import GATES, GateOptions, OfflineReviewer, run_gates
 if TYPE_CHECKING:
     from fleet.campaigns.spec import Campaign
     from fleet.graph import SymbolGraph
-    from fleet.verify.reviewer import Reviewer
+    from fleet.protocols import Reviewer
     from sandbox import Sandbox
 
 __all__ = ["GitWorkspaces", "VerifyGates", "default_reviewer"]

@@ -12,12 +12,23 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
-from fleet.protocols import Model
+from fleet.protocols import Model, Reviewer  # Reviewer: re-exported, its old home
 from fleet.types import Verdict, VerdictStatus
 from fleet.verify._patch import FilePatch
 from fleet.verify.gates import is_test_path
+
+__all__ = [
+    "LENSES",
+    "SYSTEM",
+    "ClaudeReviewer",
+    "OfflineReviewer",
+    "ReviewInput",
+    "Reviewer",
+    "gate_review",
+    "parse_answer",
+]
 
 LENSES = ("correctness", "security", "runs")
 
@@ -29,14 +40,6 @@ class ReviewInput:
     write_set: Sequence[str] = ()
     campaign: str = ""
     evidence: Sequence[Verdict] = ()
-
-
-class Reviewer(Protocol):
-    name: str
-
-    def review(self, item: ReviewInput) -> list[Verdict]:
-        """One verdict per lens, gate names ``review:<lens>``."""
-        ...
 
 
 _OFFLINE_RULES: dict[str, list[tuple[re.Pattern[str], str, bool]]] = {

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fleet.protocols import Reviewer
 from fleet.types import Verdict, VerdictStatus
 from fleet.verify._patch import Trees, parse_patch
 from fleet.verify.compat import gate_compat
@@ -17,12 +18,14 @@ from fleet.verify.dynamic import gate_test_first, gate_typecheck
 from fleet.verify.gates import gate_applies, gate_lease_scope, gate_parses, touched_symbols
 from fleet.verify.impacted import gate_impacted_tests
 from fleet.verify.integrity import gate_test_integrity
-from fleet.verify.reviewer import OfflineReviewer, Reviewer, ReviewInput, gate_review
+from fleet.verify.reviewer import OfflineReviewer, ReviewInput, gate_review
 from fleet.verify.security import gate_security
 from sandbox import Sandbox
 
 if TYPE_CHECKING:
     from fleet.graph import SymbolGraph
+
+__all__ = ["GATES", "GateOptions", "decide", "rejected_by", "run_gates"]
 
 log = logging.getLogger(__name__)
 
