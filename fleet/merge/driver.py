@@ -146,7 +146,13 @@ def main(argv: list[str]) -> int:
 def _git_in_place(paths: tuple[str, str, str]) -> int:
     """``git merge-file --diff3`` writing the merge into OURS, as git's own merge does; return
     git's status (the number of conflicts, capped at 127). ``os.posix_spawnp`` rather than
-    ``subprocess``: importing subprocess costs the driver's start-up more than git's merge."""
+    ``subprocess``: importing subprocess costs the driver's start-up more than git's merge.
+
+    This is the one place outside ``fleet.forge._git`` (and ``fleet.merge._line``) that runs git,
+    on purpose: through ``fleet.forge._git.run`` the same clean merge (this file, one edit at each
+    end, ``python -S _run_driver.py``) took a median of 290 ms against 58 ms here (20 runs each,
+    interleaved, on a loaded 2-core machine; ``git merge-file`` alone 14 ms), importing 107
+    modules against 26."""
     base_path, ours_path, theirs_path = paths
     command = ["git", "merge-file", "-q", "--diff3", "-L", "ours", "-L", "base", "-L", "theirs"]
     pid = os.posix_spawnp("git", [*command, ours_path, base_path, theirs_path], os.environ)
