@@ -2,9 +2,10 @@
 
 Used by the lease store's ``acquire_all`` loop (``full`` jitter: many workers contend for the same
 symbols, a uniform wait in ``[0, cap)`` spreads them best), the unit runner's requeue of a unit
-whose leases were refused and the Anthropic model's retries of rate limits and overload
-(``equal`` jitter: at least half the step, so a retry never comes right back; a ``retry-after``
-the server sent wins over both).
+whose leases were refused, the Anthropic model's retries of rate limits and overload and an
+integration's retry of its ledger checkpoint note when another one moved the notes ref (``equal``
+jitter: at least half the step, so a retry never comes right back; a ``retry-after`` the server
+sent wins over both).
 """
 
 from __future__ import annotations

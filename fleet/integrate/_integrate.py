@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fleet.backoff import backoff_s
 from fleet.errors import GitError
 from fleet.forge import remote as remotes
 from fleet.forge._git import add_note, changed_paths, git, merge_file, notes, show
@@ -301,7 +302,7 @@ def _checkpoint(repo: Path, head: str, finished: LedgerEvent) -> None:
         except GitError:
             if attempt == 4:
                 raise
-            time.sleep(0.05 * (attempt + 1))
+            time.sleep(backoff_s(attempt, 0.05, 0.4, "equal"))
 
 
 def handover_checkpoints(repo: Path) -> list[Checkpoint]:
