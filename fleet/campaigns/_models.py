@@ -134,9 +134,10 @@ class ModelFilter:
         return self.file_uses_models(ref.path)
 
     def node_ok(self, path: str, node: ts.Node) -> bool:
-        """A query match: a class definition is judged by the class whose body holds it; a call
-        ``x.m(...)`` (or the attribute ``x.m``) by its receiver; anything else by its file."""
-        if node.type == "class_definition":
+        """A query match: a class definition (or a statement of a class body: a field) is judged
+        by the class whose body holds it; a call ``x.m(...)`` (or the attribute ``x.m``) by its
+        receiver; anything else by its file."""
+        if node.type in ("class_definition", "expression_statement"):
             outer = node.parent
             while outer is not None and outer.type != "class_definition":
                 if outer.type == "function_definition":

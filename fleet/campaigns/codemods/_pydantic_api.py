@@ -29,12 +29,8 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
-from fleet.campaigns.codemods._pydantic_shapes import (
-    REMOVED,
-    PydanticV1Shapes,
-    _comma_args,
-    _kwarg,
-)
+from fleet.campaigns.codemods._pydantic_fields import PydanticFieldShapes
+from fleet.campaigns.codemods._pydantic_shapes import REMOVED, _comma_args, _kwarg
 
 __all__ = ["REMOVED", "PydanticApiRewrites"]
 
@@ -55,6 +51,10 @@ _LITERAL = m.SimpleString() | m.Integer() | m.Name("True") | m.Name("False") | m
     | m.UnaryOperation(m.Minus(), m.Integer()) | m.Attribute(m.Name(), m.Name())
 
 
+def _kw(call: cst.Call, name: str) -> cst.Arg | None:
+    return next((a for a in call.args if a.keyword and a.keyword.value == name), None)
+
+
 def _forward_reference(value: cst.BaseExpression) -> bool:
     """``Dict[str, "PathItem"]``: a string in a subscript (not ``Literal["a"]``)."""
     if not isinstance(value, cst.Subscript):
@@ -68,7 +68,7 @@ def _forward_reference(value: cst.BaseExpression) -> bool:
             return True
     return False
 
-class PydanticApiRewrites(PydanticV1Shapes):
+class PydanticApiRewrites(PydanticFieldShapes):
     """Fields, functions, model methods and attributes, imports."""
 
     # -- Field(...) ---------------------------------------------------------------------------
@@ -144,6 +144,8 @@ class PydanticApiRewrites(PydanticV1Shapes):
         self, original_node: cst.AnnAssign, updated_node: cst.AnnAssign
     ) -> cst.BaseSmallStatement:
         new = self._const(original_node, updated_node.target, updated_node.value)
+        if new is None:
+            new = self._model_field(original_node, updated_node)
         return updated_node if new is None else new
     # -- functions and model methods ----------------------------------------------------------
 
@@ -152,9 +154,14 @@ class PydanticApiRewrites(PydanticV1Shapes):
         if not self.in_scope(original):
             return None
         field = self._field_kwargs(original, updated)
+        if self._is_field(original) and not _kw(original, "unique_items"):
+            field = self._extra_keywords(field or updated) or field
         if field is not None:
             self.changes += 1
             return field
+        source = self._eval_source(original, updated)
+        if source is not None:
+            return source
         if isinstance(original.func, cst.Call) and isinstance(updated.func, cst.Call) and (
                 self.qualified_names(original.func.func) & set(self._names("validator"))):
             return self._reused_validator(original.func, updated)

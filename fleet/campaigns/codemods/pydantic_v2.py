@@ -30,23 +30,12 @@ from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from fleet.campaigns.codemods._pydantic_api import PydanticApiRewrites
+from fleet.campaigns.codemods._pydantic_fields import CONFIG_RENAMES
 from fleet.campaigns.codemods._pydantic_shapes import takes_dumps_keywords, v1_json_call
 from fleet.errors import ConfigError
 
 __all__ = ["CONFIG_RENAMES", "MigratePydanticV2Command"]
 
-CONFIG_RENAMES: dict[str, str] = {
-    "orm_mode": "from_attributes",
-    "allow_population_by_field_name": "populate_by_name",
-    "anystr_strip_whitespace": "str_strip_whitespace",
-    "anystr_lower": "str_to_lower",
-    "anystr_upper": "str_to_upper",
-    "max_anystr_length": "str_max_length",
-    "min_anystr_length": "str_min_length",
-    "validate_all": "validate_default",
-    "schema_extra": "json_schema_extra",
-    "allow_mutation": "frozen",  # inverted below
-}
 _METHODS = {
     "dict": "model_dump",
     "json": "model_dump_json",
@@ -99,6 +88,7 @@ class MigratePydanticV2Command(PydanticApiRewrites):
         self.class_stack = []
         self.wrappers = [0, 0]
         self.typed: list[set[str]] = []
+        self.field_nodes: set[int] = set()
 
     # -- which classes are models ----------------------------------------------------------------
 
@@ -124,6 +114,7 @@ class MigratePydanticV2Command(PydanticApiRewrites):
             self.known_models |= self.qualified_names(node.name)
             local = (self.context.full_module_name or "") + "." + node.name.value
             self.known_models.add(local.lstrip("."))
+            self._mark_fields(node)
         self.model_stack.append(is_model)
         self.class_stack.append(node)
 
@@ -162,6 +153,11 @@ class MigratePydanticV2Command(PydanticApiRewrites):
             target = assign.targets[0].target
             assert isinstance(target, cst.Name)
             key, value = CONFIG_RENAMES.get(target.value, target.value), assign.value
+            removed = self._removed_config(target.value, value)
+            if removed is not None:
+                if not removed:
+                    return None
+                continue
             if target.value == "allow_mutation":
                 if m.matches(value, m.Name("True")):
                     continue

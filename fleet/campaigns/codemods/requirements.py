@@ -6,8 +6,9 @@ gates' venvs, its users' installs) gets the old one.
 Where a requirement is declared: ``pyproject.toml`` (``[project] dependencies`` and
 ``[project.optional-dependencies]``), ``setup.py`` (string literals of the lists given to
 ``install_requires`` / ``tests_require`` / ``extras_require``, also through a module-level
-name), ``setup.cfg`` (``[options] install_requires`` / ``tests_require``,
-``[options.extras_require]``) and ``requirements*.txt`` (at the root and in ``requirements/``).
+name or a ``setup(**{...})`` dict), ``setup.cfg`` (``[options] install_requires`` /
+``tests_require``, ``[options.extras_require]``) and ``requirements*.txt`` (at the root and
+in ``requirements/``).
 Only the version specifier of a named requirement changes: its name, extras, environment
 marker, quotes, comments and every other byte stay (``"pydantic[email]>=1.8,<2; python_version
 >= '3.7'"`` -> ``"pydantic[email]>=2,<3; python_version >= '3.7'"``). A requirement already
@@ -156,12 +157,16 @@ def _setup_py(text: str, moves: Mapping[str, str]) -> str:
                     names.setdefault(target.id, []).append(node.value)
     values: list[ast.expr] = []
     for node in ast.walk(tree):
-        if not isinstance(node, ast.keyword):
-            continue
-        if node.arg in ("install_requires", "tests_require"):
-            values.append(node.value)
-        elif node.arg == "extras_require" and isinstance(node.value, ast.Dict):
-            values += [v for v in node.value.values if v is not None]
+        # setup(install_requires=[...]) or setup(**{"install_requires": (...)}) (pants writes it)
+        pairs = [(node.arg, node.value)] if isinstance(node, ast.keyword) else [
+            (k.value, v) for k, v in zip(node.keys, node.values, strict=True)
+            if isinstance(k, ast.Constant) and isinstance(k.value, str)
+        ] if isinstance(node, ast.Dict) else []
+        for arg, value in pairs:
+            if arg in ("install_requires", "tests_require"):
+                values.append(value)
+            elif arg == "extras_require" and isinstance(value, ast.Dict):
+                values += [v for v in value.values if v is not None]
     lines = text.splitlines(keepends=True)
     starts = [0]
     for line in lines:

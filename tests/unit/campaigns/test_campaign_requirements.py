@@ -1,9 +1,9 @@
 """``fix.requirements``: the project's own declared requirement moved to the new range, on the
-real declaration files of the three projects the pydantic-v2 campaign was run on (from their
+real declaration files of the four projects the pydantic-v2 campaign was run on (from their
 PyPI sdists: openapi-schema-pydantic 1.2.4's setup.py, pydantic-yaml 0.11.2's and
-geojson-pydantic 0.6.3's pyproject.toml), every other byte kept; the planner gives the file to
-the unit; a bad value is a load error naming file, line and field; and the gate's environment
-of the base is held below the new range."""
+geojson-pydantic 0.6.3's pyproject.toml, jsf 0.7.1's ``setup(**{...})`` setup.py), every other
+byte kept; the planner gives the file to the unit; a bad value is a load error naming file,
+line and field; and the gate's environment of the base is held below the new range."""
 
 from __future__ import annotations
 
@@ -40,6 +40,8 @@ def _changed(before: str, after: str) -> list[str]:
      '    "pydantic>=1.8,<2",\n', '    "pydantic>=2,<3",\n'),
     ("geojson-pydantic-0.6.3", "pyproject.toml",
      'dependencies = ["pydantic~=1.0"]\n', 'dependencies = ["pydantic>=2,<3"]\n'),
+    # a pants-generated setup.py: setup(**{"install_requires": ("pydantic>=1.10.4", ...)})
+    ("jsf-0.7.1", "setup.py", "        'pydantic>=1.10.4',\n", "        'pydantic>=2,<3',\n"),
 ])
 def test_the_real_declarations_move_by_one_line(project: str, path: str, old: str,
                                                 new: str) -> None:
