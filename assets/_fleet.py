@@ -63,23 +63,26 @@ def index(repo: Path, home: Path, base: str = "HEAD") -> dict[str, Any]:
     """Index the files of ``base`` (a branch or commit of ``repo``: its checkout only when that
     holds exactly them, else an export, see :func:`base_source`) incrementally from the saved
     graph; save graph + module summary. A saved graph that cannot be loaded (older snapshot
-    format, corrupt file) is logged as a warning and replaced by a full index."""
+    format, corrupt file, another repository's) is logged as a warning and replaced by a full
+    index of this repository."""
     from fleet.graph import SnapshotError, SymbolGraph
     from fleet.graph import index as index_repo
+    from fleet.home import store_key
 
     repo = repo.resolve()
     commit = branch_commit(repo, base)
     path = graph_dir(home) / GRAPH_FILE
+    key = store_key(home, repo)
     previous = None
     if path.exists():
         try:
-            previous = SymbolGraph.load(path)
+            previous = SymbolGraph.load(path, repository=key)
         except SnapshotError as exc:  # an older format or a damaged file: index from scratch
             log.warning("ignoring the saved symbol graph %s (%s); doing a full index", path, exc)
     source = base_source(repo, home, commit)
     graph = index_repo(source, previous)
     path.parent.mkdir(parents=True, exist_ok=True)
-    graph.save(path)
+    graph.save(path, repository=key)
     summary = module_summary(graph)
     save_summary(summary, graph_dir(home))
     stats = {k: v for k, v in graph.stats().items() if isinstance(v, int | float | str)}
@@ -136,7 +139,11 @@ def load_graph(home: Path, repo: Path | None = None, base: str = "HEAD") -> Symb
                 index(repo, home, base)
     if not path.exists():
         raise ConfigError(f"{path}: no symbol graph yet; materialize symbol_graph first")
-    return SymbolGraph.load(path)
+    if repo is None:
+        return SymbolGraph.load(path)
+    from fleet.home import store_key
+
+    return SymbolGraph.load(path, repository=store_key(home, repo.resolve()))  # never another's
 
 
 def find(campaign: Campaign, repo: Path, home: Path, store: StoreSource,

@@ -29,9 +29,9 @@ from fleet.errors import ConfigError
 from fleet.forge._git import output as _git
 
 __all__ = ["HOME_DIR", "IDENTITY_FILE", "HomeMismatch", "RepoIdentity", "belongs_elsewhere",
-           "claim_home",
-           "default_home", "exclude_home", "identify", "recorded_identity", "repo_root",
-           "repository_key", "state_cache", "store_key"]
+           "check_home", "check_store", "claim_home", "default_home", "exclude_home",
+           "home_of", "identify", "recorded_identity", "repo_root", "repository_key",
+           "state_cache", "store_key"]
 
 HOME_DIR = ".fleet"
 IDENTITY_FILE = "repository.json"
@@ -194,12 +194,13 @@ def state_cache(explicit: str, name: str) -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fleet" / name
 
 
-def claim_home(home: Path, repo: Path | str) -> RepoIdentity:
-    """Make ``home`` the state directory of the repository ``repo`` is in: create it, exclude it
-    from git when it is inside the repository, record the repository the first time; raise
-    :class:`HomeMismatch` (one line naming both) when it belongs to another repository."""
+def check_home(home: Path, repo: Path | str) -> RepoIdentity:
+    """The identity of the repository ``repo`` is in, as ``home`` records it (its store key);
+    raise :class:`HomeMismatch` (one line naming both) when ``home`` belongs to another
+    repository. Creates and writes nothing: for the commands that only read a state directory
+    (``fleet plan``, ``fleet verify``, ``fleet rollback``, ``fleet ledger``)."""
     current = identify(repo)
-    home = home.resolve()
+    home = Path(home).resolve()
     recorded = recorded_identity(home) if home.is_dir() else None
     if recorded is not None and belongs_elsewhere(recorded, current):
         own = Path(current.root) / HOME_DIR
@@ -210,22 +211,59 @@ def claim_home(home: Path, repo: Path | str) -> RepoIdentity:
                            f"{recorded.describe()}, not to {current.describe()}: {hint}")
     if recorded is not None and recorded.store_key:
         current = dataclasses.replace(current, store_key=recorded.store_key)
+    return current
+
+
+def claim_home(home: Path, repo: Path | str) -> RepoIdentity:
+    """Make ``home`` the state directory of the repository ``repo`` is in: create it, exclude it
+    from git when it is inside the repository, record the repository the first time; raise
+    :class:`HomeMismatch` (one line naming both) when it belongs to another repository."""
+    current = check_home(home, repo)
+    home = home.resolve()
     home.mkdir(parents=True, exist_ok=True)
     exclude_home(Path(current.root), home)
-    if recorded != current or not (home / IDENTITY_FILE).is_file():
+    if recorded_identity(home) != current or not (home / IDENTITY_FILE).is_file():
         _write(home, current)
     return current
 
 
+def home_of(repo: Path | str | None, home: Path | str | None = None) -> Path:
+    """The state directory a command on ``repo`` uses: ``home`` (``--home``) when given, else
+    ``$FLEET_HOME``, else the repository's own (:func:`default_home`)."""
+    chosen = home or os.environ.get("FLEET_HOME")
+    return Path(chosen).absolute() if chosen else default_home(repo)
+
+
+def check_store(url: str, repo: Path | str) -> None:
+    """A SQLite store (``sqlite:///…/fleet.db``) kept in another repository's state directory
+    is that repository's: :class:`HomeMismatch`, one line naming both. A store elsewhere (or
+    PostgreSQL, shared by design and kept apart by repository keys) passes."""
+    if not url.startswith("sqlite:///"):
+        return
+    folder = Path(url[len("sqlite:///"):]).resolve().parent
+    recorded = recorded_identity(folder) if (folder / IDENTITY_FILE).is_file() else None
+    if recorded is None:
+        return
+    current = identify(repo)
+    if belongs_elsewhere(recorded, current):
+        raise HomeMismatch(f"store {url} is in the state directory {folder} of the repository "
+                           f"{recorded.describe()}, not of {current.describe()}: use "
+                           f"{Path(current.root) / HOME_DIR / 'fleet.db'} (the default) or a "
+                           "shared PostgreSQL store")
+
+
 def store_key(home: Path | str, repo: Path | str) -> str:
-    """The key ``repo``'s rows carry in the store: as recorded in ``home`` when it is, else the
-    repository's own (:func:`repository_key`); ``""`` when ``repo`` is no git repository."""
+    """The key ``repo``'s rows carry in the store: as recorded in ``home`` when ``home`` is
+    ``repo``'s state directory, else the repository's own (:func:`repository_key`: never the
+    key of the repository another state directory belongs to); ``""`` when ``repo`` is no git
+    repository."""
+    try:
+        current = identify(repo)
+    except ConfigError:
+        return ""
     recorded = None
     with contextlib.suppress(ConfigError):  # claim_home reports a damaged record
         recorded = recorded_identity(Path(home))
-    if recorded is not None and recorded.store_key:
+    if recorded is not None and recorded.store_key and not belongs_elsewhere(recorded, current):
         return recorded.store_key
-    try:
-        return identify(repo).key
-    except ConfigError:
-        return ""
+    return current.key

@@ -46,7 +46,7 @@ from fleet.graph._index import (
 )
 from fleet.graph._lang import LANGUAGE_NAMES
 from fleet.graph._model import FileRecord, Reference, Symbol
-from fleet.graph._persist import SnapshotError
+from fleet.graph._persist import ForeignSnapshot, SnapshotError
 
 load = SymbolGraph.load
 
@@ -60,6 +60,7 @@ __all__ = [
     "LANGUAGE_NAMES",
     "MAX_FILE_BYTES",
     "FileRecord",
+    "ForeignSnapshot",
     "IndexingError",
     "Progress",
     "Reference",

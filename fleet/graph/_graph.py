@@ -374,14 +374,17 @@ class SymbolGraph:
         return f"{path}::{MODULE}"
 
     # -- persistence ----------------------------------------------------------------------
-    def save(self, path: str | Path) -> Path:
+    def save(self, path: str | Path, repository: str = "") -> Path:
+        """Snapshot to ``path``, recording the repository (its store key) it is of."""
         from fleet.graph._persist import save
 
-        return save(self, Path(path))
+        return save(self, Path(path), repository)
 
     @staticmethod
-    def load(path: str | Path) -> SymbolGraph:
+    def load(path: str | Path, repository: str | None = None) -> SymbolGraph:
+        """The snapshot at ``path``; with ``repository``, only one of that repository
+        (``ForeignSnapshot`` otherwise)."""
         from fleet.graph._persist import load
 
-        return load(Path(path))
+        return load(Path(path), repository)
 

@@ -7,6 +7,12 @@ extraction data, the references (``FileRefs`` columns) and the dependency keys (
 packed indexes into a table of unique keys, the table last). Each section is a run of one
 pickle per file, written as it is built, so a save never holds a second copy of the graph.
 Snapshots are trusted local files (pickle): never load one from an untrusted source.
+
+A snapshot records the repository it was indexed from (its store key, ``fleet.home.store_key``;
+``""`` for a directory that is no repository). ``load(path, repository=key)`` raises
+:class:`ForeignSnapshot` for a snapshot of another repository (or one that names none) before
+it reads more than the header: another repository's graph is never the base of an incremental
+index, nor what a sweep matches its campaign on.
 """
 
 from __future__ import annotations
@@ -30,7 +36,8 @@ from fleet.graph._refs import FileRefs
 #    references; super(), typed attributes, module-level instances, star re-exports resolved
 # 9: references and raw references pickled per file, as columns
 # 10: references as a target and a flag per raw reference (``FileRefs``)
-FORMAT = "fleet.graph/10"
+# 11: the header names the repository indexed
+FORMAT = "fleet.graph/11"
 _SECTIONS = ("data", "refs", "deps")  # decoded on first use, each streamed file by file
 
 
@@ -56,13 +63,17 @@ class SnapshotError(FleetError):
     """A snapshot file is missing, corrupt or from another format version."""
 
 
-def save(graph: SymbolGraph, path: Path) -> Path:
-    """Write atomically (temp file + rename); returns the path."""
+class ForeignSnapshot(SnapshotError):
+    """A snapshot of another repository than the one it was loaded for."""
+
+
+def save(graph: SymbolGraph, path: Path, repository: str = "") -> Path:
+    """Write atomically (temp file + rename), recording ``repository``; returns the path."""
     with gc_paused():  # the collector would rescan the graph's millions of objects
-        return _save(graph, path)
+        return _save(graph, path, repository)
 
 
-def _save(graph: SymbolGraph, path: Path) -> Path:
+def _save(graph: SymbolGraph, path: Path, repository: str) -> Path:
     nodes = list(graph._succ)
     number = {n: i for i, n in enumerate(nodes)}
     kinds: dict[tuple[str, ...], int] = {}
@@ -74,6 +85,7 @@ def _save(graph: SymbolGraph, path: Path) -> Path:
     key_number: dict[str, int] = {}
     header = {
         "format": FORMAT,
+        "repository": repository,
         "root": str(graph.root),
         "seconds": graph.seconds,
         "files": [tuple(f) for f in graph.files.values()],
@@ -127,16 +139,30 @@ def _records(blob: bytes) -> Iterator[Any]:
         yield record
 
 
-def load(path: Path) -> SymbolGraph:
+def load(path: Path, repository: str | None = None) -> SymbolGraph:
+    """The graph saved at ``path``; with ``repository``, only when the snapshot is of that
+    repository (else :class:`ForeignSnapshot`, naming both)."""
     with gc_paused():
-        return _load(path)
+        return _load(path, repository)
 
 
-def _load(path: Path) -> SymbolGraph:
+def _foreign(path: Path, state: dict[str, Any], repository: str) -> ForeignSnapshot | None:
+    recorded = state.get("repository", "")
+    if recorded == repository:
+        return None
+    whose = f"of the repository {recorded}" if recorded else "of no repository"
+    wanted = repository or "a directory outside any repository"
+    return ForeignSnapshot(f"graph snapshot {path} is {whose}, not of {wanted}: index it "
+                           "again (another --out, or remove the file)")
+
+
+def _load(path: Path, repository: str | None) -> SymbolGraph:
     try:
         with open(path, "rb") as fh:
             state = pickle.load(fh)
             if isinstance(state, dict) and state.get("format") == FORMAT:
+                if repository is not None and (foreign := _foreign(path, state, repository)):
+                    raise foreign
                 for name in state["sections"]:
                     size = int.from_bytes(fh.read(8), "little")
                     state[name] = fh.read(size)

@@ -8,9 +8,17 @@ repository whose store key is ``key`` (``fleet.home.repository_key``):
   marks only its own repository's findings fixed;
 - ledger: every event appended through the view records ``"repository": key`` in its payload
   (covered by the event's hash like the rest of it), and ``events`` returns this repository's
-  events and those that belong to no repository (the kill switch, tokens, events written before
-  events had a repository). A unit's key already names its base commit; the repository makes the
+  events and the fleet's own (:data:`FLEET_WIDE_KINDS`: the kill switch), which name no
+  repository. A unit's key already names its base commit; the repository makes the
   campaign-wide events (``integration.finished``, ``pull_request.published``, ...) its own.
+  Events of any other kind that name no repository were written before events had one
+  (``unit.finished``, ``integration.finished`` ...), or by a caller that gave no repository:
+  on the store of one repository's state directory (``sqlite:///REPO/.fleet/fleet.db``, its
+  ``repository.json`` naming ``key``) they are that repository's, as its unowned findings are
+  (``SqlFindings.adopt_unowned``), and so on a SQLite file that holds no event of another
+  repository; on PostgreSQL (the shared store of the distributed setup) and on a SQLite file
+  that other repositories wrote to, they may be any repository's, so no view reads them, and
+  the first read says so in one warning line.
 
 - leases: the repository's own keys (``LeaseStoreBase.for_repo``): ``app/config.py::load`` of
   A and of B are two keys, so two repositories' units never block each other, and a write
@@ -27,6 +35,11 @@ The task queue, controls, memory and tokens stay shared: they are the fleet's.
 from __future__ import annotations
 
 import dataclasses
+import logging
+import re
+import threading
+from collections import Counter
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fleet.store.ledger import REPOSITORY_FIELD, SqlLedger, payload_repository
@@ -35,7 +48,31 @@ from fleet.types import LedgerEvent
 if TYPE_CHECKING:
     from fleet.store import Store
 
-__all__ = ["REPOSITORY_FIELD", "RepoLedger", "event_repository", "scoped_store"]
+__all__ = ["FLEET_WIDE_KINDS", "REPOSITORY_FIELD", "RepoLedger", "event_repository",
+           "owns_store", "scoped_store"]
+
+FLEET_WIDE_KINDS = frozenset({"kill_switch.engaged", "kill_switch.released"})
+log = logging.getLogger(__name__)
+_WARNED: set[tuple[str, str]] = set()
+_WARNED_LOCK = threading.Lock()
+
+
+def owns_store(url: str, repo: str) -> bool:
+    """The store at ``url`` is the one of ``repo``'s state directory: a SQLite file whose folder
+    records (``repository.json``) the repository whose store key is ``repo``."""
+    from fleet.errors import ConfigError
+    from fleet.home import IDENTITY_FILE, recorded_identity
+
+    if not repo or not url.startswith("sqlite:///"):
+        return False
+    folder = Path(url[len("sqlite:///"):]).parent
+    if not (folder / IDENTITY_FILE).is_file():
+        return False
+    try:
+        recorded = recorded_identity(folder)
+    except ConfigError:
+        return False
+    return recorded is not None and recorded.key == repo
 
 
 def event_repository(event: LedgerEvent) -> str | None:
@@ -49,6 +86,7 @@ class RepoLedger(SqlLedger):
     def __init__(self, ledger: SqlLedger, repo: str) -> None:
         super().__init__(ledger.db)
         self.repo = repo
+        self.adopts_unnamed = owns_store(ledger.db.url, repo)  # see the module docstring
 
     def append(
         self,
@@ -63,7 +101,32 @@ class RepoLedger(SqlLedger):
                               campaign=campaign, actor=actor)
 
     def events(self, **filters: Any) -> list[LedgerEvent]:
-        return super().events(**{**filters, "repo": self.repo})  # by the repo column
+        every = super().events(**{**filters, "repo": self.repo})  # by the repo column
+        if self.adopts_unnamed or self._alone():
+            return every
+        unnamed = Counter(e.kind for e in every
+                          if not e.repo and e.kind not in FLEET_WIDE_KINDS)
+        if unnamed:
+            self._warn(unnamed)
+        return [e for e in every if e.repo or e.kind in FLEET_WIDE_KINDS]
+
+    def _alone(self) -> bool:
+        """A SQLite store that no other repository wrote an event to."""
+        if not self.db.url.startswith("sqlite"):  # PostgreSQL: shared by design
+            return False
+        with self.db.read() as tx:
+            return tx.one("ledger_other_repo", {"repo": self.repo}) is None
+
+    def _warn(self, unnamed: Counter[str]) -> None:
+        with _WARNED_LOCK:
+            if (self.db.url, self.repo) in _WARNED:
+                return
+            _WARNED.add((self.db.url, self.repo))
+        kinds = ", ".join(f"{k} {n}" for k, n in sorted(unnamed.items()))
+        log.warning("ledger: %d event(s) that name no repository (written before events had "
+                    "one: %s) are not read as %s's: the store %s is not its state directory's "
+                    "own, so they may be any repository's", sum(unnamed.values()), kinds,
+                    self.repo, re.sub(r"(://[^:/@]+):[^@/]*@", r"\1:***@", self.db.url))
 
 
 def scoped_store(store: Store, repo: str) -> Store:

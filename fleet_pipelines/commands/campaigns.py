@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -89,15 +88,18 @@ def plan_command(
     from fleet.campaigns.spec import load_campaign
     from fleet.errors import FleetError
     from fleet.forge.remote import is_url, working_repository
-    from fleet.home import default_home, store_key
+    from fleet.home import home_of, repo_root, store_key
     from fleet.plan import plan_campaign
+    from fleet_pipelines.commands._state import repo_state
 
     try:
         repo = working_repository(repo_ref)
-        home = os.environ.get("FLEET_HOME") or default_home(
-            None if is_url(str(repo_ref)) else repo)
+        if not is_url(str(repo_ref)) and repo_root(repo) is not None:
+            key = repo_state(repo).key  # its own state directory (checked, nothing written)
+        else:  # by URL: the mirror in the current directory's state
+            key = store_key(home_of(None), repo)
         # the units' keys are those `fleet fix` and a sweep of this repository give them
-        plan = plan_campaign(repo, load_campaign(campaign), repository=store_key(home, repo))
+        plan = plan_campaign(repo, load_campaign(campaign), repository=key)
     except FleetError as exc:
         raise _fail(str(exc)) from exc
     data = json.dumps(plan.to_dict(), indent=1) + "\n"
@@ -137,7 +139,7 @@ def fix_command(
     from fleet.errors import FleetError
     from fleet.forge import run_git
     from fleet.forge.remote import is_url, working_repository
-    from fleet.home import claim_home, default_home, store_key
+    from fleet.home import home_of, repo_root, store_key
     from fleet.plan import lease_requests, plan_campaign
     from fleet.store import default_store_url, open_store
     from fleet.store.repo_scope import scoped_store
@@ -150,6 +152,7 @@ def fix_command(
         untouched_findings,
     )
     from fleet.verify import GateOptions
+    from fleet_pipelines.commands._state import repo_state
     from sandbox import SandboxUnavailable, select_sandbox
 
     try:
@@ -157,15 +160,17 @@ def fix_command(
         spec = load_campaign(campaign)
         # the repository's own state (REPO/.fleet; by URL the current directory's), and its
         # units, leases and ledger records on a store that may hold others (fleet.home)
-        local = not is_url(str(repo_ref))
-        home = Path(os.environ.get("FLEET_HOME") or default_home(repo if local else None))
-        key = store_key(home, repo)
+        local = not is_url(str(repo_ref)) and repo_root(repo) is not None
+        # (a path that is no checkout: the plan names it in one line)
+        state = repo_state(repo, store=store) if local else None  # another's: refused
+        key = state.key if state is not None else store_key(home_of(None), repo)
         plan = plan_campaign(repo, spec, repository=key)
-        if local:  # (after the plan: it names a path that is no checkout in one line)
-            claim_home(home, repo)
+        if local:
+            repo_state(repo, store=store, claim=True)
         target, graph = plan.unit(unit), plan.graph
         box = select_sandbox(sandbox)
-        with open_store(store or default_store_url(repo if local else None)) as raw:
+        with open_store(state.store_url if state is not None
+                        else store or default_store_url(None)) as raw:
             opened = scoped_store(raw, key)
             worker = agent_for(agent, spec, graph=plan.graph, ledger=opened.ledger,
                                controls=opened.controls, model=model,

@@ -50,19 +50,33 @@ class _Lines:
                   f"{now - self.started:6.1f} s  {rel}", file=sys.stderr, flush=True)
 
 
+def snapshot_key(path: Path | None) -> str | None:
+    """The repository a snapshot of ``path`` is of: its store key (``fleet.home.store_key``,
+    with the state directory ``path``'s commands use), ``""`` for a directory in no
+    repository; ``None`` (nothing to check a snapshot against) when ``path`` is ``None``."""
+    from fleet.home import home_of, repo_root, store_key
+
+    if path is None:
+        return None
+    return store_key(home_of(path), path) if repo_root(path) is not None else ""
+
+
 def _build(path: Path, out: Path | None, quiet: bool, every: float = 5.0,
-           exclude: tuple[str, ...] = ()) -> SymbolGraph:
+           exclude: tuple[str, ...] = (), repository: str | None = None) -> SymbolGraph:
     """Index ``path`` (incrementally from the snapshot ``out`` when it loads), save to ``out``.
     Progress on stderr unless ``quiet``: a bar on a terminal, lines elsewhere."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from fleet.graph import SnapshotError, SymbolGraph, index
+    from fleet.graph import ForeignSnapshot, SnapshotError, SymbolGraph, index
 
+    repository = (snapshot_key(path) or "") if repository is None else repository
     previous = None
     if out is not None and out.exists():
         try:
-            previous = SymbolGraph.load(out)
+            previous = SymbolGraph.load(out, repository=repository)
+        except ForeignSnapshot:
+            raise  # another repository's: refused, never overwritten
         except SnapshotError:
             previous = None  # rebuilt from scratch and overwritten below
     if quiet or not sys.stderr.isatty():
@@ -73,7 +87,7 @@ def _build(path: Path, out: Path | None, quiet: bool, every: float = 5.0,
         if out is not None:
             if lines is not None:
                 lines.phase("save")
-            graph.save(out)
+            graph.save(out, repository=repository)
         if lines is not None:
             print(f"done     {time.monotonic() - lines.started:6.1f} s  "
                   f"(CPU {time.process_time():.1f} s)", file=sys.stderr)
@@ -99,7 +113,7 @@ def _build(path: Path, out: Path | None, quiet: bool, every: float = 5.0,
                       exclude=exclude)
         if out is not None:
             phase("save")
-            graph.save(out)
+            graph.save(out, repository=repository)
     return graph
 
 
@@ -152,7 +166,8 @@ def index_command(
         if is_url(path):
             mirror = working_repository(path)
             with base_tree(mirror, "HEAD") as tree:  # the remote HEAD's files
-                graph = _build(tree, out, quiet=quiet, every=every, exclude=tuple(exclude or ()))
+                graph = _build(tree, out, quiet=quiet, every=every, exclude=tuple(exclude or ()),
+                               repository=snapshot_key(mirror))
         else:
             graph = _build(Path(path), out, quiet=quiet, every=every,
                            exclude=tuple(exclude or ()))
@@ -181,7 +196,9 @@ def _find(graph: SymbolGraph, query: str) -> list[str]:
 @graph_app.command("show")
 def show(
     symbol: Annotated[str, typer.Argument(help="Symbol id, dotted name, or qualified name.")],
-    repo: Annotated[Path, typer.Option("--repo", "-r", help="Repository root.")] = Path("."),
+    repo: Annotated[Path | None, typer.Option(
+        "--repo", "-r", help="Repository root (default: the current directory); with "
+        "--snapshot, the snapshot must be of it.")] = None,
     snapshot: Annotated[
         Path | None, typer.Option("--snapshot", "-s", help="Use this saved graph.")
     ] = None,
@@ -191,7 +208,8 @@ def show(
     from fleet.graph import IndexingError, SnapshotError, SymbolGraph, index
 
     try:
-        graph = SymbolGraph.load(snapshot) if snapshot is not None else index(repo)
+        graph = (SymbolGraph.load(snapshot, repository=snapshot_key(repo))
+                 if snapshot is not None else index(repo or Path(".")))
     except (IndexingError, SnapshotError) as exc:
         print(str(exc), file=sys.stderr)
         raise typer.Exit(2) from None
@@ -229,7 +247,9 @@ def show(
 
 @graph_app.command("edges")
 def edges(
-    path: Annotated[Path, typer.Argument(help="Repository root.")] = Path("."),
+    path: Annotated[Path | None, typer.Argument(
+        help="Repository root (default: the current directory); with --snapshot, the "
+        "snapshot must be of it.", show_default=False)] = None,
     snapshot: Annotated[
         Path | None, typer.Option("--snapshot", "-s", help="Use this saved graph.")
     ] = None,
@@ -244,7 +264,8 @@ def edges(
     from fleet.graph import IndexingError, SnapshotError, SymbolGraph, index
 
     try:
-        graph = SymbolGraph.load(snapshot) if snapshot is not None else index(path)
+        graph = (SymbolGraph.load(snapshot, repository=snapshot_key(path))
+                 if snapshot is not None else index(path or Path(".")))
     except (IndexingError, SnapshotError) as exc:
         print(str(exc), file=sys.stderr)
         raise typer.Exit(2) from None

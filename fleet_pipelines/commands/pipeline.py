@@ -116,7 +116,7 @@ def register(app: typer.Typer) -> None:
         A campaign another sweep is sweeping on the same state directory is refused (exit 3)."""
         from fleet.errors import FleetError
         from fleet.forge.remote import is_url
-        from fleet.home import claim_home
+        from fleet.home import check_home, check_store, claim_home, repo_root
 
         if not is_url(repo) and not Path(repo).is_dir():
             typer.echo(f"error: {repo}: no such directory (a git checkout or a URL)", err=True)
@@ -126,10 +126,13 @@ def register(app: typer.Typer) -> None:
         if test_python is not None:  # read by the gates and the integration (inherited by runs)
             os.environ["FLEET_TEST_PYTHON"] = str(test_python.absolute())
         try:
+            if not is_url(repo) and repo_root(repo) is not None:  # before its settings are read
+                check_home(home, repo)
             local = in_process(in_process_flag)
             settings = sweep_settings(repo, home, campaign, agents, sandbox, forge, agent)
             preflight(settings)
             claim_home(home, Path(settings.repo))
+            check_store(settings.store_url, settings.repo)  # not another repository's file
             if redo:
                 redo_units(settings, home, redo)
         except FleetError as exc:

@@ -47,10 +47,10 @@ def serve(
         typer.echo(f"error: --repo {repo}: no such directory", err=True)
         raise typer.Exit(2)
     if no_launch:
-        url = store or default_store_url(repo)
         root = (repo or Path()).resolve()
         launcher = None
         _claim_served(root)
+        url = _served_store(store, repo, root)
     else:
         url, root, launcher = _launching(store, repo)
     mode = "queue only" if launcher is None else "launching Dagster runs"
@@ -76,6 +76,22 @@ def _claim_served(root: Path) -> None:
         raise typer.Exit(2) from exc
 
 
+def _served_store(store: str | None, repo: Path | None, root: Path) -> str:
+    """``--store``, else the served repository's default store; a SQLite store in another
+    repository's state directory is refused in one line (exit 2)."""
+    from fleet.errors import FleetError
+    from fleet.home import check_store, repo_root
+
+    try:
+        url = store or default_store_url(repo)
+        if repo_root(root) is not None:
+            check_store(url, root)
+    except FleetError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    return url
+
+
 def _served_key(root: Path) -> str:
     """The store key of the repository ``fleet serve`` serves (its leases are that
     repository's, as its sweeps' are); ``""`` for a plain directory."""
@@ -94,7 +110,7 @@ def _launching(store: str | None, repo: Path | None) -> tuple[str, Path, Launche
     import os
 
     from fleet.errors import FleetError
-    from fleet.home import claim_home, repo_root
+    from fleet.home import check_store, claim_home, repo_root
     from fleet_pipelines.resources import FleetSettings
 
     try:  # importing the definitions module builds ``defs`` from the environment, too
@@ -115,6 +131,8 @@ def _launching(store: str | None, repo: Path | None) -> tuple[str, Path, Launche
             settings = dataclasses.replace(settings, store_url=store)
         if repo is not None:
             settings = dataclasses.replace(settings, repo=str(repo.resolve()))
+        if repo_root(settings.repo) is not None:  # not another repository's SQLite store
+            check_store(settings.store_url, settings.repo)
         defs = build_definitions(settings)
     except FleetError as exc:
         typer.echo(f"error: {exc} (or serve with --no-launch to only queue jobs)", err=True)

@@ -18,15 +18,21 @@ if TYPE_CHECKING:
 
 def default_store_url(repo: Path | None = None) -> str:
     """``$FLEET_STORE_URL``, else ``fleet.db`` in ``$FLEET_HOME``, else in the state directory
-    of the repository ``repo`` (default: the one the current directory is in)."""
+    of the repository ``repo`` (default: the one the current directory is in). A state
+    directory, or a SQLite store in one, of another repository than that one is refused
+    (``fleet.home.HomeMismatch``, one line naming both)."""
     import os
 
-    from fleet.home import default_home
+    from fleet.home import check_home, check_store, home_of, repo_root
 
-    if os.environ.get("FLEET_STORE_URL"):
-        return os.environ["FLEET_STORE_URL"]
-    home = Path(os.environ.get("FLEET_HOME") or default_home(repo))
-    return f"sqlite:///{home.resolve() / 'fleet.db'}"
+    root = repo_root(repo if repo is not None else Path.cwd())
+    home = home_of(root if root is not None else repo)
+    if root is not None:
+        check_home(home, root)
+    url = os.environ.get("FLEET_STORE_URL") or f"sqlite:///{home.resolve() / 'fleet.db'}"
+    if root is not None:
+        check_store(url, root)
+    return url
 
 
 def store_url_option(value: str | None) -> str | None:
@@ -56,7 +62,11 @@ def _open(url: str | None, *, existing: bool = False) -> Store:
     from fleet.errors import FleetError
     from fleet.store import open_store
 
-    url = url or default_store_url()
+    try:
+        url = url or default_store_url()
+    except FleetError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
     if existing and url.startswith("sqlite:///") and not Path(url[len("sqlite:///") :]).is_file():
         typer.echo(
             f"error: no fleet store at {url} (pass --store URL or set FLEET_STORE_URL)", err=True
@@ -213,7 +223,8 @@ def ledger_verify(
         help="A checkpoint file (`fleet ledger checkpoint --out`); repeatable.")] = None,
     repo: Annotated[Path | None, typer.Option(
         help="Repository whose hand-over checkpoints (git notes refs/notes/fleet-ledger) are "
-             "checked too (default: the one the current directory is in).")] = None,
+             "checked too, and whose store is the default (default: the one the current "
+             "directory is in).")] = None,
     store: StoreOption = None,
 ) -> None:
     """Recompute the hash chain and hold it against the checkpoints kept outside the database
@@ -230,7 +241,7 @@ def ledger_verify(
         checkpoints = [read_checkpoint(path) for path in against or []]
         where = _repo_of(repo)
         handed = handover_checkpoints(where) if where is not None else []
-        report = audit_store(store or default_store_url(), [*checkpoints, *handed])
+        report = audit_store(store or default_store_url(where), [*checkpoints, *handed])
     except FleetError as exc:
         line = str(exc).splitlines()[0] if str(exc) else repr(exc)
         if isinstance(exc, StoreNotFound):

@@ -33,13 +33,12 @@ def task_command(
              "repository's .fleet).")] = None,
 ) -> None:
     """Run a free-form task with the LLM agent on one unit over the given files."""
-    import os
 
     from fleet.errors import FleetError
-    from fleet.home import claim_home, default_home, store_key
-    from fleet.store import default_store_url, open_store
+    from fleet.store import open_store
     from fleet.store.repo_scope import scoped_store
     from fleet.unit import TaskRequest, run_task
+    from fleet_pipelines.commands._state import repo_state
     from sandbox import SandboxUnavailable, select_sandbox
 
     targets = tuple(files)
@@ -50,11 +49,10 @@ def task_command(
         box = select_sandbox(sandbox)
         # the repository's state and its view of the store: its task's leases are the ones its
         # sweeps and its API take (fleet.store.repo_scope), its ledger records its own
-        home = Path(os.environ.get("FLEET_HOME") or default_home(repo))
-        claim_home(home, repo)
-        with open_store(store or default_store_url(repo)) as opened:
+        state = repo_state(repo, store=store, claim=True)  # another repository's: refused
+        with open_store(state.store_url) as opened:
             result = run_task(TaskRequest(task, targets, model), repo,
-                              scoped_store(opened, store_key(home, repo)), box)
+                              scoped_store(opened, state.key), box)
     except (FleetError, SandboxUnavailable) as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise typer.Exit(2) from exc

@@ -67,7 +67,7 @@ def register(app: typer.Typer) -> None:
 
             os.environ["FLEET_TEST_PYTHON"] = str(test_python.absolute())
         if not write:
-            write = ledger_write_set(store, unit, read_patch(patch))
+            write = ledger_write_set(store, unit, read_patch(patch), repo)
         code = verify_patch(repo, patch, write, base, sandbox, bugfix, all_gates, as_json,
                             timeout, graph, reviewer, model)
         raise typer.Exit(code)
@@ -171,20 +171,29 @@ def read_patch(patch: Path) -> str:
     return patch.read_bytes().decode(errors="surrogateescape")
 
 
-def ledger_write_set(store_url: str | None, unit: str | None, patch: str) -> list[str] | None:
+def ledger_write_set(store_url: str | None, unit: str | None, patch: str,
+                     repo: Path | None = None) -> list[str] | None:
     """The write set of ``unit`` (or of the unit whose recorded patch is ``patch``) from the
-    ledger; ``None`` when there is no store or no such unit. Never creates a store. An explicit
-    ``--unit`` that the ledger does not have (or no store at all) is an error: exit 2."""
+    ledger of the repository ``repo`` (its own store and its own units: ``_state.repo_state``;
+    another repository's state directory is refused, exit 2); ``None`` when there is no store
+    or no such unit. Never creates a store. An explicit ``--unit`` that the ledger does not
+    have (or no store at all) is an error: exit 2."""
+    from fleet.home import repo_root
     from fleet.store import default_store_url
+    from fleet.store.repo_scope import scoped_store
+    from fleet_pipelines.commands._state import state_or_exit
 
-    url = store_url or default_store_url()
+    own = repo is not None and repo_root(repo) is not None
+    state = state_or_exit(repo, store=store_url) if own and repo is not None else None
+    url = state.store_url if state is not None else store_url or default_store_url()
     if url.startswith("sqlite:///") and not Path(url[len("sqlite:///"):]).is_file():
         if unit is not None:
             typer.echo(f"error: --unit {unit}: no fleet store at {url} (pass --store URL or "
                        "set FLEET_STORE_URL)", err=True)
             raise typer.Exit(2)
         return None
-    opened = open_cli_store(url, existing=True)
+    raw = open_cli_store(url, existing=True)
+    opened = scoped_store(raw, state.key) if state is not None else raw
     try:
         key = unit
         if key is None:
@@ -204,7 +213,7 @@ def ledger_write_set(store_url: str | None, unit: str | None, patch: str) -> lis
         typer.echo(f"write set of unit {key} (from the ledger)", err=True)
         return list(planned[-1].payload["write_set"])
     finally:
-        opened.close()
+        raw.close()
 
 
 _GRAPHS: dict[tuple[str, str], Any] = {}
@@ -250,18 +259,15 @@ def do_rollback(
     if (unit is None) == (patch is None):
         typer.echo("give either --unit K --to STEP or --patch P", err=True)
         return 2
-    import os
-
-    from fleet.home import default_home, store_key
     from fleet.store.repo_scope import scoped_store
-    from fleet_pipelines.commands.store import default_store_url
+    from fleet_pipelines.commands._state import state_or_exit
 
     try:  # a rollback reads the unit's history: a missing store is an error, never created
-        store = open_cli_store(store_url or default_store_url(repo), existing=True)
+        state = state_or_exit(repo, store=store_url)  # another repository's: refused
+        store = open_cli_store(state.store_url, existing=True)
     except typer.Exit as exc:
         return int(exc.exit_code)
-    home = Path(os.environ.get("FLEET_HOME") or default_home(repo))
-    view = scoped_store(store, store_key(home, repo))  # the repository's units and events only
+    view = scoped_store(store, state.key)  # the repository's units and events only
     try:
         if unit is not None:
             if to is None:

@@ -139,6 +139,10 @@ FROM (SELECT %(payload)s::text AS text,
 -- every row as stored, for the audit (a store from before a migration may lack a column)
 SELECT * FROM ledger ORDER BY seq;
 
+-- name: ledger_other_repo
+-- an event of another repository than the given one (the store is shared: fleet.store.repo_scope)
+SELECT 1 AS one FROM ledger WHERE repo <> '' AND repo <> %(repo)s LIMIT 1;
+
 -- name: ledger_events
 SELECT seq, kind, unit, campaign, actor, payload, created_at, prev_hash, hash, repo FROM ledger
 WHERE (%(unit)s::text IS NULL OR unit = %(unit)s::text)

@@ -121,6 +121,10 @@ VALUES (:seq, :kind, :unit, :campaign, :actor, :payload, :created_at, :prev_hash
 -- every row as stored, for the audit (a store from before a migration may lack a column)
 SELECT * FROM ledger ORDER BY seq;
 
+-- name: ledger_other_repo
+-- an event of a repository other than :repo (the store is shared: fleet.store.repo_scope)
+SELECT 1 AS one FROM ledger WHERE repo <> '' AND repo <> :repo LIMIT 1;
+
 -- name: ledger_events
 SELECT seq, kind, unit, campaign, actor, payload, created_at, prev_hash, hash, repo FROM ledger
 WHERE (:unit IS NULL OR unit = :unit)
