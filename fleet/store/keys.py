@@ -95,10 +95,25 @@ def canonical_symbol(symbol: str, root: str | Path | None = None) -> str:
     return f"{path}::{canonical_name(path, qualified)}"
 
 
+def _spelling(directory: str, part: str) -> str:
+    """The key of a path component that does not exist as written: the existing entry it is
+    another Unicode spelling of (NFC and NFD of one name: ``café.py`` asked as ``cafe\u0301.py``),
+    else its NFC form, so that two spellings of one name are one key."""
+    if part.isascii():
+        return part
+    wanted = unicodedata.normalize("NFC", part)
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return wanted
+    return next((n for n in names if unicodedata.normalize("NFC", n) == wanted), wanted)
+
+
 def resolve_path(root: str | Path, path: str) -> str:
     """The real path of ``path`` relative to the repository at ``root``: each symlink is
-    followed (at most 40 hops) and must stay inside the repository; components that do not
-    exist are kept as written. Raises :class:`LeaseKeyError` naming ``path``."""
+    followed (at most 40 hops) and must stay inside the repository; a component that does not
+    exist is the existing entry it is a Unicode spelling of, else its NFC form. Raises
+    :class:`LeaseKeyError` naming ``path``."""
     rel = _lexical(path)
     real_root = os.path.realpath(root)
     pending = list(PurePosixPath(rel).parts)
@@ -117,7 +132,7 @@ def resolve_path(root: str | Path, path: str) -> str:
         try:
             mode = os.lstat(here).st_mode
         except (FileNotFoundError, NotADirectoryError):
-            done.append(part)
+            done.append(_spelling(os.path.join(real_root, *done), part))
             continue
         except OSError as exc:
             raise LeaseKeyError(f"path cannot be resolved ({exc.strerror}): {path!r}") from None

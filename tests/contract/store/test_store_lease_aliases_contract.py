@@ -156,3 +156,17 @@ def test_a_symlink_leaving_the_repository_or_looping_is_refused(
         rooted.leases.try_acquire("A", "u1", [w(bad)], 30)
     with pytest.raises(LeaseKeyError, match=message):
         rooted.leases.held(bad)
+
+
+def test_a_path_spelled_nfd_is_the_nfc_file_that_exists(rooted: Store, repo: Path) -> None:
+    # Linux names are bytes: café.py (NFC) exists, cafe\u0301.py (NFD) does not; the
+    # NFD request used to be its own key, a second writer on the same file (both stores)
+    (repo / f"{CAFE_NFC}.py").write_text("x = 1\n")
+    assert isinstance(rooted.leases.try_acquire("A", "u1", [w(f"{CAFE_NFC}.py::x")], 30), Acquired)
+    refused = rooted.leases.try_acquire("B", "u2", [w(f"{CAFE_NFD}.py::x")], 30)
+    assert not isinstance(refused, Acquired), refused
+    # and a name that does not exist yet is one key in both spellings (its NFC form)
+    new = rooted.leases.try_acquire("A", "u1", [w(f"new-{CAFE_NFD}.py")], 30)
+    assert isinstance(new, Acquired) and new.grants[0].symbol == f"new-{CAFE_NFC}.py"
+    assert not isinstance(rooted.leases.try_acquire("B", "u2", [w(f"new-{CAFE_NFC}.py")], 30),
+                          Acquired)

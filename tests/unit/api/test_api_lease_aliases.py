@@ -75,6 +75,8 @@ NFD = unicodedata.normalize("NFD", "café")
         (HELD, {"file_path": "alias.py"}),
         ({"file_path": "m.py", "symbol": NFC}, {"file_path": "m.py", "symbol": NFD}),
         ({"file_path": "m.py", "symbol": "fix"}, {"file_path": "m.py", "symbol": "\ufb01x"}),
+        # a path's NFC and NFD spellings (a file not there yet: one key, its NFC form)
+        ({"file_path": f"{NFC}.py", "symbol": "x"}, {"file_path": f"{NFD}.py", "symbol": "x"}),
     ],
 )
 def test_an_alias_of_a_held_lease_is_refused(
