@@ -153,19 +153,12 @@ class ClaudeAgent:
 
     def query(self, run: _Run) -> dict[str, Any] | None:
         """The model's next reply, or None with ``run.stop`` set (budget, kill switch, fault)."""
-        stop = run.guard.check()
-        if stop is not None:
-            run.end(stop, run.guard.detail)
-            return None
-        specs = self.tool_specs
-        run.trimmed += trim_context(SYSTEM, run.messages, specs, self.context_tokens,
-                                    self.keep_recent)
-        estimate = self._estimate(run.messages, specs)
-        if not run.guard.reserve(estimate):
-            run.end(StopReason.BUDGET_DAY, run.guard.detail)
+        estimate = self._admit(run)
+        if estimate is None:
             return None
         try:
-            response = self.model.complete(SYSTEM, run.messages, specs, self.max_tokens_per_turn)
+            response = self.model.complete(SYSTEM, run.messages, self.tool_specs,
+                                           self.max_tokens_per_turn)
         except FleetError as exc:
             run.guard.release(estimate)
             run.end(StopReason.ERROR, str(exc))
@@ -183,9 +176,30 @@ class ClaudeAgent:
             return run.end(StopReason.REFUSED, _text(content) or "the model refused")
         if not calls:
             return self._no_calls(run, str(response.get("stop_reason") or ""))
-        results = [self._call(run, call) for call in calls]
+        return self._answer(run, [self._call(run, call) for call in calls])
+
+    def _admit(self, run: _Run) -> Cost | None:
+        """The next call's worst-case cost, reserved against the day budget once the guard lets
+        it happen and the context is trimmed to its budget; None with ``run.stop`` set when the
+        call must not happen."""
+        stop = run.guard.check()
+        if stop is not None:
+            run.end(stop, run.guard.detail)
+            return None
+        specs = self.tool_specs
+        run.trimmed += trim_context(SYSTEM, run.messages, specs, self.context_tokens,
+                                    self.keep_recent)
+        estimate = self._estimate(run.messages, specs)
+        if not run.guard.reserve(estimate):
+            run.end(StopReason.BUDGET_DAY, run.guard.detail)
+            return None
+        return estimate
+
+    def _answer(self, run: _Run, results: list[dict[str, Any]]) -> None:
+        """Send the tool results back; a turn whose calls were all malformed counts towards
+        ``max_format_errors`` (a good turn resets the count)."""
         bad = sum(1 for r in results if r.get("malformed"))
-        run.format_errors = run.format_errors + 1 if bad == len(calls) else 0
+        run.format_errors = run.format_errors + 1 if bad == len(results) else 0
         run.messages.append({"role": "user", "content": [
             {k: v for k, v in r.items() if k != "malformed"} for r in results]})
         if run.stop is None and run.format_errors >= self.max_format_errors:
