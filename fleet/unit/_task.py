@@ -91,8 +91,7 @@ def run_task(request: TaskRequest, repo: Path, store: Store, sandbox: Sandbox, *
     ready ``model``) or for a target file that is not in the repository."""
     from fleet.agents.select import agent_for
     from fleet.graph import index
-    from fleet.plan import head_commit, lease_requests
-    from fleet.plan._snapshot import base_tree
+    from fleet.plan import base_tree, head_commit, lease_requests
 
     if model is None:
         _require_key()
