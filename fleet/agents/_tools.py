@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import libcst
 
+from fleet.graph import read_source
 from fleet.types import Workspace, WorkUnit
 from fleet.verify.execution import sandbox_env
 from fleet.verify.spans import MODULE, covered_by, decode_source, python_spans
@@ -118,7 +119,7 @@ class Toolbox:
         if isinstance(found, str):
             return False, found
         target, _, qual = found
-        read = _read(target)
+        read = _read(self.workspace.path, target)
         if isinstance(read, str):
             return False, read
         source, _ = read
@@ -143,7 +144,7 @@ class Toolbox:
         if isinstance(found, str):
             return False, found
         target, _, qual = found
-        read = _read(target)
+        read = _read(self.workspace.path, target)
         if isinstance(read, str):
             return False, read
         old, encoding = read
@@ -187,8 +188,9 @@ class Toolbox:
                 rel = file.relative_to(root).as_posix()
                 if rel.startswith((".", "venv/", ".venv/")):
                     continue
+                data, _ = read_source(root, rel)  # the one reader: no links, FIFOs, huge files
                 try:
-                    names = python_spans(file.read_text())
+                    names = python_spans(data.decode()) if data is not None else {}
                 except (SyntaxError, UnicodeDecodeError):
                     continue
                 ids.extend(f"{rel}::{n}" for n in names if q in f"{rel}::{n}".lower())
@@ -247,10 +249,16 @@ def missing_arguments(name: str, args: Any) -> list[str]:
 __all__ = ["TOOL_SPECS", "Toolbox", "missing_arguments", "sandbox_env"]
 
 
-def _read(target: Path) -> tuple[str, str] | str:
+def _read(root: Path, target: Path) -> tuple[str, str] | str:
     """A Python file's text and encoding (PEP 263 declaration or BOM, line endings kept), or the
-    reason it cannot be read as text, for the model to see instead of a crash."""
+    reason it cannot be read as text, for the model to see instead of a crash. ``target`` is
+    the resolved path inside ``root``; it is read by the one source reader, which refuses
+    FIFOs, devices and files over the size cap with ``fleet index``'s reason."""
+    rel = target.relative_to(root.resolve()).as_posix()
+    data, reason = read_source(root.resolve(), rel)
+    if data is None:
+        return f"{rel} cannot be read: {reason}"
     try:
-        return decode_source(target.read_bytes())
+        return decode_source(data)
     except (UnicodeDecodeError, SyntaxError, LookupError) as exc:
         return f"{target.name} is not readable as Python source text: {exc}"

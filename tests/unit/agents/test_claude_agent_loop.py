@@ -267,3 +267,25 @@ def test_tool_call_budget_holds_inside_one_turn(unit: WorkUnit, workspace: Works
     )
     assert outcome.stop_reason is StopReason.BUDGET_TOOL_CALLS
     assert len(model.requests) == 1 and len(outcome.steps) == 2
+
+
+@pytest.mark.timeout(60)
+def test_the_tools_read_through_the_one_source_reader(unit: WorkUnit, workspace: Workspace
+                                                      ) -> None:
+    # the model names the files: a link to /dev/zero, a FIFO or a huge file in the worktree
+    # must be refused with fleet index's reason, never read by the host process
+    from fleet.agents._tools import Toolbox
+    from sandbox import LocalSandbox
+
+    root = workspace.path
+    os.symlink("/dev/zero", root / "zero.py")
+    os.mkfifo(root / "pipe.py")
+    (root / "huge.py").write_text("x = 1\n" * 200_000)
+    box = Toolbox(unit, workspace, LocalSandbox())
+    for name in ("zero.py", "pipe.py"):
+        ok, text = box.tool_read_symbol(f"{name}::<module>")
+        assert not ok and text == f"no such file in the worktree: {name}", text
+    ok, text = box.tool_read_symbol("huge.py::<module>")
+    assert not ok and text == "huge.py cannot be read: too large: 1200000 bytes > cap 1000000"
+    ok, text = box.tool_search_symbols("add")
+    assert ok and "calc.py::add" in text
