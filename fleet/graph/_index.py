@@ -151,6 +151,10 @@ def read_source(root: str | Path, rel: str, max_bytes: int = MAX_FILE_BYTES
     ``unreadable: ...``, ``binary``). Never follows a symlink (a link to ``/dev/zero``, a FIFO,
     outside the repository, dangling or looping is refused by ``lstat`` before any ``open``),
     never opens a device or FIFO, never reads past the cap."""
+    real_root = os.path.realpath(root)
+    parent = os.path.realpath(os.path.dirname(os.path.join(real_root, rel)))
+    if parent != real_root and not parent.startswith(real_root + os.sep):
+        return None, "symlink"  # a directory link on the way leaves the repository
     record, src = _read(Path(root), rel, "", max_bytes)
     return src, record.reason
 

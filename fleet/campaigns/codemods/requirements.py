@@ -27,6 +27,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 
+from fleet.graph import read_source
 from fleet.types import AgentStep, WorkUnit
 
 __all__ = ["check_moves", "declarations_step", "declaring_files", "rewrite_declarations",
@@ -279,12 +280,13 @@ def _candidates(root: Path) -> list[str]:
     return found
 
 
-def _read(path: Path) -> str | None:
+def _read(root: Path, rel: str) -> str | None:
+    """The file's text by the one source reader (no links, also none on the way out of the
+    repository, no FIFOs, at most 1 MB), or None."""
+    data, _ = read_source(root, rel)
     try:
-        if path.is_symlink() or path.stat().st_size > 1_000_000:
-            return None
-        return path.read_bytes().decode()
-    except (OSError, UnicodeDecodeError):
+        return None if data is None else data.decode()
+    except UnicodeDecodeError:
         return None
 
 
@@ -292,7 +294,7 @@ def declaring_files(root: Path, moves: Mapping[str, str]) -> list[str]:
     """The declaration files under ``root`` whose rewrite changes something."""
     out = []
     for rel in _candidates(root):
-        text = _read(root / rel)
+        text = _read(root, rel)
         if text is not None and rewrite_text(rel, text, moves) != text:
             out.append(rel)
     return out
@@ -305,7 +307,7 @@ def rewrite_declarations(root: Path, moves: Mapping[str, str],
     changed = []
     for rel in paths if paths is not None else _candidates(root):
         file = root / rel
-        text = _read(file)
+        text = _read(root, rel)
         if text is None:
             continue
         new = rewrite_text(rel, text, moves)

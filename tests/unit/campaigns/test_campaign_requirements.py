@@ -115,3 +115,20 @@ def test_the_base_environment_is_held_below_the_new_range() -> None:
         "pydantic<2"]
     assert held_below(("pydantic~=1.0",), ("pydantic>=2,<3",)) == []  # already below
     assert held_below(("pydantic>=1.8.2",), ("pydantic>=1.8.2", "six")) == []
+
+
+def test_declarations_through_links_out_of_the_repository_are_left_alone(tmp_path: Path) -> None:
+    # the one source reader: a requirements/ directory link (or a file link) leaving the
+    # repository is neither read nor rewritten; the repository's own file still is
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "base.txt").write_text("pydantic==1.10.2\n")
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "requirements").symlink_to(outside)
+    (root / "requirements-dev.txt").symlink_to(outside / "base.txt")
+    (root / "requirements.txt").write_text("pydantic==1.10.2\n")
+    assert declaring_files(root, MOVE) == ["requirements.txt"]
+    assert rewrite_declarations(root, MOVE, ["requirements/base.txt", "requirements-dev.txt",
+                                             "requirements.txt"]) == ["requirements.txt"]
+    assert (outside / "base.txt").read_text() == "pydantic==1.10.2\n"
