@@ -2,7 +2,8 @@
 
 It compiles the vendored tree-sitter runtime (third_party/tree-sitter, MIT, unmodified: see its
 VENDORED.md) through fleet/graph/_c/runtime.c (the runtime's lib.c without the Wasm store)
-together with the Python extractor (fleet/graph/_c/pyextract.c) and the SCC condensation
+together with the Python extractor (fleet/graph/_c/pyextract.c, one translation unit that
+includes pyextract_visit.c, pyextract_walk.c and pyextract_extract.c) and the SCC condensation
 (fleet/graph/_c/condense.c).
 
 With gcc the build is profile-guided: an instrumented build extracts a quarter of this
@@ -80,6 +81,9 @@ setup(
             "fleet.graph._native",
             sources=[os.path.join(_C, "pyextract.c"), os.path.join(_C, "condense.c"),
                      os.path.join(_C, "runtime.c")],
+            # the parts pyextract.c includes: a change to one rebuilds the extension
+            depends=[os.path.join(_C, f"pyextract_{part}.c")
+                     for part in ("visit", "walk", "extract")],
             include_dirs=[os.path.join(_TS, "include"), os.path.join(_TS, "src")],
             define_macros=[("_DEFAULT_SOURCE", None), ("TREE_SITTER_HIDE_SYMBOLS", None)],
         )
