@@ -39,6 +39,7 @@ __all__ = [
     "integrate_job_name",
     "ledger_recorder",
     "plan_job_name",
+    "report_outcome",
     "run_outcome",
 ]
 
@@ -140,6 +141,17 @@ def run_outcome(instance: DagsterInstance, job_id: str, run_id: str) -> JobOutco
     return JobOutcome(job_id, run_id, "failed", reason)
 
 
+def report_outcome(on_finish: Callable[[JobOutcome], None] | None, outcome: JobOutcome) -> None:
+    """Hand a finished job's ``outcome`` to ``on_finish`` (a launcher's callback, if any); an
+    exception it raises is logged, never lost silently, and never ends the launcher's thread."""
+    if on_finish is None:
+        return
+    try:
+        on_finish(outcome)
+    except Exception:
+        log.exception("recording the outcome of job %s failed", outcome.job_id)
+
+
 def ledger_recorder(defs: Definitions) -> Callable[[JobOutcome], None] | None:
     """Records each :class:`JobOutcome` as a ``job.finished`` ledger event (``unit`` = the job
     id, beside its ``job.dispatched``) in the store of ``defs``' ``store`` resource; ``None``
@@ -208,12 +220,7 @@ class DagsterJobLauncher:
         return run_id
 
     def _finished(self, outcome: JobOutcome) -> None:
-        if self.on_finish is None:
-            return
-        try:
-            self.on_finish(outcome)
-        except Exception:
-            log.exception("recording the outcome of job %s failed", outcome.job_id)
+        report_outcome(self.on_finish, outcome)
 
     def join(self, timeout: float | None = None) -> None:
         """Wait for every run launched so far (and its ``on_finish``)."""

@@ -19,7 +19,13 @@ from dagster import DagsterRunStatus
 from assets import TARGET_FILES_TAG, CampaignAssets
 from fleet_pipelines.engine._session import Engine
 from fleet_pipelines.engine._submit import FINISHED, PENDING, retried, submit
-from fleet_pipelines.jobs import JOB_ID_TAG, JobOutcome, plan_job_name, run_outcome
+from fleet_pipelines.jobs import (
+    JOB_ID_TAG,
+    JobOutcome,
+    plan_job_name,
+    report_outcome,
+    run_outcome,
+)
 
 __all__ = ["SubmittingJobLauncher", "submitting_launcher"]
 
@@ -91,12 +97,7 @@ class SubmittingJobLauncher:
                     self._finished(run_outcome(self.engine.instance, job_id, run_id))
 
     def _finished(self, outcome: JobOutcome) -> None:
-        if self.on_finish is None:
-            return
-        try:
-            self.on_finish(outcome)
-        except Exception:
-            log.exception("recording the outcome of job %s failed", outcome.job_id)
+        report_outcome(self.on_finish, outcome)
 
     def join(self, timeout: float | None = None) -> bool:
         """Wait until every run submitted so far has ended and been recorded; False on
