@@ -31,6 +31,9 @@ Rows (a failure is the fault getting through; data lost is acknowledged data tha
   (the microVM is left out for time: its test is in the contract suite); failure = more than the
   quota in the worktree or the run not ``killed_by_limit``; data lost = a file that was in the
   worktree before changed.
+- ``hostile files``, ``hostile merges``, ``concurrent sweeps``: ``benchmarks/_fault_inputs.py``
+  says what each drives and what counts (``repeat // 4``, ``repeat // 4`` and ``repeat // 10``
+  rounds; the concurrent sweeps are left out with ``--no-sweep``).
 - ``kill -9 of a whole sweep``: a real ``fleet sweep``'s process tree (the command, its Dagster
   daemon, code server and run workers) killed at a random moment ``repeat // 4`` times (5 at the
   default), then a normal sweep, held against the same sweep of an untouched clone
@@ -647,7 +650,12 @@ def main() -> None:
         rows.append(bench_kill_holder(tmp, args.repeat))
         rows.append(bench_kill_integration(tmp, max(1, args.repeat // 2)))
         rows += bench_sandbox(tmp, max(1, args.repeat // 4))
+        from _fault_inputs import bench_concurrent_sweeps, bench_hostile_files, bench_hostile_merges
+
+        rows.append(bench_hostile_files(tmp, max(1, args.repeat // 4)))
+        rows.append(bench_hostile_merges(tmp, max(1, args.repeat // 4)))
         if not args.no_sweep:
+            rows.append(bench_concurrent_sweeps(tmp, max(1, args.repeat // 10)))
             from _fault_sweep import bench_kill_sweep
 
             rows.append(bench_kill_sweep(tmp, max(1, args.repeat // 4)))
