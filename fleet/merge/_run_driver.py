@@ -7,6 +7,8 @@ folder, goes first on the path: this folder's ``profile.py`` would shadow the st
 import os
 import sys
 
+__all__: list[str] = []  # a script: nothing to import from it
+
 if __name__ == "__main__":
     sys.path[0] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     from fleet.merge.driver import main
