@@ -64,7 +64,15 @@ class SnapshotError(FleetError):
 
 
 class ForeignSnapshot(SnapshotError):
-    """A snapshot of another repository than the one it was loaded for."""
+    """A snapshot of another repository than the one it was loaded for: ``recorded`` (``""``:
+    none) is the snapshot's, ``wanted`` the one asked for."""
+
+    def __init__(self, path: Path, recorded: str, wanted: str) -> None:
+        self.path, self.recorded, self.wanted = path, recorded, wanted
+        whose = f"of the repository {recorded}" if recorded else "of no repository"
+        super().__init__(f"graph snapshot {path} is {whose}, not of "
+                         f"{wanted or 'a directory outside any repository'}: index it again "
+                         "(another --out, or remove the file)")
 
 
 def save(graph: SymbolGraph, path: Path, repository: str = "") -> Path:
@@ -147,13 +155,8 @@ def load(path: Path, repository: str | None = None) -> SymbolGraph:
 
 
 def _foreign(path: Path, state: dict[str, Any], repository: str) -> ForeignSnapshot | None:
-    recorded = state.get("repository", "")
-    if recorded == repository:
-        return None
-    whose = f"of the repository {recorded}" if recorded else "of no repository"
-    wanted = repository or "a directory outside any repository"
-    return ForeignSnapshot(f"graph snapshot {path} is {whose}, not of {wanted}: index it "
-                           "again (another --out, or remove the file)")
+    recorded = str(state.get("repository", ""))
+    return None if recorded == repository else ForeignSnapshot(path, recorded, repository)
 
 
 def _load(path: Path, repository: str | None) -> SymbolGraph:

@@ -15,10 +15,11 @@ repository whose store key is ``key`` (``fleet.home.repository_key``):
   (``unit.finished``, ``integration.finished`` ...), or by a caller that gave no repository:
   on the store of one repository's state directory (``sqlite:///REPO/.fleet/fleet.db``, its
   ``repository.json`` naming ``key``) they are that repository's, as its unowned findings are
-  (``SqlFindings.adopt_unowned``), and so on a SQLite file that holds no event of another
-  repository; on PostgreSQL (the shared store of the distributed setup) and on a SQLite file
-  that other repositories wrote to, they may be any repository's, so no view reads them, and
-  the first read says so in one warning line.
+  (``SqlFindings.adopt_unowned``), and so on a SQLite file in no state directory that holds no
+  event of another repository; on PostgreSQL (the shared store of the distributed setup), on
+  a SQLite file that other repositories wrote to and on another repository's state
+  directory's store, they may be any repository's, so no view reads them, and the first read
+  says so in one warning line.
 
 - leases: the repository's own keys (``LeaseStoreBase.for_repo``): ``app/config.py::load`` of
   A and of B are two keys, so two repositories' units never block each other, and a write
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
     from fleet.store import Store
 
 __all__ = ["FLEET_WIDE_KINDS", "REPOSITORY_FIELD", "RepoLedger", "event_repository",
-           "owns_store", "scoped_store"]
+           "owns_store", "scoped_store", "store_owner"]
 
 FLEET_WIDE_KINDS = frozenset({"kill_switch.engaged", "kill_switch.released"})
 log = logging.getLogger(__name__)
@@ -57,22 +58,28 @@ _WARNED: set[tuple[str, str]] = set()
 _WARNED_LOCK = threading.Lock()
 
 
-def owns_store(url: str, repo: str) -> bool:
-    """The store at ``url`` is the one of ``repo``'s state directory: a SQLite file whose folder
-    records (``repository.json``) the repository whose store key is ``repo``."""
+def store_owner(url: str) -> str | None:
+    """The store key of the repository whose state directory holds the SQLite store at ``url``
+    (its folder's ``repository.json``); ``None`` for a store in no state directory (or
+    PostgreSQL)."""
     from fleet.errors import ConfigError
     from fleet.home import IDENTITY_FILE, recorded_identity
 
-    if not repo or not url.startswith("sqlite:///"):
-        return False
+    if not url.startswith("sqlite:///"):
+        return None
     folder = Path(url[len("sqlite:///"):]).parent
     if not (folder / IDENTITY_FILE).is_file():
-        return False
+        return None
     try:
         recorded = recorded_identity(folder)
     except ConfigError:
-        return False
-    return recorded is not None and recorded.key == repo
+        return None
+    return recorded.key if recorded is not None else None
+
+
+def owns_store(url: str, repo: str) -> bool:
+    """The store at ``url`` is the one of ``repo``'s state directory (:func:`store_owner`)."""
+    return bool(repo) and store_owner(url) == repo
 
 
 def event_repository(event: LedgerEvent) -> str | None:
@@ -86,7 +93,8 @@ class RepoLedger(SqlLedger):
     def __init__(self, ledger: SqlLedger, repo: str) -> None:
         super().__init__(ledger.db)
         self.repo = repo
-        self.adopts_unnamed = owns_store(ledger.db.url, repo)  # see the module docstring
+        self.owner = store_owner(ledger.db.url)  # see the module docstring
+        self.adopts_unnamed = bool(repo) and self.owner == repo
 
     def append(
         self,
@@ -111,9 +119,9 @@ class RepoLedger(SqlLedger):
         return [e for e in every if e.repo or e.kind in FLEET_WIDE_KINDS]
 
     def _alone(self) -> bool:
-        """A SQLite store that no other repository wrote an event to."""
-        if not self.db.url.startswith("sqlite"):  # PostgreSQL: shared by design
-            return False
+        """A SQLite store in no state directory that no other repository wrote an event to."""
+        if not self.db.url.startswith("sqlite") or self.owner is not None:
+            return False  # PostgreSQL: shared by design; another's state directory's store
         with self.db.read() as tx:
             return tx.one("ledger_other_repo", {"repo": self.repo}) is None
 

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from fleet_pipelines.commands.store import store_url_option
+
 if TYPE_CHECKING:
     from fleet.plan import Plan
 
@@ -124,8 +126,9 @@ def fix_command(
              "Sonnet).")] = None,
     sandbox: Annotated[str, typer.Option(help="auto, microvm, gvisor, bwrap or local.")] = "auto",
     store: Annotated[str | None, typer.Option(
-        help="Store URL (default: $FLEET_STORE_URL, else fleet.db in $FLEET_HOME, else in "
-             "REPO/.fleet).")] = None,
+        callback=store_url_option,
+        help="Store URL or SQLite file (default: $FLEET_STORE_URL, else fleet.db in "
+             "$FLEET_HOME, else in REPO/.fleet).")] = None,
     keep_branch: Annotated[bool, typer.Option(
         "--keep-branch", help="Keep a verified unit's branch fleet/<campaign>/<unit>.")] = False,
     require_verified: Annotated[bool, typer.Option(

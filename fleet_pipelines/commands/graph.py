@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
-    from fleet.graph import SymbolGraph
+    from fleet.graph import ForeignSnapshot, SymbolGraph
 
 graph_app = typer.Typer(
     name="graph", help="Inspect the symbol graph of a repository.", no_args_is_help=True
@@ -59,6 +59,15 @@ def snapshot_key(path: Path | None) -> str | None:
     if path is None:
         return None
     return store_key(home_of(path), path) if repo_root(path) is not None else ""
+
+
+def _foreign_line(exc: ForeignSnapshot, repo: Path) -> str:
+    """One line naming both repositories: the snapshot's (its key) and ``repo`` (its root
+    too: a clone's key is its ``origin`` URL, which may be another checkout's path)."""
+    whose = f"the repository {exc.recorded}" if exc.recorded else "no repository"
+    return (f"error: graph snapshot {exc.path} is of {whose}, not of the repository at "
+            f"{repo.resolve()} ({exc.wanted}): index it again (another --out, or remove the "
+            "file)")
 
 
 def _build(path: Path, out: Path | None, quiet: bool, every: float = 5.0,
@@ -159,7 +168,7 @@ def index_command(
     """Index PATH into a symbol graph and print a summary."""
     from fleet.errors import FleetError
     from fleet.forge.remote import is_url, working_repository
-    from fleet.graph import IndexingError, python_extractor
+    from fleet.graph import ForeignSnapshot, IndexingError, python_extractor
     from fleet.plan import base_tree
 
     try:
@@ -171,6 +180,9 @@ def index_command(
         else:
             graph = _build(Path(path), out, quiet=quiet, every=every,
                            exclude=tuple(exclude or ()))
+    except ForeignSnapshot as exc:
+        print(_foreign_line(exc, Path(path)), file=sys.stderr)
+        raise typer.Exit(2) from None
     except (IndexingError, FleetError) as exc:
         print(str(exc), file=sys.stderr)
         raise typer.Exit(2) from None
@@ -205,11 +217,14 @@ def show(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Show a symbol's lock rank, SCC, dependencies and dependents."""
-    from fleet.graph import IndexingError, SnapshotError, SymbolGraph, index
+    from fleet.graph import ForeignSnapshot, IndexingError, SnapshotError, SymbolGraph, index
 
     try:
         graph = (SymbolGraph.load(snapshot, repository=snapshot_key(repo))
                  if snapshot is not None else index(repo or Path(".")))
+    except ForeignSnapshot as exc:
+        print(_foreign_line(exc, repo or Path(".")), file=sys.stderr)
+        raise typer.Exit(2) from None
     except (IndexingError, SnapshotError) as exc:
         print(str(exc), file=sys.stderr)
         raise typer.Exit(2) from None
@@ -261,11 +276,14 @@ def edges(
     """Every resolved reference to a repository symbol: {"src", "dst", "line", "kind"}, src
     being the innermost enclosing definition (or path::<module>). Without --json or -o, one
     tab-separated line per edge."""
-    from fleet.graph import IndexingError, SnapshotError, SymbolGraph, index
+    from fleet.graph import ForeignSnapshot, IndexingError, SnapshotError, SymbolGraph, index
 
     try:
         graph = (SymbolGraph.load(snapshot, repository=snapshot_key(path))
                  if snapshot is not None else index(path or Path(".")))
+    except ForeignSnapshot as exc:
+        print(_foreign_line(exc, path or Path(".")), file=sys.stderr)
+        raise typer.Exit(2) from None
     except (IndexingError, SnapshotError) as exc:
         print(str(exc), file=sys.stderr)
         raise typer.Exit(2) from None

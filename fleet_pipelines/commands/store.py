@@ -232,6 +232,7 @@ def ledger_verify(
     does not verify (events deleted, an event edited, the chain recomputed); exit 2 with one
     line when the store is missing, empty or not a fleet store."""
     from fleet.errors import FleetError
+    from fleet.home import check_store
     from fleet.integrate import handover_checkpoints
     from fleet.store.audit import audit_store
     from fleet.store.checkpoint import read_checkpoint
@@ -241,7 +242,10 @@ def ledger_verify(
         checkpoints = [read_checkpoint(path) for path in against or []]
         where = _repo_of(repo)
         handed = handover_checkpoints(where) if where is not None else []
-        report = audit_store(store or default_store_url(where), [*checkpoints, *handed])
+        url = store or default_store_url(where)
+        if where is not None:  # its hand-overs held against another repository's chain: no
+            check_store(url, where)
+        report = audit_store(url, [*checkpoints, *handed])
     except FleetError as exc:
         line = str(exc).splitlines()[0] if str(exc) else repr(exc)
         if isinstance(exc, StoreNotFound):

@@ -16,6 +16,8 @@ from typing import Annotated
 
 import typer
 
+from fleet_pipelines.commands.store import store_url_option
+
 
 def task_command(
     task: Annotated[str, typer.Argument(help="What the agent should do, in plain words.")],
@@ -29,8 +31,9 @@ def task_command(
         help="The Claude model (default: $FLEET_MODEL, else a current Sonnet).")] = None,
     sandbox: Annotated[str, typer.Option(help="auto, microvm, gvisor, bwrap or local.")] = "auto",
     store: Annotated[str | None, typer.Option(
-        help="Store URL (default: $FLEET_STORE_URL, else fleet.db in $FLEET_HOME, else in the "
-             "repository's .fleet).")] = None,
+        callback=store_url_option,
+        help="Store URL or SQLite file (default: $FLEET_STORE_URL, else fleet.db in "
+             "$FLEET_HOME, else in the repository's .fleet).")] = None,
 ) -> None:
     """Run a free-form task with the LLM agent on one unit over the given files."""
 
