@@ -363,6 +363,8 @@ class MicroVMSandbox:
         )
         if self.transport() == "9p":
             detail += f"; {doctor_note()}"
+        else:
+            detail += "; disk quota via a size-limited tmpfs worktree in the guest"
         return ProbeResult(self.name, res.ok, detail, latency, self.strength)
 
     def probe_for_auto(self) -> ProbeResult:
