@@ -8,8 +8,9 @@ has a v2 form for, and leaves exactly the two forward-reference aliases open wit
 then every test module imports and the suite runs under Pydantic 2 (the package ``__init__``
 rebuilds its models where v1 resolved forward references, which completes the models using the
 aliases). Its failures are named: the two discriminator tests that fail under Pydantic 1 too,
-and one ``.json()`` test that pins v1's separators; with the codemod's ``json_output: v1`` (a
-user's copy of the campaign) that one passes too and only the two remain."""
+and no other (the codemod's default ``json_output: v1`` keeps v1's ``.json()`` text); with
+``json_output: compact`` (a user's copy of the campaign) one ``.json()`` test that pins v1's
+separators fails as well."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ SUBSET = ROOT / "tests" / "fixtures" / "projects" / "openapi-schema-pydantic-1.2
 #: fail under Pydantic 1.10 as well (they pin a discriminator schema of another 1.x)
 FAIL_ON_V1 = {"tests/util/test_pydantic_field.py::test_pydantic_discriminator_schema_generation",
               "tests/util/test_pydantic_field.py::test_pydantic_discriminator_openapi_generation"}
-#: model_dump_json is compact; the test pins v1 .json()'s ", " separators
+#: model_dump_json is compact (json_output: compact); the test pins v1 .json()'s ", " separators
 V2_OUTPUT = {"tests/schema_classes/test_security_scheme.py::test_security_scheme_issue_5"}
 
 
@@ -86,26 +87,30 @@ def test_migration_makes_the_suite_import_and_run_under_pydantic_2(tmp_path: Pat
         "-from pydantic.schema", "")
 
     assert "_model.model_rebuild(raise_errors=False)" in patch  # in v3_1_0/__init__.py
+    # json_output: v1 (the default): the .json(by_alias=True, exclude_none=True) calls become
+    # json.dumps(m.model_dump(mode="json", ...)), which keeps v1's separators
+    assert ('+    assert json.dumps(security_scheme_1.model_dump(mode="json", by_alias=True, '
+            'exclude_none=True)) == (') in patch
+    assert "model_dump_json" not in patch and "+import json" in patch
 
     failed, summary = _suite(repo)
-    assert failed == FAIL_ON_V1 | V2_OUTPUT, summary
-    assert summary.startswith("3 failed, 5 passed"), summary
+    assert failed == FAIL_ON_V1, summary
+    assert summary.startswith("2 failed, 6 passed"), summary
 
 
-def test_json_output_v1_gives_the_suite_its_pydantic_1_result(tmp_path: Path) -> None:
-    """The same run with the campaign copied as a user would, and ``json_output: v1`` set in its
-    ``fix.params``: the ``.json(by_alias=True, exclude_none=True)`` calls become
-    ``json.dumps(m.model_dump(mode="json", ...))``, which keeps v1's separators, so
-    ``test_security_scheme_issue_5`` passes unchanged and only the two tests that fail under
-    Pydantic 1 fail."""
+def test_json_output_compact_fails_the_test_pinning_v1_text(tmp_path: Path) -> None:
+    """The same run with the campaign copied as a user would, and ``json_output: compact`` set
+    in its ``fix.params``: the ``.json(by_alias=True, exclude_none=True)`` calls become
+    ``model_dump_json(...)``, whose text is compact, so ``test_security_scheme_issue_5`` (it pins
+    v1's ``", "`` separators) fails besides the two tests that fail under Pydantic 1."""
     builtin = (ROOT / "fleet" / "campaigns" / "builtin" / "pydantic-v2.yaml").read_text()
     params = "    any_receiver: model-files\n"
-    text = builtin.replace("name: pydantic-v2\n", "name: pydantic-v2-json-v1\n", 1).replace(
-        params, params + "    json_output: v1\n", 1)
-    assert text.count("json_output: v1") == 1 and "pydantic-v2-json-v1" in text
-    (tmp_path / "pydantic-v2-json-v1.yaml").write_text(text)
-    campaign = load_campaign(tmp_path / "pydantic-v2-json-v1.yaml")
-    assert campaign.fix.params["json_output"] == "v1"
+    text = builtin.replace("name: pydantic-v2\n", "name: pydantic-v2-compact\n", 1).replace(
+        params, params + "    json_output: compact\n", 1)
+    assert text.count("json_output: compact") == 1 and "pydantic-v2-compact" in text
+    (tmp_path / "pydantic-v2-compact.yaml").write_text(text)
+    campaign = load_campaign(tmp_path / "pydantic-v2-compact.yaml")
+    assert campaign.fix.params["json_output"] == "compact"
 
     repo = tmp_path / "osp"
     shutil.copytree(SUBSET, repo, ignore=shutil.ignore_patterns("__pycache__"))
@@ -118,10 +123,10 @@ def test_json_output_v1_gives_the_suite_its_pydantic_1_result(tmp_path: Path) ->
     outcome = CodemodAgent(campaign, graph).run(
         unit, Workspace(repo, "main", head, tmp_path / "scratch", repo), None, Budget())
     assert outcome.ok, outcome.detail
-    assert ('+    assert json.dumps(security_scheme_1.model_dump(mode="json", by_alias=True, '
-            'exclude_none=True)) == (') in outcome.patch
-    assert "model_dump_json" not in outcome.patch and "+import json" in outcome.patch
+    assert ("+    assert security_scheme_1.model_dump_json(by_alias=True, exclude_none=True) == ("
+            in outcome.patch)
+    assert "json.dumps" not in outcome.patch and "+import json" not in outcome.patch
 
     failed, summary = _suite(repo)
-    assert failed == FAIL_ON_V1, summary
-    assert summary.startswith("2 failed, 6 passed"), summary
+    assert failed == FAIL_ON_V1 | V2_OUTPUT, summary
+    assert summary.startswith("3 failed, 5 passed"), summary

@@ -47,7 +47,10 @@ def test_a_verified_row_names_the_findings_left_as_they_were(
     out = captured.out
     assert "# left as it was: core.py:13 v1-model-method model.parse_obj(obj)" in captured.err
     patch = out[out.index("diff --git"):]
-    assert "model_dump_json()" in patch and "parse_obj" not in patch
+    # json_output: v1 (the default): both .json() calls keep v1's text
+    assert 'json.dumps(model.model_dump(mode="json"))' in patch
+    assert 'json.dumps(content.model_dump(mode="json"))' in patch
+    assert "parse_obj" not in patch
     left = untouched_findings(patch, unit.findings)
     assert [(f.path, f.line) for f in left] == [("core.py", 13)]
     with open_store(f"sqlite:///{tmp_path / 'fleet.db'}") as store:

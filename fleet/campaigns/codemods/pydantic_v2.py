@@ -11,9 +11,10 @@
   where the receiver is known to
   be a model (a model class, ``self``/``cls`` in one, a parameter annotated with one, or a name
   assigned from one); ``any_receiver=True`` rewrites every such call with no positional args,
-  ``any_receiver="model-files"`` only in files that use a model class; ``json_output="v1"``
-  keeps v1's JSON text: ``json.dumps(m.model_dump(mode="json", ...), ...)`` (``v1_json_call``),
-  also the form of a ``.json()`` passing ``json.dumps`` keywords ``model_dump_json`` lacks;
+  ``any_receiver="model-files"`` only in files that use a model class; ``json_output="v1"`` (the
+  default) keeps v1's JSON text: ``json.dumps(m.model_dump(mode="json", ...), ...)``
+  (``v1_json_call``), ``"compact"`` renames to ``model_dump_json`` (v2's compact text) except
+  where the ``.json()`` passes ``json.dumps`` keywords ``model_dump_json`` lacks;
 - ``class Config`` -> ``model_config = ConfigDict(...)`` (keys renamed to v2), and the names
   imported from a v1 module (``v1_modules``) are imported from ``pydantic`` once the file changed;
 - fields (``const=``, ``regex=`` ...), ``pydantic.schema.schema``, ``parse_obj_as``, the other
@@ -73,7 +74,7 @@ class MigratePydanticV2Command(PydanticApiRewrites):
         models: Sequence[str] = (),
         any_receiver: bool | str = False,
         spans: Iterable[Sequence[int]] | None = None,
-        json_output: str = "compact",
+        json_output: str = "v1",
     ) -> None:
         super().__init__(context, spans)
         if json_output not in {"compact", "v1"}:

@@ -199,6 +199,7 @@ class TestMigratePydanticV2(CodemodTest):
         '''
         after = '''
             from pydantic import ConfigDict, field_validator, model_validator, BaseModel
+            import json
 
 
             class User(BaseModel):
@@ -223,8 +224,8 @@ class TestMigratePydanticV2(CodemodTest):
             def load(raw: dict, resp) -> str:
                 user = User.model_validate(raw)
                 resp.json()
-                return user.model_dump_json()
-        '''
+                return json.dumps(user.model_dump(mode="json"))
+        '''  # json_output: v1, the default: v1's .json() text
         self.assertCodemod(before, after)
 
     def test_v1_compat_module_is_repointed(self) -> None:
@@ -421,12 +422,13 @@ class TestMigratePydanticV2Imports(CodemodTest):
         """
         after = """
             from app.models import Plan
+            import json
 
 
             class Catalog:
                 def to_json(self, plans: dict[str, Plan]) -> str:
-                    return ",".join(plans[n].model_dump_json() for n in plans)
-        """
+                    return ",".join(json.dumps(plans[n].model_dump(mode="json")) for n in plans)
+        """  # json_output: v1, the default
         self.assertCodemod(before, after, models=["app.models.Plan"], any_receiver="model-files")
 
     def test_any_receiver_not_in_files_without_models(self) -> None:

@@ -79,7 +79,7 @@ class TestJsonOutput(CodemodTest):
 
     def test_compact_is_model_dump_json_whose_text_differs(self) -> None:
         after = SECURITY_SCHEME.replace(".json(", ".model_dump_json(")
-        self.assertCodemod(SECURITY_SCHEME, after)
+        self.assertCodemod(SECURITY_SCHEME, after, json_output="compact")
         text = _call(after)
         assert text != PINNED and json.loads(text) == json.loads(PINNED)
         assert text == '{"type":"openIdConnect","openIdConnectUrl":"/openIdConnect"}'
@@ -166,7 +166,7 @@ class TestJsonDumpsKeywords(CodemodTest):
             def dump(info: Info):
                 return info.model_dump_json(indent=2), json.dumps(info.model_dump(mode="json", by_alias=True), sort_keys=True)
         """  # noqa: E501
-        self.assertCodemod(before, after)
+        self.assertCodemod(before, after, json_output="compact")
         namespace = _run(after)
         pretty, ordered = namespace["dump"](namespace["Info"](title="x"))
         assert pretty == '{\n  "title": "x"\n}' and ordered == '{"title": "x"}'
