@@ -41,8 +41,9 @@ from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
+from fleet.forge._git import run as run_git
 from fleet.verify import execution
-from fleet.verify._patch import Trees, git
+from fleet.verify._patch import Trees
 from fleet.verify.execution import PytestRun, sandbox_env
 from sandbox import EndReason, ExecResult
 
@@ -141,7 +142,7 @@ def tree_id(trees: Trees) -> str:
     """The tree id of ``trees``' base commit (``""`` when git cannot say: nothing is cached)."""
     where = (str(trees.repo.resolve()), trees.base_sha)
     if where not in _TREE_IDS:
-        done = git(trees.repo, "rev-parse", f"{trees.base_sha}^{{tree}}")
+        done = run_git(trees.repo, "rev-parse", f"{trees.base_sha}^{{tree}}")
         if done.returncode != 0 or not trees.base_sha:
             return ""
         _TREE_IDS[where] = done.stdout.decode().strip()

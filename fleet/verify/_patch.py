@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 import re
 import shutil
-import subprocess
 import tarfile
 import tempfile
 from dataclasses import dataclass, field
@@ -18,7 +17,7 @@ from fleet.forge._git import run as run_git
 from fleet.graph import read_source
 from fleet.verify.spans import decode_source
 
-__all__ = ["FilePatch", "Trees", "apply_patch", "export_tree", "git", "parse_patch", "read"]
+__all__ = ["FilePatch", "Trees", "apply_patch", "export_tree", "parse_patch", "read"]
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
@@ -109,13 +108,9 @@ def parse_patch(text: str) -> list[FilePatch]:
     return files
 
 
-def git(cwd: Path, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    return run_git(cwd, *args, input=stdin)
-
-
 def export_tree(repo: Path, rev: str, dest: Path) -> None:
     """Write the tree of ``rev`` into ``dest`` (no .git; the repository is not touched)."""
-    done = git(repo, "archive", "--format=tar", rev)
+    done = run_git(repo, "archive", "--format=tar", rev)
     if done.returncode != 0:
         raise GitError(f"git archive {rev} in {repo}: {done.stderr.decode(errors='replace')}")
     with tarfile.open(fileobj=io.BytesIO(done.stdout)) as tar:
@@ -125,7 +120,7 @@ def export_tree(repo: Path, rev: str, dest: Path) -> None:
 def apply_patch(tree: Path, patch: str, check: bool = False) -> tuple[bool, str]:
     """``git apply`` (``--check`` only when ``check``) in a plain directory tree."""
     args = ["apply", "--whitespace=nowarn", *(["--check"] if check else []), "-"]
-    done = git(tree, *args, stdin=patch.encode(errors="surrogateescape"))
+    done = run_git(tree, *args, input=patch.encode(errors="surrogateescape"))
     return done.returncode == 0, done.stderr.decode(errors="replace").strip()
 
 
@@ -147,7 +142,7 @@ class Trees:
 
     def __enter__(self) -> Trees:
         self.base.mkdir()
-        done = git(self.repo, "rev-parse", "--verify", f"{self.rev}^{{commit}}")
+        done = run_git(self.repo, "rev-parse", "--verify", f"{self.rev}^{{commit}}")
         if done.returncode != 0:
             raise GitError(f"no commit {self.rev} in {self.repo}: {done.stderr.decode().strip()}")
         self.base_sha = done.stdout.decode().strip()
