@@ -88,6 +88,7 @@ def _repo(tmp: Path) -> Path:
     (repo / "calc").mkdir()
     (repo / "calc" / "__init__.py").write_text("")
     (repo / "calc" / "rates.py").write_text("def rate():\n    return 5\n")
+    (repo / f"{unicodedata.normalize('NFC', 'café')}.py").write_text("x = 1\n")
     os.symlink("billing/legacy.py", repo / "alias.py")
     os.symlink("billing", repo / "money")
     os.symlink("/etc/passwd", repo / "out.py")
@@ -195,6 +196,7 @@ ALIASES = [
     ("billing/legacy.py::Foo.bar", "billing/legacy.py::Foo::bar"),
     ("billing/legacy.py::Foo", "./billing//legacy.py::Foo"),
     (f"m.py::{NFC}", f"m.py::{NFD}"),
+    (f"{NFC}.py::x", f"{NFD}.py::x"),  # the file exists NFC-named; asked NFD
     ("m.py::fix", "m.py::\ufb01x"),
     ("m.py::Foo", "m.py::Foo::bar"),
 ]
