@@ -87,7 +87,8 @@ def _lines(value: str) -> list[str]:
 
 def _setup_py(root: Path) -> list[str]:
     """``setup()``'s literal ``install_requires`` / ``tests_require`` / test extras, also
-    through a module-level name (``requires = ['six']``, ``requires += [...]``)."""
+    through a module-level name (``requires = ['six']``, ``requires += [...]``) or in a
+    ``setup(**{...})`` dict."""
     try:
         tree = ast.parse(_text(root / "setup.py") or "")
     except SyntaxError:
@@ -101,14 +102,18 @@ def _setup_py(root: Path) -> list[str]:
                     names.setdefault(target.id, []).extend(_strings(node.value))
     out: list[str] = []
     for node in ast.walk(tree):
-        if not isinstance(node, ast.keyword):
-            continue
-        if node.arg in ("install_requires", "tests_require"):
-            out += _resolve(node.value, names)
-        elif node.arg == "extras_require" and isinstance(node.value, ast.Dict):
-            for key, value in zip(node.value.keys, node.value.values, strict=True):
-                if isinstance(key, ast.Constant) and key.value in _EXTRAS:
-                    out += _resolve(value, names)
+        # setup(install_requires=[...]) or setup(**{"install_requires": (...)}) (pants writes it)
+        pairs = [(node.arg, node.value)] if isinstance(node, ast.keyword) else [
+            (k.value, v) for k, v in zip(node.keys, node.values, strict=True)
+            if isinstance(k, ast.Constant) and isinstance(k.value, str)
+        ] if isinstance(node, ast.Dict) else []
+        for arg, value in pairs:
+            if arg in ("install_requires", "tests_require"):
+                out += _resolve(value, names)
+            elif arg == "extras_require" and isinstance(value, ast.Dict):
+                for key, extra in zip(value.keys, value.values, strict=True):
+                    if isinstance(key, ast.Constant) and key.value in _EXTRAS:
+                        out += _resolve(extra, names)
     return out
 
 

@@ -34,6 +34,10 @@ def test_the_test_requirements_come_from_the_targets_own_metadata() -> None:
         "six", "python-dateutil>=1.0, != 2.0", "python-dateutil>=2.0",
         'mock;python_version<"3.4"', "nose")
     assert requirements_of(PROJECTS / "boto-2.49.0-subset") == ()
+    # jsf 0.7.1's pants-generated setup.py: setup(**{"install_requires": (...), ...})
+    assert requirements_of(PROJECTS / "jsf-0.7.1-subset") == (
+        "faker>=15.3.4", "jsonschema>=4.17.3", "pydantic>=1.10.4", "rstr>=3.2.0",
+        "smart-open[http]>=6.3.0")
 
 
 def test_an_absent_interpreter_is_said_in_one_line(tmp_path: Path) -> None:
