@@ -1,12 +1,13 @@
 """The state a command on one repository uses, and the check that it is that repository's.
 
 Every command that takes a repository (``plan``, ``fix``, ``verify --unit``, ``rollback``,
-``task``, ``ledger``, ``serve``, ``sweep``, ``index --out``) defaults its state directory to the
+``task``, ``ledger verify --repo``, ``serve``, ``sweep``) defaults its state directory to the
 repository's own (``--home``, else ``$FLEET_HOME``, else ``REPO/.fleet``: ``fleet.home.home_of``)
 and its store to ``fleet.db`` there (unless ``--store`` / ``$FLEET_STORE_URL``); a state
 directory, or a SQLite store kept in one, that belongs to another repository is refused in one
 line naming both (``fleet.home.HomeMismatch``, exit 2). A shared PostgreSQL store is shared on
-purpose: each repository sees its own rows through ``fleet.store.repo_scope``.
+purpose: each repository sees its own rows through ``fleet.store.repo_scope``. (``index --out``
+and ``graph --snapshot``: the snapshot names its repository, ``fleet.graph._persist``.)
 """
 
 from __future__ import annotations

@@ -18,14 +18,16 @@ if TYPE_CHECKING:
 
 def default_store_url(repo: Path | None = None) -> str:
     """``$FLEET_STORE_URL``, else ``fleet.db`` in ``$FLEET_HOME``, else in the state directory
-    of the repository ``repo`` (default: the one the current directory is in). A state
-    directory, or a SQLite store in one, of another repository than that one is refused
-    (``fleet.home.HomeMismatch``, one line naming both)."""
+    of the repository ``repo`` (default: the one the current directory is in). For a ``repo``
+    named (``--repo``), a state directory or a SQLite store of another repository is refused
+    (``fleet.home.HomeMismatch``, one line naming both); the store commands that name none
+    (``token``, ``memory``, ``ledger show``) take ``$FLEET_HOME`` / ``$FLEET_STORE_URL`` as
+    given: the fleet's tokens and notes are no repository's."""
     import os
 
     from fleet.home import check_home, check_store, home_of, repo_root
 
-    root = repo_root(repo if repo is not None else Path.cwd())
+    root = repo_root(repo) if repo is not None else None
     home = home_of(root if root is not None else repo)
     if root is not None:
         check_home(home, root)
@@ -242,8 +244,8 @@ def ledger_verify(
         checkpoints = [read_checkpoint(path) for path in against or []]
         where = _repo_of(repo)
         handed = handover_checkpoints(where) if where is not None else []
-        url = store or default_store_url(where)
-        if where is not None:  # its hand-overs held against another repository's chain: no
+        url = store or default_store_url(repo)
+        if repo is not None and where is not None:  # its hand-overs against another's chain
             check_store(url, where)
         report = audit_store(url, [*checkpoints, *handed])
     except FleetError as exc:

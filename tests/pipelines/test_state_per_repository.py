@@ -1,8 +1,11 @@
 """Issue 21's sequence: three repositories swept one after another from one working directory —
 A (branch ``main``), B (branch ``master``), C (a clone of A without ``billing/``) — with the
 default state directory, with an explicit shared ``--home``, and on one shared PostgreSQL store.
-Each repository's findings, units and ledger stay its own: B is not given A's base branch, and
-C's sweep marks none of A's findings fixed (only A's own sweep does).
+Each repository's findings, units, graph snapshot and ledger stay its own: B is not given A's
+base branch, and C's sweep marks none of A's findings fixed (only A's own sweep does). Every
+command's refusal of another repository's state, store or snapshot, and the events from before
+events named their repository: tests/unit/test_state_commands_per_repository.py and
+tests/unit/test_state_snapshot_and_events.py (fast, no sweep).
 
 A's first sweep in each test submits its runs, as users' do (queue, daemon, code server: the
 sweep's settings reach the runs through their environment); the other sweeps run theirs in
@@ -21,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from fleet.graph import ForeignSnapshot, SymbolGraph
 from fleet.home import repository_key
 from fleet.store import Store, open_store
 from fleet.store.repo_scope import REPOSITORY_FIELD, scoped_store
@@ -107,6 +111,12 @@ def test_three_repositories_from_one_directory_with_the_default_home(
             _own(store, name, repo)
             tagged = {e.payload.get(REPOSITORY_FIELD) for e in store.ledger.events()}
             assert tagged <= {record["key"], None}
+        # the graph snapshot is the repository's own, and no other's
+        snapshot = home / "graph" / "symbol_graph.json"
+        assert SymbolGraph.load(snapshot, repository=record["key"]).files
+        for other in set(repos) - {name}:
+            with pytest.raises(ForeignSnapshot):
+                SymbolGraph.load(snapshot, repository=repository_key(repos[other]))
     assert repository_key(repos["C"]) != repository_key(repos["A"])
 
     # an explicit --home shared between repositories: refused in one line naming both, and
@@ -145,6 +155,8 @@ def test_three_repositories_on_one_shared_postgres_store(
     with open_store(pg_dsn) as shared:
         assert shared.ledger.verify() == []
         assert len(shared.findings.list(CAMPAIGN)) == 5  # 2 + 2 + 1, none merged into another
+        # every event of the shared store is a repository's, or the fleet's (none here)
+        assert {e.repo for e in shared.ledger.events()} == set(keys.values())
         for name, repo in repos.items():
             own = scoped_store(shared, keys[name])
             assert {r.status for r in own.findings.list(CAMPAIGN)} == {"new"}, name

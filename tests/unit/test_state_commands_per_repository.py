@@ -95,9 +95,6 @@ def test_another_repositorys_state_directory_is_refused_by_every_command(
     monkeypatch.setenv("FLEET_HOME", str(a_home))
     for argv in _commands(repos[name], patch):
         _refused(argv, capsys, repos[name], repos["A"])
-    monkeypatch.chdir(repos[name])  # the ledger commands' repository: the current directory's
-    for argv in (["ledger", "show"], ["ledger", "checkpoint"]):
-        _refused(argv, capsys, repos[name], repos["A"])
     monkeypatch.delenv("FLEET_HOME")
     _refused(["sweep", str(repos[name]), "-c", "yaml-safe-load", "--home", str(a_home)],
              capsys, repos[name], repos["A"])
