@@ -183,7 +183,8 @@ class PydanticFieldShapes(PydanticV1Shapes):
         renamed = re.sub(r"\b(min|max)_items=", lambda g: _EVAL_RENAMES[g.group(0)[:-1]] + "=",
                          code)
         self.warn("min_items=/max_items= renamed inside the source passed to eval/exec "
-                  "(v2's conlist/conset take min_length=/max_length=)")
+                  "(v2's conlist/conset take min_length=/max_length=, and return "
+                  "Annotated[list[T], Len(...)], not a class)")
         self.changes += 1
         return updated.with_changes(args=[updated.args[0].with_changes(
             value=cst.parse_expression(renamed)), *updated.args[1:]])

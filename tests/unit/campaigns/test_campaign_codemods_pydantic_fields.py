@@ -237,7 +237,8 @@ class TestFieldSemantics(CodemodTest):
         """  # noqa: E501
         self.assertCodemod(before, after, expected_warnings=[
             "min_items=/max_items= renamed inside the source passed to eval/exec (v2's "
-            "conlist/conset take min_length=/max_length=)"])
+            "conlist/conset take min_length=/max_length=, and return Annotated[list[T], "
+            "Len(...)], not a class)"])
         namespace = _run(after)
         pair = namespace["model"](["int", "str"], {"conlist": namespace["conlist"],
                                                    "Union": Union})
