@@ -107,7 +107,8 @@ def run_task(request: TaskRequest, repo: Path, store: Store, sandbox: Sandbox, *
                       notes=tuple(n.text for n in store.memory.list()))
     env = UnitEnv(leases=store.leases, ledger=store.ledger, agent=agent, sandbox=sandbox,
                   workspaces=GitWorkspaces(repo), gates=VerifyGates(repo, graph, campaign=campaign),
-                  killed=store.controls.engaged, requests=lambda u: lease_requests(graph, u))
+                  killed=store.controls.engaged, requests=lambda u: lease_requests(graph, u),
+                  campaign=campaign)  # its verdict is keyed with the ad-hoc campaign as built
     try:
         result = run_unit(unit, env, worker="task")
     finally:
