@@ -245,8 +245,8 @@ def ledger_verify(
         where = _repo_of(repo)
         handed = handover_checkpoints(where) if where is not None else []
         url = store or default_store_url(repo)
-        if repo is not None and where is not None:  # its hand-overs against another's chain
-            check_store(url, where)
+        if where is not None and (repo is not None or handed):  # (its hand-overs held
+            check_store(url, where)  # against another repository's chain would all fail)
         report = audit_store(url, [*checkpoints, *handed])
     except FleetError as exc:
         line = str(exc).splitlines()[0] if str(exc) else repr(exc)
