@@ -33,9 +33,12 @@ typecheck: $(STAMP)
 layers: $(STAMP)
 	$(BIN)/lint-imports
 
-# Two workers (each with its own PostgreSQL cluster and DAGSTER_HOME: tests/conftest.py), and
-# the slowest tests at the end.
-PYTEST_ARGS ?= -n 2 --durations=15
+# Four workers on two cores (each with its own PostgreSQL cluster and DAGSTER_HOME:
+# tests/conftest.py): the long tests spend much of their time waiting on subprocesses, queues and
+# daemons, so two more workers fill that time. loadgroup hands each idle worker the next test
+# (the longest ones first: LONG_FIRST in tests/conftest.py) and keeps an xdist_group on one
+# worker (the deployment tests/distributed starts once per group). The slowest 15 at the end.
+PYTEST_ARGS ?= -n 4 --dist loadgroup --durations=15
 
 pytest: $(STAMP)
 	$(BIN)/pytest $(PYTEST_ARGS)

@@ -21,6 +21,57 @@ EXAMPLE_REPO = ROOT / "examples" / "acme-monorepo"
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 
 
+# The tests that take a minute or more (the slowest of ``--durations`` on a clean clone in CI),
+# longest first. They run before every other test, so parallel workers (``make test``: xdist,
+# ``--dist loadgroup``, which hands each idle worker the next test) take them side by side while
+# the short ones fill in around them: a longest-first greedy schedule, whose length is about the
+# longest test's, not the sum of the ones that happened to be collected last on one worker. The
+# rest keep their collection order; a name that matches nothing is harmless.
+LONG_FIRST = (
+    "tests/pipelines/test_concurrent_sweeps.py::test_five_sweeps_at_once_then_a_normal_sweep",
+    "tests/distributed/test_faults.py::test_a_worker_killed_mid_unit",
+    "tests/pipelines/test_fleet_demo_command.py::test_demo_twice",
+    "tests/distributed/test_faults.py::test_the_broker_restarted_mid_sweep",
+    "tests/distributed/test_faults.py::test_the_daemon_killed_mid_sweep_and_started_again",
+    "tests/engine/test_run_retries.py::"
+    "test_a_launch_lost_with_its_daemon_is_retried_and_the_sweep_ends_verified",
+    "tests/engine/test_submitted_sweep.py::test_sweep_submits_runs_that_the_ui_can_reexecute",
+    "tests/distributed/test_deployment.py::test_batches_run_on_the_workers",
+    "tests/pipelines/test_state_per_repository.py::"
+    "test_three_repositories_on_one_shared_postgres_store",
+    "tests/engine/test_shared_instance.py::test_sweep_on_the_shared_instance_uses_its_daemon",
+    "tests/pipelines/test_state_per_repository.py::"
+    "test_three_repositories_from_one_directory_with_the_default_home",
+    "tests/pipelines/test_concurrent_sweeps.py::test_five_processes_create_one_instance",
+    "tests/contract/sandbox/test_sandbox_behaviour.py::"
+    "test_real_pytest_run_over_acme_monorepo[microvm]",
+    "tests/pipelines/test_shared_dagster_home.py::test_three_repositories_on_one_explicit_dagster_home",
+    "tests/pipelines/test_sweep_github_claude.py::test_sweep_hands_over_through_github_once",
+    # under 30 s in CI but 120-270 s in a run at load 10-18 (the others above took 2-5 times
+    # their CI time there)
+    "tests/pipelines/test_span.py::test_a_span_on_one_shared_postgres_store",
+    "tests/unit/graph/test_graph_native_extractor.py::"
+    "test_same_result_as_the_query_path_on_the_whole_stdlib",
+    "tests/pipelines/test_span.py::test_a_span_sweeps_each_repository_with_its_own_state",
+    "tests/e2e/test_dagster_ui_browser.py::test_lineage_and_a_partitions_check_results_in_the_ui",
+    "tests/pipelines/test_pipeline_chain.py::test_the_whole_chain_then_nothing_new",
+    "tests/integration/test_remote_workers.py::"
+    "test_one_worker_fixes_another_integrates_from_the_remote",
+    "tests/pipelines/test_sweep_github_claude.py::"
+    "test_sweep_with_the_claude_agent_applies_its_one_scripted_edit",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {nodeid: i for i, nodeid in enumerate(LONG_FIRST)}
+
+    def key(item: pytest.Item) -> int:  # (under loadgroup a grouped test's id ends "@group")
+        nodeid = item.nodeid
+        return rank.get(nodeid, rank.get(nodeid.rpartition("@")[0], len(rank)))
+
+    items.sort(key=key)  # stable: the rest in their order
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
     outcome = yield

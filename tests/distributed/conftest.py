@@ -1,5 +1,6 @@
 """One multi-worker deployment for the tests of this directory (tests/distributed/_cluster.py):
-starting it (Redis, git daemon, the Dagster daemon, 3 workers) takes ~30-60 s, so they share it;
+starting it (Redis, git daemon, the Dagster daemon, 3 workers) takes ~30-60 s, so they share it
+(under ``make test``'s ``--dist loadgroup`` one per ``xdist_group``: two, side by side);
 each test sweeps its own new findings, pushed to the remote first, so the earlier tests' units
 are history to it. A redelivered batch waits 90 s (the visibility timeout must exceed the
 longest batch, ~25 s here under load)."""

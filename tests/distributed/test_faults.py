@@ -23,6 +23,9 @@ pytestmark = [pytest.mark.postgres, pytest.mark.sandbox, pytest.mark.slow,
               pytest.mark.timeout(1200)]
 CAMPAIGN = "yaml-safe-load"
 RANGE_START = "dagster/asset_partition_range_start"
+# Under ``--dist loadgroup`` (``make test``) the tests of one group run on one worker, one
+# after the other on the deployment it starts (tests/distributed/conftest.py ``cluster``): two
+# deployments side by side, not one per test, each with ~250 s of faults to run.
 
 
 def wait_for(what: str, check: Callable[[], Any], sweep: subprocess.Popen[str],
@@ -99,6 +102,7 @@ def _fetch(cluster: Cluster) -> bool:
     return True
 
 
+@pytest.mark.xdist_group("cluster-a")
 def test_a_worker_killed_mid_unit(cluster: Cluster) -> None:
     from fleet.forge.remote import Refused, push
     from fleet.forge.worktree import branch_name
@@ -139,6 +143,7 @@ def test_a_worker_killed_mid_unit(cluster: Cluster) -> None:
     cluster.wait_ready([victim])
 
 
+@pytest.mark.xdist_group("cluster-b")
 def test_the_daemon_killed_mid_sweep_and_started_again(cluster: Cluster) -> None:
     add_packages(cluster, ["dmone", "dmtwo"])
     sweep = cluster.start_sweep()
@@ -166,6 +171,7 @@ def test_the_daemon_killed_mid_sweep_and_started_again(cluster: Cluster) -> None
     assert not (cluster.root / "coordinator" / "home" / "graph").exists()
 
 
+@pytest.mark.xdist_group("cluster-b")
 def test_the_broker_restarted_mid_sweep(cluster: Cluster) -> None:
     add_packages(cluster, ["brone", "brtwo", "brthree"], sleep_s=4)
     mark = {n: w.log.read_bytes().count(b"] received") for n, w in cluster.workers.items()}
