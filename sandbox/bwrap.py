@@ -113,9 +113,11 @@ class BwrapSandbox:
         env: Mapping[str, str],
         run_uid: RunUid | None = None,
         source: Path | None = None,
+        scratch_bytes: int | None = None,
     ) -> list[str]:
         """The bwrap argv for one command (without the limits prelude). ``source``: what is
         bound at the worktree's path (the disk quota's overlay of it; default the worktree).
+        ``scratch_bytes``: the size of each private tmpfs (``/tmp``, the home): the disk quota.
 
         With ``run_uid`` (root without cgroups) there is no user namespace: bwrap keeps just the
         capabilities ``setpriv`` needs to become the run's uid, which then keeps only
@@ -151,10 +153,11 @@ class BwrapSandbox:
                 args += ["--tmpfs", secret, "--remount-ro", secret]
             elif p.exists():
                 args += ["--ro-bind", "/dev/null", secret]
-        args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+        size = [] if scratch_bytes is None else ["--size", str(max(scratch_bytes, 1 << 20))]
+        args += ["--proc", "/proc", "--dev", "/dev", *size, "--tmpfs", "/tmp"]
         home = str(host_home())
         for hidden in dict.fromkeys(["/home", "/root", home, "/run", "/var", "/srv", "/mnt"]):
-            args += ["--tmpfs", hidden]
+            args += [*size, "--tmpfs", hidden]
         args += ["--perms", "0777", "--dir", SANDBOX_HOME]
         for ro in self.config.readonly_paths:
             if ro.exists():
@@ -181,7 +184,9 @@ class BwrapSandbox:
             with disk_quota(cwd, lim.disk_bytes, drop_caps=False) as quota:
                 source = quota.merged if quota is not None else None
                 enter = quota.enter if quota is not None else []
-                cmd = self.command(via_shell(argv), cwd, sandbox_env(env), run_uid, source)
+                cmd = self.command(
+                    via_shell(argv), cwd, sandbox_env(env), run_uid, source, lim.disk_bytes
+                )
                 try:
                     raw = run_process(
                         [*prelude(lim, group, run_uid=run_uid), *enter, *cmd],

@@ -134,3 +134,19 @@ def test_the_quota_holds_for_a_user_that_is_not_root(kind: str) -> None:
         assert (work / "keep.txt").read_text() == "keep\n" and not (work / "gone.txt").exists()
     finally:
         shutil.rmtree(top, ignore_errors=True)
+
+
+def test_bwrap_scratch_is_bounded_by_the_quota_too(worktree: Path) -> None:
+    # /tmp and the home are private tmpfs in bwrap: each one is the quota's size, so a
+    # command cannot park gigabytes there either (they would sit in the host's memory)
+    from sandbox import BwrapSandbox
+
+    script = (
+        "head -c 30000000 /dev/zero > /tmp/x || echo tmp-full; "
+        'head -c 30000000 /dev/zero > "$HOME/y" || echo home-full; '
+        "wc -c < /tmp/x"
+    )
+    res = BwrapSandbox().run(
+        ["/bin/sh", "-c", script], worktree, timeout=60, limits=Limits(disk_bytes=10 * MB)
+    )
+    assert res.stdout.split() == ["tmp-full", "home-full", str(10 * MB)], (res, res.stderr)
