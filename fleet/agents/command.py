@@ -9,6 +9,14 @@ same gates as any agent's (an edit outside the unit's write set is rejected by `
 A fixer that is missing, exits with a code outside ``fix.exit_codes``, hangs past
 ``fix.timeout_s`` or whose tools cannot be installed ends the unit with ``StopReason.ERROR`` and
 the tool's own last lines; the repository is untouched (the worktree is thrown away).
+
+With ``fix.requirements`` the unit also writes the files declaring a moved requirement (the
+planner leases them): after the command has changed the code, the agent's second step moves
+the declared pin there (:func:`fleet.campaigns.codemods.requirements.declarations_step`, the
+codemod agent's step), so the gates judge the patched tree in an environment of the new range.
+Those files are not handed to the command unless the unit has a finding in them; a command that
+changed nothing moves no pin (the unit is ``nothing_to_do``: a pin moved without the code would
+break the project).
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fleet.campaigns.codemods.requirements import declarations_step, unit_declarations
 from fleet.campaigns.spec import Campaign
 from fleet.campaigns.toolenv import ToolInstallFailed, command_env, expand_command, tool_bin
 from fleet.errors import GitError
@@ -51,7 +60,9 @@ class CommandAgent:
         on_step: StepCallback | None = None,
     ) -> AgentOutcome:
         fix = self.campaign.fix
-        files = [p for p in unit.paths if (workspace.path / p).is_file()]
+        pins = set(unit_declarations(unit, workspace.path)) if fix.requirements else set()
+        pins -= {f.path for f in unit.findings}
+        files = [p for p in unit.paths if p not in pins and (workspace.path / p).is_file()]
         if not files:
             return _outcome("", (), StopReason.NOTHING_TO_DO, "the unit has no files")
         try:
@@ -82,7 +93,19 @@ class CommandAgent:
         if not patch:
             return _outcome("", (step,), StopReason.NOTHING_TO_DO,
                             f"{fix.command[0]} changed nothing:\n{tail}")
-        return _outcome(patch, (step,), StopReason.FINISHED,
+        steps: tuple[AgentStep, ...] = (step,)
+        if fix.requirements:
+            pin = declarations_step(unit, workspace.path, fix.requirements, 1)
+            steps += (pin,)
+            try:
+                patch = workspace_diff(workspace)
+            except GitError as exc:
+                return _outcome("", steps, StopReason.ERROR, str(exc))
+            if on_step is not None:
+                on_step(pin, patch)
+            if not pin.ok:
+                return _outcome("", steps, StopReason.ERROR, pin.result)
+        return _outcome(patch, steps, StopReason.FINISHED,
                         f"{fix.command[0]} over {len(files)} file(s)")
 
 

@@ -31,7 +31,7 @@ from fleet.graph import read_source
 from fleet.types import AgentStep, WorkUnit
 
 __all__ = ["check_moves", "declarations_step", "declaring_files", "rewrite_declarations",
-           "rewrite_text"]
+           "rewrite_text", "unit_declarations"]
 
 _NAMED = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
 # name, [extras], the specifier (up to a marker, a comment or the end), the rest
@@ -317,11 +317,17 @@ def rewrite_declarations(root: Path, moves: Mapping[str, str],
     return changed
 
 
+def unit_declarations(unit: WorkUnit, root: Path) -> list[str]:
+    """The declaration files under ``root`` that ``unit`` writes (``path::<module>`` in its
+    write set, as the planner leases them)."""
+    return [p for p in _candidates(root) if f"{p}::<module>" in unit.write_set]
+
+
 def declarations_step(unit: WorkUnit, root: Path, moves: Mapping[str, str],
                       index: int) -> AgentStep:
     """The agent's step that moves the requirements in the declaration files of ``unit``'s
     write set (``path::<module>``, as the planner leases them), with what it changed."""
-    mine = [p for p in _candidates(root) if f"{p}::<module>" in unit.write_set]
+    mine = unit_declarations(unit, root)
     arguments: dict[str, object] = {"paths": mine, "requirements": dict(moves)}
     try:
         changed = rewrite_declarations(root, moves, mine)
