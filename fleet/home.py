@@ -29,9 +29,9 @@ from fleet.errors import ConfigError
 from fleet.forge._git import output as _git
 
 __all__ = ["HOME_DIR", "IDENTITY_FILE", "HomeMismatch", "RepoIdentity", "belongs_elsewhere",
-           "check_home", "check_store", "claim_home", "default_home", "exclude_home",
-           "home_of", "identify", "recorded_identity", "repo_root", "repository_key",
-           "state_cache", "store_key"]
+           "check_home", "check_mirror_home", "check_store", "claim_home", "default_home",
+           "exclude_home", "home_of", "identify", "recorded_identity", "repo_root",
+           "repository_key", "state_cache", "store_key"]
 
 HOME_DIR = ".fleet"
 IDENTITY_FILE = "repository.json"
@@ -225,6 +225,20 @@ def claim_home(home: Path, repo: Path | str) -> RepoIdentity:
     if recorded_identity(home) != current or not (home / IDENTITY_FILE).is_file():
         _write(home, current)
     return current
+
+
+def check_mirror_home(home: Path, mirror: Path, url: str) -> None:
+    """A sweep by URL works in its mirror under ``home`` (``fleet.forge.remote.mirror_of``):
+    ``home`` recorded for any other repository (another URL's mirror, a checkout) is refused
+    in one line naming both, before anything is cloned into it."""
+    home = Path(home).resolve()
+    recorded = recorded_identity(home) if home.is_dir() else None
+    if recorded is None or Path(recorded.root) == Path(mirror).resolve():
+        return
+    raise HomeMismatch(f"state directory {home} belongs to the repository "
+                       f"{recorded.describe()}, not to {url} (its mirror {mirror}): a sweep by "
+                       "URL keeps its state in --home / FLEET_HOME, else in the .fleet of the "
+                       f"current directory; pass another --home for {url}")
 
 
 def home_of(repo: Path | str | None, home: Path | str | None = None) -> Path:

@@ -115,8 +115,8 @@ def register(app: typer.Typer) -> None:
         through .git/info/exclude); one that belongs to another repository is refused (exit 2).
         A campaign another sweep is sweeping on the same state directory is refused (exit 3)."""
         from fleet.errors import FleetError
-        from fleet.forge.remote import is_url
-        from fleet.home import check_home, check_store, claim_home, repo_root
+        from fleet.forge.remote import is_url, mirror_of
+        from fleet.home import check_home, check_mirror_home, check_store, claim_home, repo_root
 
         if not is_url(repo) and not Path(repo).is_dir():
             typer.echo(f"error: {repo}: no such directory (a git checkout or a URL)", err=True)
@@ -128,6 +128,9 @@ def register(app: typer.Typer) -> None:
         try:
             if not is_url(repo) and repo_root(repo) is not None:  # before its settings are read
                 check_home(home, repo)
+            elif is_url(repo):  # before its mirror is cloned into the state directory
+                check_mirror_home(home, mirror_of(repo, {**os.environ,
+                                                         "FLEET_HOME": str(home)}), repo)
             local = in_process(in_process_flag)
             settings = sweep_settings(repo, home, campaign, agents, sandbox, forge, agent)
             preflight(settings)

@@ -172,3 +172,16 @@ def test_the_default_state_is_the_repositorys_own_from_any_directory(
     assert main(["rollback", "--repo", str(b), "--unit", "u1", "--to", "0"]) == 1
     assert "no restorable agent steps of unit u1" in capsys.readouterr().err  # A's u1: not B's
     assert not (work / ".fleet").exists()
+
+
+def test_a_sweep_by_url_refuses_another_repositorys_state_before_cloning(
+    repos: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    a_home = repos["A"] / ".fleet"
+    url = repos["B"].resolve().as_uri()
+    code = main(["sweep", url, "-c", "yaml-safe-load", "--sandbox", "bwrap", "--in-process",
+                 "--home", str(a_home)])
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert code == 2 and len(err) == 1, err
+    assert str(repos["A"].resolve()) in err[0] and url in err[0]
+    assert not (a_home / "mirrors").exists()  # B's mirror was never cloned into A's state
