@@ -9,7 +9,7 @@ export DAGSTER_HOME ?= $(CURDIR)/.fleet/dagster
 
 .PHONY: install deps-demo deps-test test lint typecheck layers pytest demo ui bench clean
 
-$(STAMP): pyproject.toml setup.py fleet/graph/_c/pyextract.c fleet/graph/_c/condense.c fleet/graph/_c/runtime.c $(wildcard third_party/tree-sitter/src/*.c third_party/tree-sitter/src/*.h)
+$(STAMP): pyproject.toml setup.py $(wildcard fleet/graph/_c/*.c) $(wildcard third_party/tree-sitter/src/*.c third_party/tree-sitter/src/*.h)
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[test]'

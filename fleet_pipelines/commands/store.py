@@ -182,7 +182,7 @@ def ledger_show(
     kind: Annotated[str | None, typer.Option(help="Only this event kind.")] = None,
     repository: Annotated[str | None, typer.Option(
         "--repository", help="Only this repository's events (its store key, as every line "
-        "shows it in [brackets]) and those of no repository.")] = None,
+        "shows it in \\[brackets]) and those of no repository.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
     store: StoreOption = None,
 ) -> None:
