@@ -28,7 +28,8 @@ EMBEDDED_EVENT_LOG = "PooledSqliteEventLogStorage"  # fleet_pipelines.storage
 
 
 def run_queue_config(agents: int = 2, runs_per_campaign: int = 4, max_runs: int = 8,
-                     start_timeout_s: int = 180, max_retries: int = 2) -> dict[str, Any]:
+                     start_timeout_s: int = 180, max_retries: int = 2,
+                     monitor_poll_s: int = 10) -> dict[str, Any]:
     """The ``run_coordinator``, ``concurrency``, ``code_servers``, ``run_monitoring`` and
     ``run_retries`` sections: at most
     ``max_runs`` runs in progress, ``runs_per_campaign`` of one campaign, ``agents`` steps of
@@ -38,14 +39,15 @@ def run_queue_config(agents: int = 2, runs_per_campaign: int = 4, max_runs: int 
     it).
 
     ``run_monitoring`` and ``run_retries`` (the daemon's): a run left ``STARTING`` (a daemon
-    killed between dequeuing and launching it) fails after ``start_timeout_s``, and a run that
-    failed where no step did (that, or its run worker died) is retried up to ``max_retries``
-    times; a failed step is never retried (a rejected patch is a verdict, not a fault). A sweep
-    follows a run into its retries (engine/_submit.py ``follow``)."""
+    killed between dequeuing and launching it) fails after ``start_timeout_s`` (checked every
+    ``monitor_poll_s``), and a run that failed where no step did (that, or its run worker died)
+    is retried up to ``max_retries`` times; a failed step is never retried (a rejected patch is
+    a verdict, not a fault). A sweep follows a run into its retries (engine/_submit.py
+    ``follow``)."""
     return {
         "code_servers": {"wait_for_local_processes_on_shutdown": True},
         "run_monitoring": {"enabled": True, "start_timeout_seconds": start_timeout_s,
-                           "poll_interval_seconds": 10, "max_resume_run_attempts": 0},
+                           "poll_interval_seconds": monitor_poll_s, "max_resume_run_attempts": 0},
         "run_retries": {"enabled": True, "max_retries": max_retries,
                         "retry_on_asset_or_op_failure": False},
         "run_coordinator": {

@@ -49,7 +49,7 @@ def worker_of_runs(cluster: Cluster) -> dict[str, tuple[str, list[str]]]:
     return out
 
 
-@pytest.mark.xdist_group("cluster-a")  # with the worker kill (test_faults.py)
+@pytest.mark.xdist_group("cluster-b")  # with the broker restart (test_faults.py)
 def test_batches_run_on_the_workers(cluster: Cluster, monkeypatch: pytest.MonkeyPatch,
                                     capsys: pytest.CaptureFixture[str]) -> None:
     add_packages(cluster, ["alpha", "beta", "gamma"])

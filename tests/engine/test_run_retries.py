@@ -70,7 +70,10 @@ def test_a_launch_lost_with_its_daemon_is_retried_and_the_sweep_ends_verified(
     repo = commit_files(git_repo, CONF_FILES, "conf")
     dagster_home = tmp_path / "dagster"
     dagster_home.mkdir()
-    config = {**instance_config(dagster_home), **run_queue_config(start_timeout_s=15)}
+    # a test instance's monitoring: the stuck run fails 15 s after it turned STARTING, checked
+    # every 2 s (the default's 10 s poll was up to 10 s more of the test asleep)
+    config = {**instance_config(dagster_home),
+              **run_queue_config(start_timeout_s=15, monitor_poll_s=2)}
     (dagster_home / "dagster.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     log = tmp_path / "sweep.log"
     fleet = Path(sys.executable).with_name("fleet")
