@@ -1,7 +1,8 @@
 """What a target's tests need installed, read from its own metadata without running any of it:
 the runtime dependencies (``[project] dependencies``, setup.cfg ``install_requires``,
-``setup(install_requires=...)``) and the test ones (the ``test``/``tests``/``testing`` extras,
-``tests_require``, tox's ``[testenv] deps``, ``requirements-test.txt`` and its kin)."""
+``setup(install_requires=...)``, Poetry's ``[tool.poetry.dependencies]``) and the test ones (the
+``test``/``tests``/``testing`` extras, ``tests_require``, tox's ``[testenv] deps``,
+``requirements-test.txt`` and its kin, Poetry's test and dev groups: :mod:`fleet.verify.poetry`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import configparser
 import re
 import tomllib
 from pathlib import Path
+
+from fleet.verify.poetry import poetry_requirements
 
 __all__ = ["test_requirements"]
 
@@ -65,7 +68,7 @@ def _pyproject(root: Path) -> list[str]:
     extras = project.get("optional-dependencies", {})
     for extra in _EXTRAS:
         out += [r for r in extras.get(extra, []) if isinstance(r, str)]
-    return out
+    return out + poetry_requirements(data)
 
 
 def _setup_cfg(root: Path) -> list[str]:
@@ -159,7 +162,9 @@ def _requirements_file(path: Path, root: Path, depth: int = 0) -> list[str]:
 
 def _own_name(root: Path) -> str:
     try:
-        name = tomllib.loads(_text(root / "pyproject.toml") or "").get("project", {}).get("name")
+        data = tomllib.loads(_text(root / "pyproject.toml") or "")
+        name = data.get("project", {}).get("name") or data.get("tool", {}).get(
+            "poetry", {}).get("name")
     except tomllib.TOMLDecodeError:
         name = None
     if not name:

@@ -4,11 +4,12 @@ version, so the project must ask for it, or every environment made from its meta
 gates' venvs, its users' installs) gets the old one.
 
 Where a requirement is declared: ``pyproject.toml`` (``[project] dependencies`` and
-``[project.optional-dependencies]``), ``setup.py`` (string literals of the lists given to
-``install_requires`` / ``tests_require`` / ``extras_require``, also through a module-level
-name or a ``setup(**{...})`` dict), ``setup.cfg`` (``[options] install_requires`` /
-``tests_require``, ``[options.extras_require]``) and ``requirements*.txt`` (at the root and
-in ``requirements/``).
+``[project.optional-dependencies]``; Poetry's ``[tool.poetry.dependencies]``, dev and group
+tables, written in Poetry's syntax: :mod:`fleet.campaigns.codemods._poetry_pins`), ``setup.py``
+(string literals of the lists given to ``install_requires`` / ``tests_require`` /
+``extras_require``, also through a module-level name or a ``setup(**{...})`` dict),
+``setup.cfg`` (``[options] install_requires`` / ``tests_require``,
+``[options.extras_require]``) and ``requirements*.txt`` (at the root and in ``requirements/``).
 Only the version specifier of a named requirement changes: its name, extras, environment
 marker, quotes, comments and every other byte stay (``"pydantic[email]>=1.8,<2; python_version
 >= '3.7'"`` -> ``"pydantic[email]>=2,<3; python_version >= '3.7'"``). A requirement already
@@ -27,6 +28,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 
+from fleet.campaigns.codemods._poetry_pins import TOML_HEADER, TOML_STRING, array_end, poetry_edits
 from fleet.graph import read_source
 from fleet.types import AgentStep, WorkUnit
 
@@ -37,8 +39,6 @@ _NAMED = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
 # name, [extras], the specifier (up to a marker, a comment or the end), the rest
 _PARTS = re.compile(r"^(\s*[A-Za-z0-9][A-Za-z0-9._-]*\s*(?:\[[^\]]*\])?\s*)"
                     r"([^;#@]*?)(\s*(?:[;#].*)?)$", re.S)
-_TOML_HEADER = re.compile(r"^\s*\[([^\]]+)\]\s*(?:#.*)?$", re.M)
-_TOML_STRING = re.compile(r"\"((?:[^\"\\\n]|\\.)*)\"|'([^'\n]*)'")
 
 
 def check_moves(value: object) -> dict[str, str] | str:
@@ -89,7 +89,7 @@ def _moved(requirement: str, moves: Mapping[str, str]) -> str | None:
 def _toml_arrays(text: str) -> Iterator[tuple[int, int]]:
     """Byte ranges of the ``[project] dependencies`` array and of the arrays of
     ``[project.optional-dependencies]``."""
-    headers = list(_TOML_HEADER.finditer(text))
+    headers = list(TOML_HEADER.finditer(text))
     for i, header in enumerate(headers):
         name = header[1].strip()
         end = headers[i + 1].start() if i + 1 < len(headers) else len(text)
@@ -102,25 +102,7 @@ def _toml_arrays(text: str) -> Iterator[tuple[int, int]]:
             continue
         for key in keys:
             start = body + key.end()
-            yield start, _array_end(text, start, end)
-
-
-def _array_end(text: str, start: int, limit: int) -> int:
-    i = start
-    while i < limit:
-        ch = text[i]
-        if ch in "\"'":
-            m = _TOML_STRING.match(text, i)
-            i = m.end() if m else i + 1
-            continue
-        if ch == "#":
-            nl = text.find("\n", i)
-            i = limit if nl < 0 else nl
-            continue
-        if ch == "]":
-            return i
-        i += 1
-    return limit
+            yield start, array_end(text, start, end)
 
 
 def _pyproject(text: str, moves: Mapping[str, str]) -> str:
@@ -132,7 +114,7 @@ def _pyproject(text: str, moves: Mapping[str, str]) -> str:
                 nl = text.find("\n", i, end)
                 i = end if nl < 0 else nl
                 continue
-            m = _TOML_STRING.match(text, i)
+            m = TOML_STRING.match(text, i)
             if m is None:
                 i += 1
                 continue
@@ -141,7 +123,7 @@ def _pyproject(text: str, moves: Mapping[str, str]) -> str:
             if new is not None:
                 edits.append((m.start() + 1, m.end() - 1, new))
             i = m.end()
-    return _apply(text, edits)
+    return _apply(text, edits + poetry_edits(text, moves))
 
 
 def _setup_py(text: str, moves: Mapping[str, str]) -> str:
