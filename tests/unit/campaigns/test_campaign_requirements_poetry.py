@@ -114,6 +114,12 @@ def test_every_poetry_form_moves_and_the_rest_stays() -> None:
     assert rewrite_text("pyproject.toml", moved, MOVE) == moved
     assert rewrite_text("pyproject.toml", '[tool.poetry.dependencies]\npydantic = "*"\n', MOVE
                         ) == '[tool.poetry.dependencies]\npydantic = "^2"\n'
+    multi = ('[tool.poetry.dependencies]\npydantic = [  # one per Python\n'
+             '    {version = "^1.8", python = "<3.10"},  # version = "^1.0" in a comment\n'
+             "    {markers = \"sys_platform == 'linux'\", version = '~1.9', python = \">=3.10\"},\n"
+             ']\nother = {version = "1", extras = ["pydantic = x"]}\n')
+    assert rewrite_text("pyproject.toml", multi, MOVE) == multi.replace(
+        '"^1.8"', '"^2"').replace("'~1.9'", "'^2'")
 
 
 def test_the_reader_takes_optional_ones_only_for_a_test_extra(tmp_path: Path) -> None:
