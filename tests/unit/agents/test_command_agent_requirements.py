@@ -2,7 +2,9 @@
 CommandAgent moves the project's declared pin (the codemod agent's ``declarations_step``, in the
 files the planner leased to the unit), so the unit's patch carries the pin move and the
 impacted-tests gate runs the patched tree in a venv of the new range and the base in one held
-below it. Real git, the bubblewrap sandbox, bump-pydantic 0.8.0 and pydantic from PyPI."""
+below it; for a PEP 621 ``[project]`` table and for Poetry's ``[tool.poetry.dependencies]``
+(moved to ``^2``, read as ``pydantic[email]>=2,<3``). Real git, the bubblewrap sandbox,
+bump-pydantic 0.8.0 and pydantic from PyPI."""
 
 from __future__ import annotations
 
@@ -38,6 +40,18 @@ dependencies = [
 """
 OLD_PIN = '    "pydantic>=1.8,<2",  # v1 models\n'
 NEW_PIN = '    "pydantic>=2,<3",  # v1 models\n'
+POETRY = """[tool.poetry]
+name = "plans"
+version = "0.1.0"
+description = "Poetry's own table"
+authors = ["A <a@example.org>"]
+
+[tool.poetry.dependencies]
+python = "^3.8"
+pydantic = {version = "^1.10", extras = ["email"]}  # v1 models
+"""
+POETRY_OLD = 'pydantic = {version = "^1.10", extras = ["email"]}  # v1 models\n'
+POETRY_NEW = 'pydantic = {version = "^2", extras = ["email"]}  # v1 models\n'
 
 
 @pytest.fixture
@@ -47,12 +61,19 @@ def repo(git_repo: Path) -> Path:
                         "a pydantic v1 project")
 
 
+@pytest.mark.parametrize(("pyproject", "old", "new", "before", "after"), [
+    (PYPROJECT, OLD_PIN, NEW_PIN, "pydantic>=1.8,<2", "pydantic>=2,<3"),
+    (POETRY, POETRY_OLD, POETRY_NEW, "pydantic[email]>=1.10,<2.0", "pydantic[email]>=2,<3"),
+], ids=["pep621", "poetry"])
 def test_bump_pydantic_moves_the_pin_and_the_gate_runs_the_patch_under_it(
-    repo: Path, store: Store, bwrap: Sandbox, monkeypatch: pytest.MonkeyPatch
+    repo: Path, store: Store, bwrap: Sandbox, monkeypatch: pytest.MonkeyPatch, pyproject: str,
+    old: str, new: str, before: str, after: str,
 ) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)  # the offline reviewer
     monkeypatch.setenv("FLEET_TEST_PYTHONS", "target")
     monkeypatch.delenv("FLEET_TEST_PYTHON", raising=False)
+    if pyproject != PYPROJECT:
+        commit_files(repo, {"pyproject.toml": pyproject}, "a Poetry project")
     campaign = load_campaign("pydantic-v2-bump")
     assert campaign.fix.requirements == {"pydantic": ">=2,<3"}
     plan = plan_campaign(repo, campaign)
@@ -63,18 +84,18 @@ def test_bump_pydantic_moves_the_pin_and_the_gate_runs_the_patch_under_it(
                   gates=VerifyGates(repo, plan.graph, campaign=campaign))
     result = run_unit(unit, env)
     assert result.status == "verified", result.detail
-    assert git(repo, "show", f"{result.branch}:pyproject.toml") == PYPROJECT.replace(
-        OLD_PIN, NEW_PIN)  # one line moved, every other byte kept
+    assert git(repo, "show", f"{result.branch}:pyproject.toml") == pyproject.replace(
+        old, new)  # one line moved, every other byte kept
     assert '@field_validator("cents")' in git(repo, "show", f"{result.branch}:models.py")
     tests = next(v for v in result.verdicts if v.gate == "impacted_tests")
     assert tests.status == "accept", tests
-    assert "from the base's declared requirements: pydantic>=1.8,<2" in tests.evidence
-    assert "from the patch's declared requirements: pydantic>=2,<3" in tests.evidence
+    assert f"from the base's declared requirements: {before}" in tests.evidence
+    assert f"from the patch's declared requirements: {after}" in tests.evidence
     steps = store.ledger.events(unit=unit.key, kind="agent.step")
     assert [s.payload["action"] for s in steps] == ["command", "requirements"]
     assert steps[1].payload["result"] == "rewrote: pydantic>=2,<3 declared in pyproject.toml"
-    assert NEW_PIN in steps[1].payload["diff"]
-    assert repo_untouched(repo) and (repo / "pyproject.toml").read_text() == PYPROJECT
+    assert f"+{new}" in steps[1].payload["diff"]
+    assert repo_untouched(repo) and (repo / "pyproject.toml").read_text() == pyproject
 
 
 def _command_campaign(script: str) -> str:
