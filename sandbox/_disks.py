@@ -12,6 +12,8 @@ nodes and writes through a host symlink are refused and reported, never applied.
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import functools
 import hashlib
 import io
 import os
@@ -228,7 +230,9 @@ def apply_output(disk: Path, work: Path, snapshot: Snapshot) -> Applied:
             if parents & blocked:
                 why: str | None = "inside a refused member"
             else:
-                why = _apply_member(tar, member, work, rel, snapshot)
+                why = _apply_member(tar, member, work, rel, snapshot, disk)
+            if member.isfile():
+                _release(disk, member)  # applied or refused: the host no longer needs it
             if why is None:
                 done.written += 1
             elif why != "unchanged":
@@ -238,8 +242,50 @@ def apply_output(disk: Path, work: Path, snapshot: Snapshot) -> Applied:
     return done
 
 
+_PUNCH_HOLE = 0x01 | 0x02  # FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _punch(disk: Path, offset: int, size: int) -> None:
+    """Give the host back the output disk's whole blocks in ``[offset, offset + size)`` (a best
+    effort: a file system without hole punching keeps them until the disk goes after the run)."""
+    start, end = -(-offset // 4096) * 4096, (offset + size) // 4096 * 4096
+    if end <= start:
+        return
+    fd = os.open(disk, os.O_WRONLY)
+    try:
+        _libc().fallocate(fd, _PUNCH_HOLE, ctypes.c_long(start), ctypes.c_long(end - start))
+    finally:
+        os.close(fd)
+
+
+def _release(disk: Path, member: tarfile.TarInfo) -> None:
+    """A member applied or refused: the host no longer needs its blocks on the output disk."""
+    _punch(disk, member.offset_data, member.size)
+
+
+def _copy_releasing(src: IO[bytes], out: IO[bytes], disk: Path, offset: int) -> None:
+    """Copy a member out of the output disk in 1 MiB chunks, punching each chunk out of the
+    disk once written: the disk and the worktree never hold the guest's writes twice."""
+    done = 0
+    while chunk := src.read(1 << 20):
+        out.write(chunk)
+        out.flush()
+        _punch(disk, offset + done, len(chunk))
+        done += len(chunk)
+
+
 def _apply_member(
-    tar: tarfile.TarFile, member: tarfile.TarInfo, work: Path, rel: str, snap: Snapshot
+    tar: tarfile.TarFile,
+    member: tarfile.TarInfo,
+    work: Path,
+    rel: str,
+    snap: Snapshot,
+    disk: Path | None = None,
 ) -> str | None:
     target = work / rel
     if not _no_symlink_parents(work, rel):
@@ -289,7 +335,10 @@ def _apply_member(
     assert data_src is not None
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
     with os.fdopen(fd, "wb") as out, data_src:
-        shutil.copyfileobj(data_src, out)
+        if member.isfile() and disk is not None:
+            _copy_releasing(data_src, out, disk, member.offset_data)
+        else:
+            shutil.copyfileobj(data_src, out)
         os.fchmod(out.fileno(), mode)
     if member.isfile():
         os.utime(target, (member.mtime, member.mtime), follow_symlinks=False)
