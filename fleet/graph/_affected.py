@@ -19,6 +19,8 @@ from collections.abc import Iterable, Mapping
 
 from fleet.graph._model import MODULE, FileData
 
+__all__ = ["affected_files", "fixture_scopes", "interface_keys"]
+
 
 def _bases(fd: FileData) -> dict[str, tuple[str, ...]]:
     out: dict[str, list[str]] = {}

@@ -25,6 +25,18 @@ from fleet.graph._refs import FileRefs
 if TYPE_CHECKING:
     import networkx as nx
 
+__all__ = [
+    "Adjacency",
+    "Masks",
+    "add_refs",
+    "build_graph",
+    "condense",
+    "condense_python",
+    "digraph",
+    "patch_graph",
+    "tarjan",
+]
+
 _MODULE_SUFFIX = f"::{MODULE}"
 Adjacency = dict[str, dict[str, dict[str, Any]]]
 Masks = dict[str, dict[str, int]]

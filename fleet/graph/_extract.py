@@ -23,6 +23,8 @@ from fleet.graph._lang import DEF, IMPORT, LOCAL, REF, LanguageSpec, compiled
 from fleet.graph._model import MODULE, FileData, FileRecord, RawRef, Symbol
 from fleet.graph._shared import count_lines, pytest_file, scope_at
 
+__all__ = ["extract", "extract_query"]
+
 _CHAIN = re.compile(rb"[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*")
 _WS = re.compile(rb"\s+")
 _TAIL = re.compile(rb"(?:[ \t]*\.[ \t]*[A-Za-z_]\w*)*")

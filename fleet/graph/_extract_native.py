@@ -21,6 +21,8 @@ from fleet.graph._imports import _absolute
 from fleet.graph._model import MODULE, FileData, FileRecord, RawRef, Symbol
 from fleet.graph._shared import count_lines, pytest_file, scope_at
 
+__all__ = ["Pos", "available", "extract_python", "threaded", "threads"]
+
 # (start, end, row, col) of an import's node
 Pos = tuple[int, int, int, int]
 _LOADED_THREADED = [False]  # the mode the extension was initialised in

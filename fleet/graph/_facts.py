@@ -23,6 +23,8 @@ import re
 
 from fleet.graph._model import MODULE, FileData, RawRef
 
+__all__ = ["add_facts", "annotation_name"]
+
 _ANNOTATION = re.compile(
     rb"\)\s*->\s*(?P<ann>[^:]+?)\s*:\s*\Z", re.S)
 _OPTIONAL = re.compile(r"(?:typing\.)?Optional\[\s*([A-Za-z_][\w.]*)\s*\]\Z")

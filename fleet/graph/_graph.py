@@ -28,6 +28,8 @@ from fleet.graph._shared import gc_paused
 if TYPE_CHECKING:
     import networkx as nx
 
+__all__ = ["SymbolGraph", "is_test_file"]
+
 _TEST_BASE_SUFFIXES = ("TestCase",)
 
 

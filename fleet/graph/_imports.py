@@ -12,6 +12,8 @@ from collections.abc import Callable
 
 import tree_sitter as ts
 
+__all__ = ["READERS", "Binding", "go_imports", "js_imports", "python_imports"]
+
 Binding = tuple[str | None, str, ts.Node]
 
 

@@ -34,6 +34,17 @@ from fleet.graph._model import FileData, FileRecord, Reference
 from fleet.graph._resolve import Resolver, python_module_names
 from fleet.graph._shared import count_lines, gc_paused
 
+__all__ = [
+    "MAX_FILE_BYTES",
+    "IndexingError",
+    "Phase",
+    "Progress",
+    "gc_paused",
+    "index",
+    "read_source",
+    "source_files",
+]
+
 Progress = Callable[[int, int, str], None]
 """``progress(done, total, path)``, called after each file."""
 Phase = Callable[[str], None]

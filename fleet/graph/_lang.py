@@ -14,6 +14,21 @@ from importlib import resources
 
 import tree_sitter as ts
 
+__all__ = [
+    "DEF",
+    "IMPORT",
+    "LANGUAGE_NAMES",
+    "LOCAL",
+    "NONE",
+    "PRIORITY",
+    "REF",
+    "SPECS",
+    "Compiled",
+    "LanguageSpec",
+    "compiled",
+    "spec_for",
+]
+
 
 def _python() -> object:
     import tree_sitter_python

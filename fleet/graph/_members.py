@@ -16,6 +16,8 @@ from collections.abc import Callable
 from fleet.graph._model import MODULE, FileData, RawRef
 from fleet.graph._types import Typing
 
+__all__ = ["Members"]
+
 
 class Members(Typing):
     """Mixed into ``Resolver``: member lookups, MROs and dotted names over the repository."""

@@ -10,6 +10,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
+__all__ = [
+    "EDGE_KIND",
+    "MODULE",
+    "FileData",
+    "FileRecord",
+    "FileStatus",
+    "RawRef",
+    "RefKind",
+    "Reference",
+    "Symbol",
+    "SymbolKind",
+]
+
 SymbolKind = Literal["module", "class", "function", "method", "variable"]
 RefKind = Literal["call", "attribute", "name", "import", "inherit"]
 FileStatus = Literal["ok", "partial", "skipped"]

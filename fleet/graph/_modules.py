@@ -8,6 +8,8 @@ from collections.abc import Iterable, Mapping
 
 from fleet.graph._model import MODULE, FileData
 
+__all__ = ["module_table", "python_module_names"]
+
 _SRC_DIRS = ("src", "lib", "python")
 
 

@@ -31,6 +31,8 @@ from fleet.graph._index import gc_paused
 from fleet.graph._model import FileData, FileRecord, RawRef, Reference, Symbol
 from fleet.graph._refs import FileRefs
 
+__all__ = ["FORMAT", "ForeignSnapshot", "SnapshotError", "load", "save"]
+
 # 7: parenthesised single assignment targets are variables; names NFKC-normalised
 # 8: type facts (attribute types, return annotations, properties, __all__) and call-chain
 #    references; super(), typed attributes, module-level instances, star re-exports resolved

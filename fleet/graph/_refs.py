@@ -16,6 +16,8 @@ from typing import overload
 
 from fleet.graph._model import RawRef, Reference
 
+__all__ = ["DROPPED", "EXACT", "PREFIX", "FileRefs"]
+
 DROPPED, EXACT, PREFIX = 0, 1, 2
 
 

@@ -7,6 +7,8 @@ import contextlib
 import gc
 from collections.abc import Iterator
 
+__all__ = ["count_lines", "gc_paused", "pytest_file", "scope_at"]
+
 
 def count_lines(src: bytes) -> int:
     return src.count(b"\n") + (1 if src and not src.endswith(b"\n") else 0)

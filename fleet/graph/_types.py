@@ -22,6 +22,8 @@ from typing import TypeVar
 
 from fleet.graph._model import FileData, RawRef, Symbol
 
+__all__ = ["T", "Typing"]
+
 T = TypeVar("T")
 
 _SELF_TYPES = frozenset({"Self", "typing.Self", "typing_extensions.Self"})
