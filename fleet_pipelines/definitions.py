@@ -22,6 +22,8 @@ from fleet_pipelines.schedules import build_schedules
 from fleet_pipelines.sensors import build_sensors
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from fleet.campaigns.spec import Campaign
 
 __all__ = ["GATES", "build_campaigns", "build_definitions", "current_summary", "defs", "gates_for"]
@@ -51,14 +53,16 @@ def build_definitions(settings: FleetSettings,
         return _build(settings, campaigns)
 
 
-def build_campaigns(settings: FleetSettings) -> list[CampaignAssets]:
-    """The asset chain of every campaign of ``settings``; each campaign file is read here, once
-    per build, and its loaded value is what the assets, schedules and sensors use."""
+def build_campaigns(settings: FleetSettings,
+                    loaded: Sequence[Campaign] | None = None) -> list[CampaignAssets]:
+    """The asset chain of every campaign of ``settings``; its loaded value is what the assets,
+    schedules and sensors use: ``loaded`` (the campaigns of ``settings``, in order, as the caller
+    loaded them: no file is read again), else each campaign file read here, once per build."""
     from fleet.campaigns.spec import load_campaign
 
+    specs = list(loaded) if loaded is not None else [load_campaign(n) for n in settings.campaigns]
     chains = []
-    for name in settings.campaigns:
-        spec = load_campaign(name)
+    for spec in specs:
         chains.append(campaign_assets(spec, gates_for(spec), SYMBOL_GRAPH,
                                       batch_size=settings.batch_size))
     return chains

@@ -14,6 +14,9 @@ from typing import TYPE_CHECKING
 import typer
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from fleet.campaigns.spec import Campaign
     from fleet_pipelines.commands._sweep import SweepReport
     from fleet_pipelines.resources import FleetSettings
 
@@ -27,9 +30,11 @@ def dagster_home_of(home: Path) -> Path:
     return Path(os.environ.get("DAGSTER_HOME") or home / "dagster")
 
 
-def run_sweep(settings: FleetSettings, dagster_home: Path, local: bool = False) -> SweepReport:
+def run_sweep(settings: FleetSettings, dagster_home: Path, local: bool = False,
+              campaigns: Sequence[Campaign] | None = None) -> SweepReport:
     """Sweep on the instance at ``dagster_home``, every run submitted to it, or with ``local``
-    executed in this process (``_sweep._execute`` when no engine is current)."""
+    executed in this process (``_sweep._execute`` when no engine is current); ``campaigns``:
+    those of ``settings`` as ``preflight`` loaded them (else they are loaded once here)."""
     from contextlib import nullcontext
 
     from rich.console import Console
@@ -61,17 +66,18 @@ def run_sweep(settings: FleetSettings, dagster_home: Path, local: bool = False) 
 
         engine = nullcontext() if local else submitting(instance, settings.env(), say)
         with engine:  # every run submitted to the instance, unless --in-process
-            return sweep(settings, instance, say=say)
+            return sweep(settings, instance, say=say, campaigns=campaigns)
 
 
-def swept(settings: FleetSettings, dagster_home: Path, local: bool = False) -> SweepReport:
+def swept(settings: FleetSettings, dagster_home: Path, local: bool = False,
+          campaigns: Sequence[Campaign] | None = None) -> SweepReport:
     """``run_sweep``, with a campaign that another sweep holds on the state directory refused
     in one line (exit 3)."""
     from fleet.home import HomeMismatch
     from fleet_pipelines.commands._sweep import SweepBusy
 
     try:
-        return run_sweep(settings, dagster_home, local)
+        return run_sweep(settings, dagster_home, local, campaigns)
     except SweepBusy as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(BUSY_EXIT) from exc

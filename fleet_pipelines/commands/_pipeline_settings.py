@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from fleet.campaigns.spec import Campaign
     from fleet_pipelines.resources import FleetSettings
 
 __all__ = ["ENGINES", "check_sandbox", "check_test_python", "in_process", "preflight",
@@ -79,11 +80,13 @@ def check_test_python(python: str, sandbox: str, cwd: Path) -> None:
             f"sandbox ({last}); it needs pytest, and a path the sandbox shows (not under /tmp)")
 
 
-def preflight(settings: FleetSettings) -> None:
+def preflight(settings: FleetSettings) -> list[Campaign]:
     """What a sweep needs before its first Dagster run, each a ``ConfigError`` naming the input
     and what to do (else: a step's traceback minutes later, or an option silently unused when
     no unit runs): known --sandbox/--agent/--forge values, campaigns that load, a test
-    interpreter that runs pytest, and a git repository whose base branch has a commit."""
+    interpreter that runs pytest, and a git repository whose base branch has a commit. Returns
+    the campaigns as loaded, in ``settings.campaigns``' order: the sweep builds from them and
+    reads no campaign file again."""
     from fleet.campaigns.spec import load_campaign
     from fleet.errors import ConfigError
     from fleet.forge import branch_commit, git_output
@@ -93,8 +96,7 @@ def preflight(settings: FleetSettings) -> None:
         value = getattr(settings, option)
         if value not in allowed:
             raise ConfigError(f"--{option} {value!r}: expected one of {'|'.join(allowed)}")
-    for campaign in settings.campaigns:
-        load_campaign(campaign)
+    campaigns = [load_campaign(campaign) for campaign in settings.campaigns]
     repo = Path(settings.repo)
     if git_output(repo, "rev-parse", "--git-dir") is None:
         raise ConfigError(f"{repo} is not a git repository: the fleet works on commits "
@@ -107,6 +109,7 @@ def preflight(settings: FleetSettings) -> None:
     from fleet_pipelines.resources import check_forge
 
     check_forge(settings)
+    return campaigns
 
 
 def check_sandbox(name: str) -> None:

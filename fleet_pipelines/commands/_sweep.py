@@ -227,14 +227,17 @@ def campaign_locks(home: Path, campaigns: Sequence[str]) -> Iterator[None]:
         yield
 
 
-def sweep(settings: FleetSettings, instance: DagsterInstance, say: Say = print) -> SweepReport:
+def sweep(settings: FleetSettings, instance: DagsterInstance, say: Say = print,
+          campaigns: Sequence[Campaign] | None = None) -> SweepReport:
     """Run every campaign of ``settings`` over ``settings.repo`` end to end, holding each
-    campaign's sweep lock on the state directory (:func:`campaign_locks`)."""
+    campaign's sweep lock on the state directory (:func:`campaign_locks`). ``campaigns``: those
+    of ``settings`` as already loaded (``preflight``'s), else each file is read once here."""
     with campaign_locks(Path(settings.home), settings.campaigns):
-        return _sweep(settings, instance, say)
+        return _sweep(settings, instance, say, campaigns)
 
 
-def _sweep(settings: FleetSettings, instance: DagsterInstance, say: Say) -> SweepReport:
+def _sweep(settings: FleetSettings, instance: DagsterInstance, say: Say,
+           specs: Sequence[Campaign] | None = None) -> SweepReport:
     started = time.perf_counter()
     home = Path(settings.home)
     store = StoreResource(url=settings.store_url, repo=store_key(home, settings.repo))
@@ -246,7 +249,7 @@ def _sweep(settings: FleetSettings, instance: DagsterInstance, say: Say) -> Swee
     say("indexing the repository")
     # one index at a time per state directory: the graph snapshot and the base-tree export are
     # written in place (a second sweep then finds the index done and re-indexes nothing)
-    campaigns = build_campaigns(settings)  # each campaign file read once for the sweep
+    campaigns = build_campaigns(settings, specs)  # each campaign file read once for the sweep
     with hold(home / "locks" / "index.lock", f"indexing {settings.repo}"):
         old = (current_summary(settings) or {}).get("modules", {})
         _execute(build_definitions(settings, campaigns), index_job_name(), instance,

@@ -133,7 +133,7 @@ def register(app: typer.Typer) -> None:
                                                          "FLEET_HOME": str(home)}), repo)
             local = in_process(in_process_flag)
             settings = sweep_settings(repo, home, campaign, agents, sandbox, forge, agent)
-            preflight(settings)
+            loaded = preflight(settings)  # the campaigns as read once for the whole sweep
             claim_home(home, Path(settings.repo))
             check_store(settings.store_url, settings.repo)  # not another repository's file
             if redo:
@@ -141,7 +141,7 @@ def register(app: typer.Typer) -> None:
         except FleetError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from exc
-        print_report(swept(settings, dagster_home, local), settings)
+        print_report(swept(settings, dagster_home, local, loaded), settings)
 
     @app.command("demo")
     def demo_cmd(
