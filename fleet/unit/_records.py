@@ -23,6 +23,34 @@ from fleet.types import Cost, Finding, Grant, Verdict, WorkUnit
 if TYPE_CHECKING:
     from fleet.campaigns.spec import Campaign
 
+__all__ = [
+    "TERMINAL",
+    "UNIT_FINISHED",
+    "UNIT_PLANNED",
+    "UNIT_REQUEUED",
+    "ForeignUnit",
+    "UnitResult",
+    "UnitStatus",
+    "check_own",
+    "expand_unit_key",
+    "judged_with",
+    "latest_results",
+    "ledger_repository",
+    "load_units",
+    "record_planned",
+    "record_result",
+    "redo",
+    "requeue",
+    "resolve_units",
+    "result_from_dict",
+    "result_to_dict",
+    "settle",
+    "stamp_judged_with",
+    "unit_from_dict",
+    "unit_to_dict",
+    "untouched_findings",
+]
+
 class ForeignUnit(ConfigError):
     """A unit handed to a store scoped to another repository than the unit's own."""
 
@@ -338,7 +366,7 @@ def untouched_findings(patch: str, findings: Iterable[Finding]) -> list[Finding]
     the base in ``line .. line + lines of the snippet``): a codemod that knows no safe rewrite
     for a site (a Pydantic ``__root__`` model) leaves it, and a "verified" unit must not look
     like it fixed every finding it was given."""
-    from fleet.verify._patch import parse_patch
+    from fleet.verify import parse_patch
 
     try:
         files = parse_patch(patch)

@@ -13,12 +13,25 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from fleet.agents.anthropic_model import DEFAULT_MODEL
 from fleet_pipelines.commands.store import open_cli_store, store_url_option
+
+if TYPE_CHECKING:
+    from fleet.graph import SymbolGraph
+
+__all__ = [
+    "EXIT",
+    "base_graph",
+    "do_rollback",
+    "ledger_write_set",
+    "read_patch",
+    "register",
+    "verify_patch",
+]
 
 EXIT = {"accept": 0, "reject": 1, "unknown": 2}
 
@@ -216,16 +229,17 @@ def ledger_write_set(store_url: str | None, unit: str | None, patch: str,
         raw.close()
 
 
-_GRAPHS: dict[tuple[str, str], Any] = {}
+_GRAPHS: dict[tuple[str, str], SymbolGraph] = {}
 
 
-def base_graph(repo: Path, base: str) -> Any:
-    """The symbol graph of ``base`` (indexed from an exported tree; cached per commit)."""
+def base_graph(repo: Path, base: str) -> SymbolGraph | None:
+    """The symbol graph of ``base`` (indexed from an exported tree; cached per commit);
+    ``None`` when ``base`` names no commit."""
     import tempfile
 
     from fleet.forge import commit_of
     from fleet.graph import index
-    from fleet.verify._patch import export_tree
+    from fleet.verify import export_tree
 
     sha = commit_of(repo, base) or ""
     key = (str(repo), sha)
