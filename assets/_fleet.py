@@ -42,6 +42,23 @@ if TYPE_CHECKING:
     from fleet.campaigns.spec import Campaign
     from fleet.graph import SymbolGraph
 
+__all__ = [
+    "GRAPH_FILE",
+    "MAX_ISSUE_LINKS",
+    "FindReport",
+    "PlanReport",
+    "base_source",
+    "find",
+    "graph_dir",
+    "index",
+    "integrate",
+    "load_graph",
+    "plan",
+    "publish",
+    "self_merge",
+    "unit_env",
+]
+
 GRAPH_FILE = "symbol_graph.json"
 MAX_ISSUE_LINKS = 50
 log = logging.getLogger(__name__)

@@ -20,6 +20,8 @@ import typer
 if TYPE_CHECKING:
     from fleet.graph import ForeignSnapshot, SymbolGraph
 
+__all__ = ["PHASES", "edges", "graph_app", "index_command", "register", "show", "snapshot_key"]
+
 graph_app = typer.Typer(
     name="graph", help="Inspect the symbol graph of a repository.", no_args_is_help=True
 )

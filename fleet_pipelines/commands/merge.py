@@ -12,6 +12,8 @@ from typing import Annotated
 
 import typer
 
+__all__ = ["register"]
+
 
 def register(app: typer.Typer) -> None:
     @app.command("merge")

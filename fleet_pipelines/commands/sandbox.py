@@ -8,6 +8,8 @@ from typing import Annotated
 
 import typer
 
+__all__ = ["doctor", "register", "run", "sandbox_app"]
+
 sandbox_app = typer.Typer(
     name="sandbox",
     help="Sandbox backends: probe them, run a command the way an agent's command runs.",

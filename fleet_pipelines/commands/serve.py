@@ -14,6 +14,8 @@ from fleet_pipelines.commands.store import StoreOption, default_store_url
 if TYPE_CHECKING:
     from fleet.api import Launcher
 
+__all__ = ["register", "serve"]
+
 
 _SERVE_HELP = (
     "Serve the coordinator HTTP API (leases, jobs) with uvicorn.\n\n"

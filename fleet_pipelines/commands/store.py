@@ -16,6 +16,26 @@ import typer
 if TYPE_CHECKING:
     from fleet.store import Store
 
+__all__ = [
+    "StoreOption",
+    "default_store_url",
+    "ledger_app",
+    "ledger_checkpoint",
+    "ledger_show",
+    "ledger_verify",
+    "memory_add",
+    "memory_app",
+    "memory_list",
+    "memory_remove",
+    "open_cli_store",
+    "register",
+    "store_url_option",
+    "token_app",
+    "token_create",
+    "token_list",
+    "token_revoke",
+]
+
 def default_store_url(repo: Path | None = None) -> str:
     """``$FLEET_STORE_URL``, else ``fleet.db`` in ``$FLEET_HOME``, else in the state directory
     of the repository ``repo`` (default: the one the current directory is in). For a ``repo``

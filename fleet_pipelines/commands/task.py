@@ -18,6 +18,8 @@ import typer
 
 from fleet_pipelines.commands.store import store_url_option
 
+__all__ = ["register", "task_command"]
+
 
 def task_command(
     task: Annotated[str, typer.Argument(help="What the agent should do, in plain words.")],
