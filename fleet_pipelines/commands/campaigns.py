@@ -27,6 +27,17 @@ from fleet_pipelines.commands.store import store_url_option
 if TYPE_CHECKING:
     from fleet.plan import Plan
 
+__all__ = [
+    "CampaignOpt",
+    "RepoArg",
+    "RepoRef",
+    "campaigns_command",
+    "fix_command",
+    "gc_command",
+    "plan_command",
+    "register",
+]
+
 RepoArg = Annotated[Path, typer.Argument(help="The repository (a git checkout).")]
 RepoRef = Annotated[str, typer.Argument(
     metavar="REPO",
