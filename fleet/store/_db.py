@@ -17,6 +17,8 @@ from typing import Any, Generic, TypeVar
 
 from fleet.store.sql import Dialect, Migration, migrations, queries
 
+__all__ = ["C", "Database", "Pool", "Row", "Tx"]
+
 Row = dict[str, Any]
 C = TypeVar("C")
 

@@ -30,6 +30,20 @@ from fleet.backoff import backoff_s
 from fleet.store.keys import canonical_symbol
 from fleet.types import Acquired, AcquireResult, Grant, LeaseMode, LeaseRequest, Refused
 
+__all__ = [
+    "NAMESPACE_SEPARATOR",
+    "LeaseStoreBase",
+    "ancestors",
+    "conflicts",
+    "contains",
+    "descendant_range",
+    "fence_holds",
+    "grant_from_row",
+    "lease_namespace",
+    "normalize",
+    "refused_by",
+]
+
 NAMESPACE_SEPARATOR = "\x1e"  # a control character: no canonical key contains one
 
 

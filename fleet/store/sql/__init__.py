@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Literal
 
+__all__ = ["Dialect", "Migration", "migrations", "migrator", "parse_queries", "queries", "schema"]
+
 Dialect = Literal["sqlite", "postgres"]
 
 _NAME = re.compile(r"^--\s*name:\s*(?P<name>[a-z_][a-z0-9_]*)\s*$", re.MULTILINE)
