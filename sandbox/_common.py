@@ -15,6 +15,20 @@ from sandbox._limits import CgroupSet
 from sandbox._process import RawOutcome, decode
 from sandbox._protocol import EndReason, ExecResult, Limits, Sandbox
 
+__all__ = [
+    "SANDBOX_HOME",
+    "default_path",
+    "effective_limits",
+    "exit_code_of",
+    "find_binary",
+    "host_home",
+    "sandbox_env",
+    "timed_probe_run",
+    "to_result",
+    "toolchain_dirs",
+    "via_shell",
+]
+
 SANDBOX_HOME = "/home/sandbox"
 _LIMIT_SIGNALS = {signal.SIGXCPU, signal.SIGXFSZ}
 

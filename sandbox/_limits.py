@@ -25,6 +25,8 @@ from sandbox._process import signal_tree
 from sandbox._protocol import Limits
 from sandbox._run_uid import RunUid
 
+__all__ = ["CGROUP_ROOT", "STALE_AFTER_S", "CgroupSet", "create_cgroups", "prelude", "tree_killer"]
+
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 _PRELUDE = (
     'for f; do shift; [ "$f" = -- ] && break; echo $$ > "$f" || exit 125; done; {ulimits}exec "$@"'

@@ -36,6 +36,17 @@ from sandbox._protocol import EndReason, ExecResult, Limits
 if TYPE_CHECKING:
     from sandbox.microvm import MicroVMSandbox
 
+__all__ = [
+    "CTL_FILES",
+    "OUTPUT_DISK_MIN",
+    "block_readonly_paths",
+    "finish_script",
+    "output_disk_size",
+    "quota_size",
+    "run_block",
+    "setup_script",
+]
+
 OUTPUT_DISK_MIN = 4 * 1024**3  # sparse: costs the host only what the guest writes
 _BLOCK = 4096
 _FULL_KB = 64  # less than this left on the worktree's tmpfs: the command hit the quota

@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+__all__ = ["TRUNCATION_MARKER", "RawOutcome", "decode", "run_process", "signal_tree"]
+
 TRUNCATION_MARKER = "\n[... output truncated by the sandbox: {n} byte cap reached ...]\n"
 _CHUNK = 65536
 _DRAIN_AFTER_EXIT_S = 2.0

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+__all__ = ["EndReason", "ExecResult", "Limits", "ProbeResult", "Sandbox"]
+
 
 class EndReason(enum.StrEnum):
     EXITED = "exited"

@@ -35,6 +35,15 @@ from sandbox._protocol import ExecResult, Limits, ProbeResult
 from sandbox._quota import disk_quota, doctor_note
 from sandbox._run_uid import BWRAP_CAPS, RunUid, run_uid_for
 
+__all__ = [
+    "NOBODY",
+    "SECRET_PATHS",
+    "SYSTEM_DIRS",
+    "BwrapConfig",
+    "BwrapSandbox",
+    "create_and_remove_cgroup",
+]
+
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
 # Files and directories under the read-only system that hold host secrets: masked.
 SECRET_PATHS = (

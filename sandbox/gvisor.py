@@ -44,6 +44,17 @@ from sandbox._protocol import ExecResult, Limits, ProbeResult
 from sandbox._quota import disk_quota, doctor_note
 from sandbox.bwrap import SECRET_PATHS, SYSTEM_DIRS
 
+__all__ = [
+    "HOST_TASKS_PER_PROCESS",
+    "HOST_THREADS",
+    "LIMIT_MARK",
+    "RUNSC_TASKS",
+    "STATX_WARNING",
+    "STATX_WARNING_TAG",
+    "GVisorConfig",
+    "GVisorSandbox",
+]
+
 HOST_THREADS = 8192
 RUNSC_TASKS = 128
 HOST_TASKS_PER_PROCESS = 20

@@ -22,6 +22,8 @@ from sandbox._protocol import ExecResult, Limits, ProbeResult
 from sandbox._quota import disk_quota, doctor_note
 from sandbox._run_uid import run_uid_for
 
+__all__ = ["LocalSandbox"]
+
 log = logging.getLogger(__name__)
 
 

@@ -54,6 +54,14 @@ from sandbox.firecracker import (
     kvm_is_hardware,
 )
 
+__all__ = [
+    "GUEST_OVERHEAD_MB",
+    "KERNEL_CMDLINE",
+    "KVM_PROBE_TIMEOUT_S",
+    "MicroVMConfig",
+    "MicroVMSandbox",
+]
+
 KERNEL_CMDLINE = (
     "console=ttyS0 quiet loglevel=1 panic=-1 reboot=t nomodeset "
     "tsc_early_khz=2000000 lpj=4000000 no_timer_check"

@@ -27,6 +27,8 @@ from sandbox._guest_image import GuestImageError, guest_image
 from sandbox._protocol import EndReason, ExecResult, Limits
 from sandbox.microvm import GUEST_OVERHEAD_MB, MicroVMSandbox
 
+__all__ = ["BOOT_TIMEOUT_S", "HOST_GRACE_S", "MicroVMSession"]
+
 BOOT_TIMEOUT_S = 180.0
 HOST_GRACE_S = 30.0  # beyond a command's timeout before the host gives up on the guest
 _POLL_S = 0.02

@@ -14,6 +14,17 @@ from dataclasses import dataclass, field
 
 from sandbox._protocol import ProbeResult, Sandbox
 
+__all__ = [
+    "AUTO_LADDER",
+    "BACKENDS",
+    "SandboxUnavailable",
+    "Selection",
+    "make_sandbox",
+    "probe_all",
+    "resolve_sandbox",
+    "select_sandbox",
+]
+
 log = logging.getLogger(__name__)
 
 # name -> "module:Class", strongest first
