@@ -43,6 +43,13 @@ from fleet.unit._run import (
     run_unit,
     run_units,
 )
+from fleet.unit._span import (
+    RepositoryReport,
+    Span,
+    load_span,
+    render_span,
+    repository_report,
+)
 from fleet.unit._task import (
     TaskLauncher,
     TaskRequest,
@@ -61,6 +68,8 @@ __all__ = [
     "ForeignUnit",
     "Gates",
     "GitWorkspaces",
+    "RepositoryReport",
+    "Span",
     "TaskLauncher",
     "TaskRequest",
     "UnitEnv",
@@ -77,11 +86,14 @@ __all__ = [
     "latest_results",
     "lease_requests",
     "ledger_repository",
+    "load_span",
     "load_units",
     "record_planned",
     "record_result",
     "redo",
+    "render_span",
     "repo_untouched",
+    "repository_report",
     "requeue",
     "resolve_units",
     "result_from_dict",

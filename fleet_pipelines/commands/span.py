@@ -18,6 +18,8 @@ from typing import Annotated
 
 import typer
 
+__all__ = ["SHARED_STATE", "register", "span_command"]
+
 SHARED_STATE = ("FLEET_HOME", "DAGSTER_HOME")
 
 
@@ -37,7 +39,7 @@ def span_command(
     from fleet.home import default_home, store_key
     from fleet.store import open_store
     from fleet.store.repo_scope import scoped_store
-    from fleet.unit._span import RepositoryReport, load_span, render_span, repository_report
+    from fleet.unit import RepositoryReport, load_span, render_span, repository_report
 
     shared = [name for name in SHARED_STATE if os.environ.get(name)]
     if shared:
