@@ -1,8 +1,9 @@
 """The state directory (``FLEET_HOME``) and the repository it belongs to.
 
 Default: ``REPO/.fleet`` of the repository a command works on (its git top level), kept out of
-git through ``.git/info/exclude``; outside any repository, ``./.fleet``. ``--home`` and
-``FLEET_HOME`` override it.
+git through ``.git/info/exclude``; outside any repository, ``./.fleet``; a repository by URL,
+``.fleet/remotes/<name>-<hash>`` under the current directory's (its own, beside the others').
+``--home`` and ``FLEET_HOME`` override it.
 
 A state directory records its repository in ``repository.json`` (root path, first commit, the
 ``origin`` URL and the store key below) the first time a command uses it for one, and
@@ -109,7 +110,15 @@ def repository_key(repo: Path | str) -> str:
 
 def default_home(repo: Path | str | None = None) -> Path:
     """``REPO/.fleet`` for the repository ``repo`` (default: the current directory) is in;
-    ``<repo>/.fleet`` when it is in none."""
+    ``<repo>/.fleet`` when it is in none. A repository named by URL (a ``str``) has a state
+    directory of its own under the current directory's: ``.fleet/remotes/<name>-<hash>``
+    (``fleet.forge.remote.remote_dirname``; its mirror in it), so two URLs swept from one
+    directory never share one."""
+    if isinstance(repo, str):
+        from fleet.forge.remote import Remote, is_url, remote_dirname
+
+        if is_url(repo):
+            return default_home(None) / "remotes" / remote_dirname(Remote.parse(repo))
     where = Path(repo) if repo is not None else Path.cwd()
     root = repo_root(where)
     return (root or where.absolute()) / HOME_DIR
@@ -236,9 +245,9 @@ def check_mirror_home(home: Path, mirror: Path, url: str) -> None:
     if recorded is None or Path(recorded.root) == Path(mirror).resolve():
         return
     raise HomeMismatch(f"state directory {home} belongs to the repository "
-                       f"{recorded.describe()}, not to {url} (its mirror {mirror}): a sweep by "
-                       "URL keeps its state in --home / FLEET_HOME, else in the .fleet of the "
-                       f"current directory; pass another --home for {url}")
+                       f"{recorded.describe()}, not to {url} (its mirror {mirror}): use "
+                       f"{default_home(url)} (the default) or another --home / FLEET_HOME "
+                       f"for {url}")
 
 
 def home_of(repo: Path | str | None, home: Path | str | None = None) -> Path:

@@ -104,9 +104,8 @@ class FleetSettings:
         ``fleet sweep`` / ``fleet demo`` saved, so ``make ui`` shows that repository), then the
         embedded defaults."""
         env = dict(os.environ if environ is None else environ)
-        by_url = is_url(env.get("FLEET_REPO", "."))  # a URL: the state is the cwd's, per worker
-        home = env.get("FLEET_HOME") or str(default_home(None if by_url else
-                                                         env.get("FLEET_REPO", ".")))
+        # a URL's default state is its own under the cwd's .fleet/remotes (fleet.home)
+        home = env.get("FLEET_HOME") or str(default_home(env.get("FLEET_REPO", ".")))
         saved = Path(home) / SETTINGS_FILE
         if saved.is_file():
             try:

@@ -52,6 +52,7 @@ __all__ = [
     "push",
     "push_notes",
     "push_remote",
+    "remote_dirname",
     "remote_heads",
     "remote_refs",
     "remote_url",
@@ -81,10 +82,16 @@ class Refused:
     reason: str
 
 
+def remote_dirname(remote: Remote) -> str:
+    """``<name>-<10 hex digits of its URL>``: the directory name of ``remote``'s mirror and of
+    its default state directory (``fleet.home.default_home``)."""
+    digest = hashlib.sha256(remote.url.encode()).hexdigest()[:10]
+    return f"{remote.name}-{digest}"
+
+
 def mirror_path(remote: Remote, home: Path) -> Path:
     """Where the worker whose state directory is ``home`` keeps its clone of ``remote``."""
-    digest = hashlib.sha256(remote.url.encode()).hexdigest()[:10]
-    return home / "mirrors" / f"{remote.name}-{digest}"
+    return home / "mirrors" / remote_dirname(remote)
 
 
 def _line(stderr: bytes) -> str:
@@ -124,7 +131,10 @@ def _by_url(text: str, environ: Mapping[str, str] | None) -> tuple[str, Path, st
     if not is_url(text) and not push_url:
         return None
     url = text if is_url(text) else Path(text).resolve().as_uri()
-    return url, Path(env.get("FLEET_HOME") or default_home(None)).resolve(), push_url
+    # a URL's default state is its own (default_home); a path with $FLEET_REMOTE keeps the
+    # current directory's, as before
+    own = default_home(text if is_url(text) else None)
+    return url, Path(env.get("FLEET_HOME") or own).resolve(), push_url
 
 
 def mirror_of(text: str | Path, environ: Mapping[str, str] | None = None) -> Path:
@@ -137,8 +147,9 @@ def mirror_of(text: str | Path, environ: Mapping[str, str] | None = None) -> Pat
 def working_repository(text: str | Path, environ: Mapping[str, str] | None = None) -> Path:
     """The local repository a command works on for the repository argument ``text``: a local
     path as it is (nothing pushed: the embedded default); a URL, or any repository when
-    ``$FLEET_REMOTE`` is set, this process's synced mirror under ``$FLEET_HOME`` (else the
-    ``.fleet`` of the current directory's repository)."""
+    ``$FLEET_REMOTE`` is set, this process's synced mirror under ``$FLEET_HOME`` (else, for a
+    URL, its own state directory under the current directory's ``.fleet/remotes``, see
+    ``fleet.home.default_home``)."""
     from fleet.home import exclude_home, repo_root
 
     target = _by_url(str(text), environ)

@@ -23,9 +23,10 @@ ENGINES = ("submitted", "in-process")
 _CHOICES = {"agent": ("codemod", "claude"), "forge": ("local", "github")}
 
 
-def resolve_home(home: Path | None, repo: Path | None = None) -> Path:
+def resolve_home(home: Path | None, repo: Path | str | None = None) -> Path:
     """``--home``, else ``$FLEET_HOME``, else the state directory of the repository ``repo``
-    (default: the one the current directory is in) — ``REPO/.fleet``, see ``fleet.home``."""
+    (default: the one the current directory is in) — ``REPO/.fleet``; a URL (a ``str``): its
+    own under the current directory's ``.fleet/remotes``, see ``fleet.home``."""
     from fleet.home import default_home
 
     if home is not None:

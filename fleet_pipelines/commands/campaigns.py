@@ -109,8 +109,8 @@ def plan_command(
         repo = working_repository(repo_ref)
         if not is_url(str(repo_ref)) and repo_root(repo) is not None:
             key = repo_state(repo).key  # its own state directory (checked, nothing written)
-        else:  # by URL: the mirror in the current directory's state
-            key = store_key(home_of(None), repo)
+        else:  # by URL: the mirror in the URL's own state (fleet.home.default_home)
+            key = store_key(home_of(str(repo_ref)), repo)
         # the units' keys are those `fleet fix` and a sweep of this repository give them
         plan = plan_campaign(repo, load_campaign(campaign), repository=key)
     except FleetError as exc:
@@ -172,12 +172,12 @@ def fix_command(
     try:
         repo = working_repository(repo_ref)
         spec = load_campaign(campaign)
-        # the repository's own state (REPO/.fleet; by URL the current directory's), and its
+        # the repository's own state (REPO/.fleet; by URL its own under ./.fleet/remotes), and its
         # units, leases and ledger records on a store that may hold others (fleet.home)
         local = not is_url(str(repo_ref)) and repo_root(repo) is not None
         # (a path that is no checkout: the plan names it in one line)
         state = repo_state(repo, store=store) if local else None  # another's: refused
-        key = state.key if state is not None else store_key(home_of(None), repo)
+        key = state.key if state is not None else store_key(home_of(str(repo_ref)), repo)
         plan = plan_campaign(repo, spec, repository=key)
         if local:
             repo_state(repo, store=store, claim=True)

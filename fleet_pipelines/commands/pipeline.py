@@ -121,7 +121,7 @@ def register(app: typer.Typer) -> None:
         if not is_url(repo) and not Path(repo).is_dir():
             typer.echo(f"error: {repo}: no such directory (a git checkout or a URL)", err=True)
             raise typer.Exit(2)
-        home = resolve_home(home, None if is_url(repo) else Path(repo))
+        home = resolve_home(home, repo if is_url(repo) else Path(repo))
         dagster_home = dagster_home_of(home)
         if test_python is not None:  # read by the gates and the integration (inherited by runs)
             os.environ["FLEET_TEST_PYTHON"] = str(test_python.absolute())

@@ -104,7 +104,9 @@ def test_a_default_home_inside_a_checkout_keeps_the_mirror_out_of_its_status(
     monkeypatch.delenv("FLEET_HOME", raising=False)
     monkeypatch.delenv("FLEET_REMOTE", raising=False)
     mirror = working_repository(bare.as_uri())
-    assert mirror.is_relative_to(here / ".fleet" / "mirrors")
+    # the URL's own state directory, under the current directory's (fleet.home.default_home)
+    assert mirror.is_relative_to(here / ".fleet" / "remotes")
+    assert mirror.parent.name == "mirrors"
     assert git(here, "status", "--porcelain") == ""
 
 
