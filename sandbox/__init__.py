@@ -7,7 +7,8 @@ microvm``, KVM where a boot probe passes, else TCG), ``GVisorSandbox`` (``runsc`
 ``select_sandbox("auto")`` picks the strongest that works and logs why; ``probe_all()`` reports
 every backend for ``fleet sandbox doctor``. The guest image recipe for the microVM is in
 ``sandbox/guest/``; ``MicroVMSession`` keeps one microVM booted for the many commands of one
-work unit. Backends are imported lazily by name, so ``import sandbox`` stays cheap.
+work unit. ``toolchain_dirs()`` are the interpreter directories a backend shares read-only.
+Backends are imported lazily by name, so ``import sandbox`` stays cheap.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from sandbox.select import (
 )
 
 if TYPE_CHECKING:
+    from sandbox._common import toolchain_dirs
     from sandbox.bwrap import BwrapConfig, BwrapSandbox
     from sandbox.gvisor import GVisorSandbox
     from sandbox.local import LocalSandbox
@@ -51,6 +53,7 @@ __all__ = [
     "probe_all",
     "resolve_sandbox",
     "select_sandbox",
+    "toolchain_dirs",
 ]
 
 _LAZY = {
@@ -59,6 +62,7 @@ _LAZY = {
     "LocalSandbox": "sandbox.local",
     "GVisorSandbox": "sandbox.gvisor",
     "MicroVMSandbox": "sandbox.microvm",
+    "toolchain_dirs": "sandbox._common",
     "MicroVMSession": "sandbox.microvm_session",
 }
 

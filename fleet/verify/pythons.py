@@ -41,8 +41,7 @@ from fleet.verify.target import (
     supported_pythons,
     version_text,
 )
-from sandbox import MicroVMSandbox
-from sandbox._common import toolchain_dirs
+from sandbox import MicroVMSandbox, toolchain_dirs
 
 __all__ = ["Plan", "cache_dir", "judged_environment", "plan", "provision", "sandbox_seeing"]
 
