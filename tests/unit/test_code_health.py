@@ -25,3 +25,91 @@ def test_the_protocols_of_fleet_are_in_fleet_protocols() -> None:
                     for b in node.bases):
                 elsewhere.append(f"{path.relative_to(ROOT)}: {node.name}")
     assert elsewhere == []
+
+
+PACKAGES = ("fleet", "assets", "fleet_pipelines", "sandbox")
+
+
+def _bound(tree: ast.Module) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return names
+
+
+def test_every_module_has_an_all_of_names_it_binds() -> None:
+    """A package's public API is its ``__all__`` (shared/STYLE.md), in every module: each name in
+    it is one the module defines or imports."""
+    missing, unbound = [], []
+    for package in PACKAGES:
+        for path in _modules(package):
+            tree = ast.parse(path.read_text())
+            listed = next((node.value for node in tree.body
+                           if isinstance(node, (ast.Assign, ast.AnnAssign))
+                           and any(isinstance(t, ast.Name) and t.id == "__all__"
+                                   for t in (node.targets if isinstance(node, ast.Assign)
+                                             else [node.target]))), None)
+            rel = str(path.relative_to(ROOT))
+            if not isinstance(listed, ast.List):
+                missing.append(rel)
+                continue
+            bound = _bound(tree) | _lazy_names(tree)
+            unbound += [f"{rel}: {e.value}" for e in listed.elts
+                        if isinstance(e, ast.Constant) and e.value not in bound]
+    assert missing == []
+    assert unbound == []
+
+
+def _lazy_names(tree: ast.Module) -> set[str]:
+    """Names a package resolves in its module ``__getattr__`` (the keys of its name -> module
+    tables, ``_LAZY`` / ``_MODULES``)."""
+    if not any(isinstance(n, ast.FunctionDef) and n.name == "__getattr__" for n in tree.body):
+        return set()
+    return {k.value for node in tree.body if isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Dict)
+            for k in node.value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+
+
+def _imports(path: Path) -> list[str]:
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.append(node.module)
+        elif isinstance(node, ast.Import):
+            out += [a.name for a in node.names]
+    return out
+
+
+def test_no_package_imports_another_fleet_packages_private_module() -> None:
+    """``fleet.verify._exec`` was imported by four other packages (issue 13): a private module of
+    a fleet package (``fleet.<pkg>._x``) is imported only inside that package; other packages
+    use the package's ``__all__``. The one exception is ``fleet.forge._git``, the one module
+    through which fleet runs git (issue 13: "one git module ... used everywhere")."""
+    offenders = []
+    for package in PACKAGES:
+        for path in _modules(package):
+            mine = ".".join(path.relative_to(ROOT).parent.parts)  # the importer's package
+            for module in _imports(path):
+                parts = module.split(".")
+                private = next((i for i, p in enumerate(parts) if p.startswith("_")), None)
+                if parts[0] != "fleet" or private is None or private < 2:
+                    continue
+                owner = ".".join(parts[:private])
+                if module == "fleet.forge._git" or f"{mine}.".startswith(f"{owner}."):
+                    continue
+                offenders.append(f"{path.relative_to(ROOT)}: {module}")
+    assert offenders == []
+
+
+def test_fleet_uses_only_the_sandbox_packages_public_api() -> None:
+    """``fleet`` reaches ``sandbox`` through ``import sandbox`` alone (DESIGN.md: "it uses only
+    the public ``Sandbox`` protocol of ``sandbox``"), never a ``sandbox._*`` module."""
+    offenders = [f"{path.relative_to(ROOT)}: {module}"
+                 for path in _modules("fleet") for module in _imports(path)
+                 if module.startswith("sandbox.")]
+    assert offenders == []
