@@ -1,14 +1,9 @@
 """GitHubForge against FakeGitHub: the real PyGithub over real HTTP on 127.0.0.1, real
-``git push`` into a bare repository that stands in for github.com's git side."""
+``git push`` into a bare repository that stands in for github.com's git side. Filing finding
+issues is tested in test_github_forge_issues.py; the shared helpers are in _github_forge.py."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,77 +14,22 @@ from fleet.forge.github import (
     BODY_LIMIT,
     GitHubForge,
     GitHubForgeConfig,
-    UnitReport,
     render_change_body,
 )
 from fleet.protocols import Forge
-from fleet.types import ChangeRef, Finding, Verdict, WorkUnit
-
-REPO = "acme/shop"
-TOKEN = "ghp_test_token_123"
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def git(cwd: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@fleet.invalid",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@fleet.invalid"}
-    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True,
-                          text=True).stdout.strip()
-
-
-def commit_on(repo: Path, branch: str, name: str, text: str) -> str:
-    git(repo, "checkout", "-q", "-B", branch, "main")
-    (repo / name).write_text(text)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", f"change {name}")
-    git(repo, "checkout", "-q", "main")
-    return git(repo, "rev-parse", branch)
-
-
-@pytest.fixture
-def remote(git_repo: Path, tmp_path: Path) -> Path:
-    bare = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
-    git(git_repo, "push", "-q", str(bare), "main")
-    return bare
-
-
-@pytest.fixture
-def fake(remote: Path) -> Iterator[FakeGitHub]:
-    with FakeGitHub(token=TOKEN) as server:
-        server.add_repo(REPO, git_dir=remote)
-        yield server
-
-
-def make_forge(fake: FakeGitHub, remote: Path, **overrides: object) -> GitHubForge:
-    settings: dict[str, object] = {"repo": REPO, "token": TOKEN, "base_url": fake.base_url,
-                                   "push_url": str(remote), "throttle": False, "retries": 0}
-    settings.update(overrides)
-    return GitHubForge(GitHubForgeConfig(**settings))  # type: ignore[arg-type]
-
-
-@pytest.fixture
-def forge(fake: FakeGitHub, remote: Path) -> Iterator[GitHubForge]:
-    with make_forge(fake, remote) as f:
-        yield f
-
-
-def finding(n: int, fingerprint: str | None = None) -> Finding:
-    return Finding(fingerprint=fingerprint or f"fp{n:04d}" + "ab" * 8, campaign="retire-legacy",
-                   rule="legacy-charge", symbol=f"billing/invoices.py::InvoiceService.m{n}",
-                   path="billing/invoices.py", line=90 + n, col=17, start_byte=10 * n,
-                   end_byte=10 * n + 5, snippet=f"legacy.charge(cid, {n})",
-                   message="billing.legacy.charge is retired; use billing.payments.charge")
-
-
-def unit_report(key: str, findings: tuple[Finding, ...], ledger: tuple[int, ...]) -> UnitReport:
-    unit = WorkUnit(key=key, campaign="retire-legacy", base_commit="a" * 40,
-                    write_set=tuple(f.symbol for f in findings), read_set=(),
-                    findings=findings, rank=3, wave=1)
-    verdicts = (Verdict("patch_applies", "accept", "applied cleanly to aaaaaaaaaaaa"),
-                Verdict("impacted_tests", "accept", "12 passed in 0.8s | tests/test_invoices.py"),
-                Verdict("reviewer", "reject", "unsure about the currency argument"))
-    return UnitReport(unit, verdicts, ledger, diffstat=" billing/invoices.py | 4 ++--")
+from fleet.types import ChangeRef
+from tests.integration._github_forge import (  # noqa: F401  (the remote, fake, forge fixtures)
+    REPO,
+    TOKEN,
+    commit_on,
+    fake_fixture,
+    finding,
+    forge_fixture,
+    git,
+    make_forge,
+    remote_fixture,
+    unit_report,
+)
 
 
 def test_forge_satisfies_the_protocol(forge: GitHubForge) -> None:
@@ -188,96 +128,6 @@ def test_a_huge_body_is_cut_to_the_limit_and_names_the_rest() -> None:
     assert "`unit-059`" in body.split("_Body limit reached; further units:_")[1]
 
 
-def test_a_finding_is_filed_once(fake: FakeGitHub, forge: GitHubForge, remote: Path) -> None:
-    first = forge.file_issue(finding(1), "Retire legacy charge in m1", "Please fix.")
-    again = forge.file_issue(finding(1), "Retire legacy charge in m1", "Please fix.")
-    assert first.created and not again.created and first.number == again.number
-    with make_forge(fake, remote) as fresh:  # a new client with an empty cache finds it too
-        assert fresh.file_issue(finding(1), "t", "b").number == first.number
-        assert fresh.find_issue(finding(2).fingerprint) is None
-    (issue,) = fake.issues(REPO)
-    assert issue["_labels"] == ["fleet-finding"]
-    assert f"<!-- fleet-finding: {finding(1).fingerprint} -->" in issue["body"]
-    assert "`billing/invoices.py:91:17` in `billing/invoices.py::InvoiceService.m1`" in (
-        issue["body"])
-
-
-def test_a_closed_finding_issue_is_not_filed_again(
-    fake: FakeGitHub, forge: GitHubForge, remote: Path
-) -> None:
-    ref = forge.file_issue(finding(5), "t", "b")
-    fake.set_state(REPO, ref.number, "closed")  # a human closed it as won't fix
-    with make_forge(fake, remote) as next_sweep:  # a later sweep, with a cold cache
-        again = next_sweep.file_issue(finding(5), "t", "b")
-    assert (again.number, again.created) == (ref.number, False)
-    assert len(fake.issues(REPO)) == 1
-
-
-def test_issue_index_pages_through_many_issues(fake: FakeGitHub, remote: Path) -> None:
-    with make_forge(fake, remote, per_page=2) as forge:
-        refs = [forge.file_issue(finding(i), f"finding {i}", "b") for i in range(5)]
-    with make_forge(fake, remote, per_page=2) as cold:
-        assert [cold.file_issue(finding(i), "t", "b").number for i in range(5)] == [
-            r.number for r in refs]
-    pages = [p for m, p in fake.requests if m == "GET" and p.endswith("/issues")]
-    assert len(pages) >= 3  # 5 issues at 2 per page were read through the Link header
-
-
-FILE_SCRIPT = """
-import json, sys
-from fleet.forge.github import GitHubForge, GitHubForgeConfig
-from fleet.types import Finding
-cfg = GitHubForgeConfig(repo=sys.argv[1], token=sys.argv[2], base_url=sys.argv[3],
-                        throttle=False, retries=0)
-f = Finding(**json.loads(sys.argv[4]))
-with GitHubForge(cfg) as forge:
-    ref = forge.file_issue(f, "from another process", "body")
-print(json.dumps({"number": ref.number, "created": ref.created}))
-"""
-
-
-def test_files_once_across_processes(fake: FakeGitHub, forge: GitHubForge) -> None:
-    f = finding(7)
-    mine = forge.file_issue(f, "t", "b")
-
-    def other_process() -> dict[str, object]:
-        out = subprocess.run(
-            [sys.executable, "-c", FILE_SCRIPT, REPO, TOKEN, fake.base_url,
-             json.dumps(f.__dict__)],
-            cwd=ROOT, capture_output=True, text=True, check=True, timeout=60)
-        return dict(json.loads(out.stdout))
-
-    assert other_process() == {"number": mine.number, "created": False}
-    assert len(fake.issues(REPO)) == 1
-
-
-def test_concurrent_filers_converge_on_one_open_issue(fake: FakeGitHub, remote: Path) -> None:
-    """Both filers see no issue, both create one (creation is slowed so they overlap); both
-    then settle on the lower number and the later one is closed as a duplicate."""
-    fake.latency[f"POST /repos/{REPO}/issues"] = 0.4
-    forges = [make_forge(fake, remote) for _ in range(2)]
-    barrier = threading.Barrier(2)
-    results: list[object] = [None, None]
-
-    def run(i: int) -> None:
-        barrier.wait()
-        results[i] = forges[i].file_issue(finding(9), "racy", "b")
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    for f in forges:
-        f.close()
-    numbers = {r.number for r in results}  # type: ignore[attr-defined]
-    assert numbers == {1}
-    assert sorted(r.created for r in results) == [False, True]  # type: ignore[attr-defined]
-    issues = {i["number"]: i for i in fake.issues(REPO)}
-    assert issues[1]["state"] == "open"
-    assert issues[2]["state"] == "closed" and issues[2]["state_reason"] == "not_planned"
-    assert ("POST", f"/repos/{REPO}/issues/2/comments") in fake.requests
-
 
 def test_checks_read_the_combined_status_of_the_head(
     git_repo: Path, fake: FakeGitHub, forge: GitHubForge
@@ -365,17 +215,6 @@ def test_config_from_environment() -> None:
         GitHubForgeConfig.from_env({"GITHUB_TOKEN": "t"})
     with pytest.raises(ConfigError, match="TOKEN"):
         GitHubForgeConfig.from_env({"FLEET_GITHUB_REPO": "acme/shop"})
-
-
-def test_a_pull_request_quoting_a_marker_is_not_the_finding_issue(
-    git_repo: Path, forge: GitHubForge
-) -> None:
-    commit_on(git_repo, "fleet/q", "j.txt", "x\n")
-    marker = f"<!-- fleet-finding: {finding(3).fingerprint} -->"
-    forge.publish(str(git_repo), "fleet/q", "t", f"fixes {marker}", labels=["fleet-finding"])
-    assert forge.find_issue(finding(3).fingerprint) is None
-    filed = forge.file_issue(finding(3), "t", "b")
-    assert filed.created and filed.number == 2
 
 
 def test_publishes_states_and_issues_are_ledgered(
