@@ -16,6 +16,9 @@ run against peers:
    ``FOR UPDATE SKIP LOCKED`` loop;
 3. the seed scenario: 16 agents, 80 endpoints with overlapping symbol needs, with symbol leases vs
    file-level locks vs one global lock: makespan and achieved parallelism.
+
+The peers' worker processes (``bench_leases.py _worker NAME ...``) are in
+``benchmarks/_lease_workers.py``, the summary tables in ``benchmarks/_lease_summary.py``.
 """
 
 from __future__ import annotations
@@ -24,7 +27,6 @@ import argparse
 import json
 import os
 import random
-import statistics
 import subprocess
 import sys
 import threading
@@ -33,6 +35,8 @@ import uuid
 from typing import Any
 
 import psycopg
+from _lease_summary import summarize  # benchmarks/: the summary tables
+from _lease_workers import WORKERS  # benchmarks/: the peers, run as subprocesses
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from fleet.store import open_store
@@ -40,81 +44,6 @@ from fleet.store.invariants import Hold, check_holds
 from fleet.types import Acquired, LeaseRequest
 
 HERE = os.path.abspath(__file__)
-
-
-# ---------------------------------------------------------------- peers (run as subprocesses)
-def naive_lease_worker(dsn: str, pool_size: int, duration: float, start_at: float, seed: int):
-    rng = random.Random(seed)
-    holder = f"n{seed}"
-    grants, refused, latencies, starts = 0, 0, [], []
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        time.sleep(max(0.0, start_at - time.time()))
-        end = time.monotonic() + duration
-        while time.monotonic() < end:
-            i = rng.randrange(pool_size)
-            symbol = f"pkg/m{i // 50}.py::C{i % 50}"
-            t0 = time.perf_counter()
-            row = conn.execute(
-                "INSERT INTO naive_leases (symbol, holder, expires_at) "
-                "VALUES (%s, %s, now() + interval '60 s') "
-                "ON CONFLICT (symbol) DO UPDATE SET holder = excluded.holder, "
-                "expires_at = excluded.expires_at WHERE naive_leases.expires_at < now() "
-                "RETURNING symbol",
-                (symbol, holder),
-            ).fetchone()
-            latencies.append(time.perf_counter() - t0)
-            if row is None:
-                refused += 1
-                continue
-            grants += 1
-            starts.append(t0)
-            conn.execute(
-                "DELETE FROM naive_leases WHERE symbol = %s AND holder = %s", (symbol, holder)
-            )
-    return {"grants": grants, "refused": refused, "latencies": latencies, "starts": starts}
-
-
-def naive_queue_worker(dsn: str, batch: int, duration: float, start_at: float, seed: int):
-    claimed = 0
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        time.sleep(max(0.0, start_at - time.time()))
-        end = time.monotonic() + duration
-        while time.monotonic() < end:
-            rows = conn.execute(
-                "WITH c AS (SELECT id FROM naive_queue WHERE status = 'queued' ORDER BY id "
-                "LIMIT %s FOR UPDATE SKIP LOCKED) UPDATE naive_queue q SET status = 'claimed', "
-                "claimed_by = %s FROM c WHERE q.id = c.id RETURNING q.id",
-                (batch, f"n{seed}"),
-            ).fetchall()
-            if not rows:
-                break
-            claimed += len(rows)
-        elapsed = duration - (end - time.monotonic())
-    return {"claimed": claimed, "elapsed": min(elapsed, duration)}
-
-
-def fleet_queue_worker(dsn: str, batch: int, duration: float, start_at: float, seed: int):
-    claimed = 0
-    store = open_store(dsn, migrate=False)
-    try:
-        time.sleep(max(0.0, start_at - time.time()))
-        end = time.monotonic() + duration
-        while time.monotonic() < end:
-            tasks = store.queue.claim(f"w{seed}", ["bench"], limit=batch)
-            if not tasks:
-                break
-            claimed += len(tasks)
-        elapsed = duration - (end - time.monotonic())
-    finally:
-        store.close()
-    return {"claimed": claimed, "elapsed": min(elapsed, duration)}
-
-
-WORKERS = {
-    "naive_lease": naive_lease_worker,
-    "naive_queue": naive_queue_worker,
-    "fleet_queue": fleet_queue_worker,
-}
 
 
 # ---------------------------------------------------------------- orchestration
@@ -412,7 +341,7 @@ def main() -> int:
                 r = simulate(dsn, strategy)
                 results["scenario"].append({"run": run, **r})
         results["load_after"] = os.getloadavg()
-        _summarize(results)
+        summarize(results)
     finally:
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(
@@ -447,74 +376,6 @@ def _lease_section(
                 f"{r['load_1m']:.1f} |",
                 flush=True,
             )
-
-
-def _median(values: list[float]) -> float:
-    return statistics.median(values) if values else float("nan")
-
-
-def _summarize(results: dict[str, Any]) -> None:
-    """Medians over the runs (ratios: the median of the per-run ratios), printed and stored."""
-    summary: dict[str, Any] = {"leases": [], "queue": [], "scenario": []}
-    keys = sorted({(r["pool"], r["procs"]) for r in results["leases"]}, key=lambda k: (-k[0], k[1]))
-    print("\nmedians over the runs")
-    print(
-        "| pool | procs | grants/s | p50 ms | p99 ms | violations | naive grants/s "
-        "| naive p50 / p99 ms | ours / naive | CPU µs/grant ours (client + server + WAL writer) "
-        "| naive | naive CPU / ours |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for pool, procs in keys:
-        rows = [r for r in results["leases"] if (r["pool"], r["procs"]) == (pool, procs)]
-        m = {
-            k: _median([r[k] for r in rows])
-            for k in (
-                "grants_s",
-                "p50_ms",
-                "p99_ms",
-                "naive_grants_s",
-                "naive_p50_ms",
-                "naive_p99_ms",
-                "ratio",
-                "cpu_ratio",
-            )
-        }
-        for side in ("cpu_us", "naive_cpu_us"):
-            m[side] = {k: _median([r[side][k] for r in rows]) for k in rows[0][side]}
-        m.update(pool=pool, procs=procs, violations=sum(r["violations"] for r in rows))
-        summary["leases"].append(m)
-        c, n = m["cpu_us"], m["naive_cpu_us"]
-        print(
-            f"| {pool} | {procs} | {m['grants_s']:.0f} | {m['p50_ms']:.2f} | {m['p99_ms']:.1f} | "
-            f"{m['violations']} | {m['naive_grants_s']:.0f} | {m['naive_p50_ms']:.2f} / "
-            f"{m['naive_p99_ms']:.1f} | {m['ratio']:.2f} | {c['total']:.0f} ({c['client']:.0f} + "
-            f"{c['server']:.0f} + {c['walwriter']:.0f}) | {n['total']:.0f} ({n['client']:.0f} + "
-            f"{n['server']:.0f} + {n['walwriter']:.0f}) | {m['cpu_ratio']:.2f} |"
-        )
-    if results["queue"]:
-        print("\n| queue (16 processes) | fleet claims/s | plain SKIP LOCKED claims/s |")
-        print("|---|---|---|")
-    for batch in sorted({r["batch"] for r in results["queue"]}):
-        rows = [r for r in results["queue"] if r["batch"] == batch]
-        m = {
-            k: _median([r[k] for r in rows])
-            for k in ("fleet_queue_claims_s", "naive_queue_claims_s")
-        }
-        m["batch"] = batch
-        summary["queue"].append(m)
-        label = "single" if batch == 1 else f"batched ({batch})"
-        print(f"| {label} | {m['fleet_queue_claims_s']:.0f} | {m['naive_queue_claims_s']:.0f} |")
-    if results["scenario"]:
-        print("\n| seed scenario (16 agents, 80 endpoints) | makespan s | parallelism |")
-        print("|---|---|---|")
-    for strategy in ("symbol leases", "file locks", "global lock"):
-        rows = [r for r in results["scenario"] if r["strategy"] == strategy]
-        if rows:
-            m = {k: _median([r[k] for r in rows]) for k in ("makespan_s", "parallelism")}
-            m["strategy"] = strategy
-            summary["scenario"].append(m)
-            print(f"| {strategy} | {m['makespan_s']:.2f} | {m['parallelism']:.1f} |")
-    results["summary"] = summary
 
 
 def _finish(path: str | None, results: dict[str, Any]) -> int:
