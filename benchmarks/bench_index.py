@@ -21,6 +21,8 @@ SNAPSHOT`` process (cold: no snapshot; interpreter start, imports, extraction, r
 graph, ranks, snapshot) with 1 extraction thread and with the default (one per core), against
 the ``ast`` peer's process, interleaved: CPU-s (user + sys), wall, peak RSS from ``wait4``,
 and our phases from ``fleet index``'s progress lines. Writes bench_index_whole.json.
+(``benchmarks/_index_whole.py``; the default mode's summary and table:
+``benchmarks/_index_tables.py``.)
 """
 
 from __future__ import annotations
@@ -28,12 +30,10 @@ from __future__ import annotations
 import argparse
 import ast
 import gc
-import itertools
 import json
 import os
 import resource
 import shutil
-import statistics
 import subprocess
 import sys
 import sysconfig
@@ -47,6 +47,8 @@ RESULTS = HERE / "results"
 sys.path.insert(0, str(ROOT))
 
 from _corpora import django_corpus  # noqa: E402
+from _index_tables import compare_ids, summarize, table  # noqa: E402
+from _index_whole import whole, whole_table  # noqa: E402
 
 
 # -- corpora ---------------------------------------------------------------------------------
@@ -326,120 +328,6 @@ def _reresolved(new: object, old: object) -> int:
                if new._refs.get(p) is not old._refs.get(p))  # type: ignore[attr-defined]
 
 
-# -- whole process ---------------------------------------------------------------------------
-def _run_whole(cmd: list[str], env: dict[str, str]) -> tuple[dict[str, float], str, str]:
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    w0 = time.perf_counter()
-    # the pipes are small for these outputs: wait4 first, then read what is buffered
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - w0
-    out = proc.stdout.read().decode() if proc.stdout else ""
-    err = proc.stderr.read().decode() if proc.stderr else ""
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode:
-        raise SystemExit(f"{cmd} failed:\n{err}")
-    return ({"cpu_s": usage.ru_utime + usage.ru_stime, "wall_s": wall,
-             "rss_mb": usage.ru_maxrss / 1024}, out, err)
-
-
-def _phases(stderr: str) -> dict[str, float]:
-    """CPU-s of each phase from ``fleet index``'s lines (``resolve  started  3.1 s  (CPU
-    2.9 s)``): the CPU at a phase's start minus the CPU at the previous one's."""
-    marks = []
-    for line in stderr.splitlines():
-        words = line.split()
-        if "(CPU" in words:
-            marks.append((words[0], float(words[words.index("(CPU") + 1])))
-    out = {}
-    for (name, cpu), (_, nxt) in itertools.pairwise(marks):
-        out[f"{name}_cpu_s"] = round(nxt - cpu, 3)
-    if marks:
-        out["startup_cpu_s"] = marks[0][1]
-    return out
-
-
-def whole(names: list[str], runs: int, baseline: Path | None = None) -> dict[str, object]:
-    """``baseline``: another checkout of this project (its extension built in place), run
-    the same way with it first on ``PYTHONPATH``, interleaved with ours: before/after in one
-    run."""
-    fleet = str(Path(sys.executable).with_name("fleet"))
-    results: dict[str, object] = {"python": sys.version.split()[0], "cpus": os.cpu_count(),
-                                  "load_avg_start": os.getloadavg()[0]}
-    for name, (root, exclude) in corpora(names).items():
-        rows: dict[str, list[dict[str, float]]] = {"ours_1": [], "ours": [], "ast": []}
-        if baseline is not None:
-            rows = {"base": [], "base_1": [], **rows}
-        with tempfile.TemporaryDirectory(prefix="bench_whole_") as tmp:
-            snap = Path(tmp) / "graph.pickle"
-            ours = [fleet, "index", str(root), "-o", str(snap), "--progress-every", "1e9",
-                    *[f"--exclude={p}" for p in exclude]]
-            peer = [sys.executable, __file__, "--worker", "ast", "--root", str(root),
-                    "--out", str(Path(tmp) / "ast.json"), *[f"--exclude={p}" for p in exclude]]
-            for _ in range(runs):
-                for kind in rows:
-                    snap.unlink(missing_ok=True)
-                    env = dict(os.environ)
-                    if kind.endswith("_1"):
-                        env["FLEET_GRAPH_THREADS"] = "1"
-                    if kind.startswith("base"):
-                        env["PYTHONPATH"] = str(baseline)
-                    got, out, err = _run_whole(ours if kind != "ast" else peer, env)
-                    if kind == "ast":
-                        got["extract_cpu_s"] = json.loads(out.strip().splitlines()[-1])[
-                            "extract_cpu_s"]
-                    else:
-                        got.update(_phases(err))
-                    rows[kind].append(got)
-                    print(f"{name} {kind}: {got}", file=sys.stderr)
-        med = {kind: {k: _median(v, k) for k in v[0]} for kind, v in rows.items()}  # type: ignore[arg-type]
-        results[name] = {
-            **med, "runs": runs,
-            **{f"{kind}_runs": [r["cpu_s"] for r in got] for kind, got in rows.items()},
-            **{f"{kind}_wall_runs": [r["wall_s"] for r in got] for kind, got in rows.items()},
-            **{f"{kind}_rss_runs": [r["rss_mb"] for r in got] for kind, got in rows.items()},
-            **_ratios(med, "ours"),
-        }
-        if baseline is not None:
-            results[name].update({f"base_{k}": v for k, v in _ratios(med, "base").items()})
-    results["load_avg_end"] = os.getloadavg()[0]
-    return results
-
-
-def _ratios(med: dict[str, dict[str, float]], kind: str) -> dict[str, float]:
-    return {
-        "cpu_ratio": med["ast"]["extract_cpu_s"] / med[kind]["cpu_s"],
-        "rss_ratio": med[kind]["rss_mb"] / med["ast"]["rss_mb"],
-        "wall_drop_threads": med[f"{kind}_1"]["wall_s"] / med[kind]["wall_s"],
-    }
-
-
-def whole_table(results: dict[str, object]) -> str:
-    out = ["| corpus | process | CPU-s | wall-s | peak RSS MB | phases CPU-s |", "|---" * 6 + "|"]
-    for name in ("django", "stdlib"):
-        r = results.get(name)
-        if not isinstance(r, dict):
-            continue
-        for kind, label in (("base", "baseline fleet index (threads: cores)"),
-                            ("base_1", "baseline fleet index (1 thread)"),
-                            ("ours", "fleet index (threads: cores)"),
-                            ("ours_1", "fleet index (1 thread)"), ("ast", "ast peer")):
-            if kind not in r:
-                continue
-            m = r[kind]
-            phases = ", ".join(f"{k.removesuffix('_cpu_s')} {v:.2f}" for k, v in m.items()
-                               if k.endswith("_cpu_s") and k != "cpu_s")
-            out.append(f"| {name} | {label} | {m['cpu_s']:.2f} | {m['wall_s']:.2f} "
-                       f"| {m['rss_mb']:.0f} | {phases} |")
-        for prefix, who in (("base_", "baseline"), ("", "ours")):
-            if f"{prefix}cpu_ratio" not in r:
-                continue
-            out.append(f"| {name} | {who}: peer extraction CPU / whole CPU; wall 1 thread / "
-                       f"cores; RSS / peer's | {r[prefix + 'cpu_ratio']:.2f}x | "
-                       f"{r[prefix + 'wall_drop_threads']:.2f}x | "
-                       f"{r[prefix + 'rss_ratio']:.2f}x | |")
-    return "\n".join(out)
-
-
 # -- driver ---------------------------------------------------------------------------------
 def run_worker(kind: str, root: Path, exclude: list[str], out: Path) -> dict[str, object]:
     cmd = [sys.executable, __file__, "--worker", kind, "--root", str(root), "--out", str(out)]
@@ -449,15 +337,6 @@ def run_worker(kind: str, root: Path, exclude: list[str], out: Path) -> dict[str
     if res.returncode != 0:
         raise SystemExit(f"worker {kind} failed:\n{res.stderr}")
     return json.loads(res.stdout.strip().splitlines()[-1])
-
-
-def compare_ids(ts_ids: dict[str, list[str]], peer_ids: dict[str, list[str]]) -> dict[str, int]:
-    both = sorted(set(ts_ids) & set(peer_ids))
-    mismatched = [p for p in both if ts_ids[p] != peer_ids[p]]
-    return {"files_compared": len(both), "files_mismatched": len(mismatched),
-            "symbols_ts": sum(len(ts_ids[p]) for p in both),
-            "symbols_ast": sum(len(peer_ids[p]) for p in both),
-            "examples": mismatched[:5]}  # type: ignore[dict-item]
 
 
 def main() -> int:
@@ -475,7 +354,7 @@ def main() -> int:
                         "built in place) on PYTHONPATH, interleaved: before/after")
     args = parser.parse_args()
     if args.whole:
-        got = whole(args.corpus or ["stdlib"], args.runs, args.baseline)
+        got = whole(corpora, args.corpus or ["stdlib"], args.runs, args.baseline)
         RESULTS.mkdir(exist_ok=True)
         saved = RESULTS / "bench_index_whole.json"  # one entry per corpus, the latest run's
         merged = json.loads(saved.read_text()) if saved.is_file() else {}
@@ -512,97 +391,6 @@ def main() -> int:
     (RESULTS / "bench_index.json").write_text(json.dumps(results, indent=2) + "\n")
     print(table(results))
     return 0
-
-
-def _median(rows: list[dict[str, object]], key: str) -> float:
-    return statistics.median(float(r[key]) for r in rows)  # type: ignore[arg-type]
-
-
-def summarize(runs: dict[str, list[dict[str, object]]], ids: dict[str, int]) -> dict[str, object]:
-    ts, peer, idx = runs["ts"], runs["ast"], runs["index"]
-    lines = float(ts[0]["lines"])  # type: ignore[arg-type]
-    ts_cpu, ast_cpu = _median(ts, "extract_cpu_s"), _median(peer, "extract_cpu_s")
-    return {
-        "files": ts[0]["files"], "lines": int(lines),
-        "ts_symbols": ts[0]["symbols"], "ast_symbols": peer[0]["symbols"],
-        "ts_references": ts[0]["references"], "ast_references": peer[0]["references"],
-        "ast_unparsed": peer[0]["unparsed"],
-        "ts_extract_cpu_s": ts_cpu, "ast_extract_cpu_s": ast_cpu,
-        "ts_lines_per_cpu_s": lines / ts_cpu, "ast_lines_per_cpu_s": lines / ast_cpu,
-        "speedup": ast_cpu / ts_cpu,
-        "ts_symbols_per_s": float(ts[0]["symbols"]) / _median(ts, "extract_wall_s"),  # type: ignore[arg-type]
-        "ast_symbols_per_s": float(peer[0]["symbols"]) / _median(peer, "extract_wall_s"),  # type: ignore[arg-type]
-        "ts_rss_extract_mb": _median(ts, "rss_extract_mb"), "ast_rss_mb": _median(peer, "rss_mb"),
-        "ts_rss_mb": _median(ts, "rss_mb"),
-        "extractor": ts[0]["extractor"],
-        "parse_cpu_s": (_median(ts, "parse_cpu_s") if ts[0]["parse_cpu_s"] is not None
-                        else None),
-        "pyts_parse_cpu_s": _median(ts, "pyts_parse_cpu_s"),
-        "resolve_cpu_s": _median(ts, "resolve_cpu_s"), "graph_cpu_s": _median(ts, "graph_cpu_s"),
-        "rank_cpu_s": _median(ts, "rank_cpu_s"),
-        "graph_and_ranks_cpu_s": _median(ts, "graph_cpu_s") + _median(ts, "rank_cpu_s"),
-        "resolved_share": ts[0]["resolved_share"], "sccs": ts[0]["sccs"],
-        "largest_scc": ts[0]["largest_scc"], "edges": ts[0]["edges"],
-        "index_cpu_s": _median(idx, "index_cpu_s"), "snapshot_mb": _median(idx, "snapshot_mb"),
-        "load_s": _median(idx, "load_s"), "incremental_file": idx[0]["incremental_file"],
-        "body_edit_cpu_s": _median(idx, "body_edit_cpu_s"),
-        "body_edit_wall_s": _median(idx, "body_edit_wall_s"),
-        "interface_edit_cpu_s": _median(idx, "interface_edit_cpu_s"),
-        "interface_edit_wall_s": _median(idx, "interface_edit_wall_s"),
-        "interface_edit_files": idx[0]["interface_edit_files"],
-        "rename_class": idx[0]["rename_class"], "rename_files": idx[0]["rename_files"],
-        "rename_cpu_s": _median(idx, "rename_cpu_s"),
-        "rename_wall_s": _median(idx, "rename_wall_s"),
-        "symbol_comparison": ids,
-        **{k: v for k, v in ts[0].items() if k.startswith("naive_")},
-    }
-
-
-def table(results: dict[str, object]) -> str:
-    names = [n for n in ("django", "stdlib") if n in results]
-    rows = [
-        ("files / lines", lambda r: f"{r['files']} / {r['lines']:,}"),
-        ("extract CPU-s: tree-sitter / ast (median of 3)",
-         lambda r: f"{r['ts_extract_cpu_s']:.2f} / {r['ast_extract_cpu_s']:.2f}"),
-        ("lines per CPU-s: tree-sitter / ast",
-         lambda r: f"{r['ts_lines_per_cpu_s']:,.0f} / {r['ast_lines_per_cpu_s']:,.0f}"),
-        ("speed-up over ast", lambda r: f"{r['speedup']:.2f}x"),
-        ("Python extractor; parse alone CPU-s: ours / py-tree-sitter",
-         lambda r: f"{r['extractor']}; " + (f"{r['parse_cpu_s']:.2f}" if r["parse_cpu_s"]
-                                            else "-") + f" / {r['pyts_parse_cpu_s']:.2f}"),
-        ("symbols per s: tree-sitter / ast",
-         lambda r: f"{r['ts_symbols_per_s']:,.0f} / {r['ast_symbols_per_s']:,.0f}"),
-        ("symbols: tree-sitter / ast (all files)",
-         lambda r: f"{r['ts_symbols']:,} / {r['ast_symbols']:,}"),
-        ("files both parse: compared / symbol sets differ",
-         lambda r: f"{r['symbol_comparison']['files_compared']} / "
-                   f"{r['symbol_comparison']['files_mismatched']}"),
-        ("peak RSS MB: tree-sitter extract / ast",
-         lambda r: f"{r['ts_rss_extract_mb']:.0f} / {r['ast_rss_mb']:.0f}"),
-        ("resolve CPU-s", lambda r: f"{r['resolve_cpu_s']:.2f}"),
-        ("graph build + condensation + ranks CPU-s",
-         lambda r: f"{r['graph_cpu_s']:.2f} + {r['rank_cpu_s']:.2f}"),
-        ("whole index() CPU-s", lambda r: f"{r['index_cpu_s']:.2f}"),
-        ("references resolved (repo symbol or external dotted name)",
-         lambda r: f"{r['resolved_share']:.1%}"),
-        ("naive short-name match: unique / ambiguous / none",
-         lambda r: f"{r['naive_unique'] / r['naive_total']:.0%} / "
-                   f"{r['naive_ambiguous'] / r['naive_total']:.0%} / "
-                   f"{r['naive_none'] / r['naive_total']:.0%}"),
-        ("SCCs (>1) / largest", lambda r: f"{r['sccs']} / {r['largest_scc']}"),
-        ("snapshot MB / load s", lambda r: f"{r['snapshot_mb']:.0f} / {r['load_s']:.2f}"),
-        ("1-file re-index, body edit: CPU-s / wall-s",
-         lambda r: f"{r['body_edit_cpu_s']:.2f} / {r['body_edit_wall_s']:.2f}"),
-        ("1-file re-index, new function: CPU-s / wall-s (files re-resolved)",
-         lambda r: f"{r['interface_edit_cpu_s']:.2f} / {r['interface_edit_wall_s']:.2f} "
-                   f"({r['interface_edit_files']})"),
-        ("1-file re-index, most used class renamed: CPU-s / wall-s (files re-resolved)",
-         lambda r: f"{r['rename_cpu_s']:.2f} / {r['rename_wall_s']:.2f} ({r['rename_files']})"),
-    ]
-    out = ["| measure | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
-    for label, fmt in rows:
-        out.append(f"| {label} | " + " | ".join(fmt(results[n]) for n in names) + " |")
-    return "\n".join(out)
 
 
 if __name__ == "__main__":
