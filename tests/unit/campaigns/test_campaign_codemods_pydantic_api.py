@@ -5,9 +5,6 @@ the Pydantic 2 of this environment."""
 
 from __future__ import annotations
 
-import sys
-import textwrap
-import types
 from typing import Any
 
 import pydantic
@@ -15,17 +12,11 @@ import pytest
 from libcst.codemod import CodemodContext, CodemodTest
 
 from fleet.campaigns.codemods import MigratePydanticV2Command
+from tests.unit.campaigns._migrated import run_migrated
 
 
 def _run(code: str) -> dict[str, Any]:
-    """Import ``code`` as a module (Pydantic resolves annotations in ``sys.modules``)."""
-    module = types.ModuleType("fleet_migrated_sample")
-    sys.modules[module.__name__] = module
-    try:
-        exec(compile(textwrap.dedent(code), "migrated.py", "exec"), module.__dict__)
-    finally:
-        del sys.modules[module.__name__]
-    return module.__dict__
+    return run_migrated(code, "fleet_migrated_sample")
 
 
 class TestFieldsAndFunctions(CodemodTest):

@@ -5,9 +5,6 @@ Pydantic 2 and behaves as the v1 code did under Pydantic 1."""
 
 from __future__ import annotations
 
-import sys
-import textwrap
-import types
 import warnings
 from typing import Any, Union
 
@@ -16,16 +13,11 @@ import pytest
 from libcst.codemod import CodemodTest
 
 from fleet.campaigns.codemods import MigratePydanticV2Command
+from tests.unit.campaigns._migrated import run_migrated
 
 
 def _run(code: str) -> dict[str, Any]:
-    module = types.ModuleType("fleet_migrated_fields")
-    sys.modules[module.__name__] = module
-    try:
-        exec(compile(textwrap.dedent(code), "migrated.py", "exec"), module.__dict__)
-    finally:
-        del sys.modules[module.__name__]
-    return module.__dict__
+    return run_migrated(code, "fleet_migrated_fields")
 
 
 class TestFieldSemantics(CodemodTest):

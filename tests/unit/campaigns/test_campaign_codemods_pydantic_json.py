@@ -7,9 +7,6 @@ the project's test pins (v1's output)."""
 from __future__ import annotations
 
 import json
-import sys
-import textwrap
-import types
 from typing import Any
 
 import pydantic
@@ -18,6 +15,7 @@ from libcst.codemod import CodemodContext, CodemodTest
 
 from fleet.campaigns.codemods import MigratePydanticV2Command
 from fleet.errors import ConfigError
+from tests.unit.campaigns._migrated import run_migrated
 
 # tests/schema_classes/test_security_scheme.py (the model trimmed to the two fields used)
 SECURITY_SCHEME = """
@@ -39,14 +37,7 @@ PINNED = '{"type": "openIdConnect", "openIdConnectUrl": "/openIdConnect"}'
 
 
 def _run(code: str) -> dict[str, Any]:
-    """Import ``code`` as a module (Pydantic resolves annotations in ``sys.modules``)."""
-    module = types.ModuleType("fleet_migrated_json_sample")
-    sys.modules[module.__name__] = module
-    try:
-        exec(compile(textwrap.dedent(code), "migrated.py", "exec"), module.__dict__)
-    finally:
-        del sys.modules[module.__name__]
-    return module.__dict__
+    return run_migrated(code, "fleet_migrated_sample")
 
 
 def _call(code: str) -> Any:
