@@ -33,8 +33,8 @@ definitions, imports and imported names ignored):
   (``worse`` if git's matched the humans' and fleet's does not).
 
 It prints one row per repository; ``--driver N`` also times ``fleet merge-driver`` as a process
-(start-up included; the console script and the driver's fast line) against ``git merge-file``
-on N cases per repository sampled evenly and on N git-conflicted ones.
+(start-up included; the console script, the driver's fast line and its shell line) against
+``git merge-file`` on N cases per repository sampled evenly and on N git-conflicted ones.
 ``export`` copies the small git-conflicted cases into the test fixtures with their outcome.
 """
 
@@ -156,7 +156,8 @@ DRIVERS = {
 
 def _driver_ms(folder: Path) -> dict[str, float]:
     """Wall milliseconds as processes on one case: ``fleet merge-driver`` (``console``), the
-    driver's fast line (``fast``, see ``fleet.merge.driver.fast_command``) and ``git merge-file``
+    driver's fast line (``fast``, see ``fleet.merge.driver.fast_command``), its shell line
+    (``shell``, ``fleet.merge.driver.shell_line``, run by ``sh -c``) and ``git merge-file``
     (``git``), each run the way git runs a merge driver (OURS rewritten in place), and
     ``python -S -c pass``, the interpreter's own start-up at that moment."""
     times: dict[str, float] = {}
@@ -164,6 +165,7 @@ def _driver_ms(folder: Path) -> dict[str, float]:
         ours = Path(tmp) / "ours.py"
         commands = {
             **DRIVERS,
+            "shell": [],
             "git": ["git", "merge-file", "-q", "--diff3"],
             "python -S": [sys.executable, "-S", "-c", "pass"],  # the interpreter's own floor
         }
@@ -174,6 +176,11 @@ def _driver_ms(folder: Path) -> dict[str, float]:
                 files = [ours, folder / "base.py", folder / "theirs.py"]
             elif name == "python -S":
                 files = []
+            if name == "shell":  # the whole line through sh, as git runs it
+                line = driver.shell_line()
+                for placeholder, value in zip(("%O", "%A", "%B", "%P"), files, strict=True):
+                    line = line.replace(placeholder, str(value))
+                command, files = ["sh", "-c", line], []
             start = time.perf_counter()
             subprocess.run([*command, *map(str, files)], capture_output=True, check=False)
             times[name] = (time.perf_counter() - start) * 1000
@@ -233,7 +240,7 @@ def run(corpus: Path, json_out: Path | None, driver: int) -> int:
             for label, folders in (("all", sample), ("conflicted", hard[:driver])):
                 runs = [_driver_ms(folder) for folder in folders]
                 if runs:
-                    for name in ("console", "fast", "git", "python -S"):
+                    for name in ("console", "fast", "shell", "git", "python -S"):
                         row[f"{name} process p50 ms ({label})"] = _p50(runs, name)
         rows.append(row)
         print(json.dumps(row), file=sys.stderr)

@@ -28,7 +28,7 @@ TYPE_CHECKING = False  # typing's constant would import typing: start-up time
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["USAGE", "fast_command", "fleet_executable", "help_text", "main"]
+__all__ = ["USAGE", "fast_command", "fleet_executable", "help_text", "main", "shell_line"]
 
 USAGE = (
     "usage: fleet merge-driver BASE(%O) OURS(%A) THEIRS(%B) [PATH(%P)"
@@ -68,6 +68,10 @@ The same driver starting in about a third of the time (no console script, no sit
 conflict), as a .git/config entry:
   [merge "fleet"]
       driver = {fast_command()} %O %A %B %P
+
+Fastest: git's own line merge first, from git's shell; Python starts only if lines conflict:
+  [merge "fleet"]
+      driver = {shell_line()}
 
 To merge three files by hand, use `fleet merge BASE OURS THEIRS`."""
 
@@ -132,6 +136,12 @@ def main(argv: list[str]) -> int:
     if argv and argv[0] in ("-h", "--help"):
         print(help_text())
         return 0
+    if len(argv) >= 2 and argv[0] == "--drop":  # shell_line's conflict branch: git's -p output
+        try:  # noqa: SIM105 (contextlib is one more import at start-up)
+            os.remove(argv[1])
+        except OSError:
+            pass
+        argv = argv[2:]
     if not 3 <= len(argv) <= 7:
         print(USAGE, file=sys.stderr)
         return 2
@@ -223,6 +233,25 @@ def fast_command() -> str:
 
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_run_driver.py")
     return f"{shlex.quote(sys.executable)} -S {shlex.quote(script)}"
+
+
+def shell_line(python: str | None = None) -> str:
+    """The whole driver line (``%O %A %B %P`` included) that merges a git-clean file without
+    starting Python: git runs a driver line holding shell operators through ``sh -c``, so
+    ``git merge-file -p`` writes the line merge beside OURS and, if it is clean, ``mv`` puts it
+    in place (git's bytes, as on the other lines). Otherwise (a conflict, or git or ``mv``
+    failing) :func:`fast_command`'s line runs with ``--drop FILE``: it removes git's output and
+    merges as always, OURS still untouched. ``%A`` is a temporary file git names
+    ``.merge_file_XXXXXX``, so ``%A.fleet`` needs no quoting. ``python``: the interpreter
+    (tests)."""
+    import shlex
+
+    fast = fast_command()
+    if python is not None:
+        fast = shlex.quote(python) + fast[fast.index(" -S ") :]
+    out = "%A.fleet"
+    git = f"git merge-file -q -p --diff3 -L ours -L base -L theirs %A %O %B >{out}"
+    return f"{git} && mv -f {out} %A || {fast} --drop {out} %O %A %B %P"
 
 
 if __name__ == "__main__":

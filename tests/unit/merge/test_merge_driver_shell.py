@@ -1,0 +1,91 @@
+"""The driver's shell line (``driver.shell_line``): git's line merge runs from git's own shell and
+Python starts only when lines conflict. Real ``git merge`` runs through it: a clean line merge
+that never starts the interpreter, a structural merge, a true conflict with git's labels, and
+no temporary file left in the work tree."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from fleet.merge import driver
+
+BASE = "import os\n\n\ndef f():\n    return 1\ndef g():\n    return 2\n"
+
+
+def _git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    identity = ["-c", "user.name=fleet test", "-c", "user.email=test@fleet.invalid"]
+    return subprocess.run(
+        ["git", *identity, *args], cwd=repo, capture_output=True, text=True, check=check
+    )
+
+
+def _merge(repo: Path, ours: str, theirs: str, line: str) -> subprocess.CompletedProcess[str]:
+    _git(repo, "config", "merge.fleet.driver", line)
+    (repo / ".gitattributes").write_text("*.py merge=fleet\n")
+    (repo / "mod.py").write_text(BASE)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "base")
+    _git(repo, "checkout", "-q", "-b", "theirs")
+    (repo / "mod.py").write_text(theirs)
+    _git(repo, "commit", "-q", "-am", "theirs")
+    _git(repo, "checkout", "-q", "main")
+    (repo / "mod.py").write_text(ours)
+    _git(repo, "commit", "-q", "-am", "ours")
+    return _git(repo, "merge", "--no-edit", "theirs", check=False)
+
+
+def _left_over(repo: Path) -> list[str]:
+    return sorted(p.name for p in repo.iterdir() if p.name.startswith(".merge_file"))
+
+
+def test_clean_line_merge_never_starts_python(git_repo: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "python-ran"
+    fake = tmp_path / "fake-python"
+    fake.write_text(f"#!/bin/sh\ntouch {marker}\nexit 2\n")
+    fake.chmod(0o755)
+    ours = BASE.replace("return 1", "return 3")
+    theirs = BASE.replace("return 2", "return 4")
+    merge = _merge(git_repo, ours, theirs, driver.shell_line(python=str(fake)))
+    assert merge.returncode == 0, merge.stdout + merge.stderr
+    assert (git_repo / "mod.py").read_text() == BASE.replace("1", "3").replace("2", "4")
+    assert not marker.exists()
+    assert _left_over(git_repo) == []
+
+
+def test_line_conflict_reaches_the_structural_stage(git_repo: Path) -> None:
+    ours = BASE.replace("import os\n", "import os\nimport re\n").replace("return 1", "return 10")
+    theirs = BASE.replace("import os\n", "import os\nimport sys\n")
+    merge = _merge(git_repo, ours, theirs, driver.shell_line())
+    assert merge.returncode == 0, merge.stdout + merge.stderr
+    assert (git_repo / "mod.py").read_text() == (
+        "import os\nimport re\nimport sys\n\n\ndef f():\n    return 10\ndef g():\n    return 2\n"
+    )
+    assert _left_over(git_repo) == []
+
+
+def test_true_conflict_keeps_git_labelled_markers(git_repo: Path) -> None:
+    ours, theirs = BASE.replace("return 1", "return 10"), BASE.replace("1", "20")
+    merge = _merge(git_repo, ours, theirs, driver.shell_line())
+    assert merge.returncode == 1
+    text = (git_repo / "mod.py").read_text()
+    assert "<<<<<<< HEAD\n" in text and ">>>>>>> theirs\n" in text
+    assert "||||||| base\n" in text
+    assert _left_over(git_repo) == []
+
+
+def test_drop_removes_git_output_and_merges_as_always(tmp_path: Path) -> None:
+    paths = [tmp_path / name for name in ("base.py", "ours.py", "theirs.py")]
+    sides = (BASE, BASE.replace("1", "10"), BASE.replace("1", "20"))
+    for path, text in zip(paths, sides, strict=True):
+        path.write_text(text)
+    leftover = tmp_path / "ours.py.fleet"
+    leftover.write_text("git's -p output\n")
+    status = driver.main(["--drop", str(leftover), *map(str, paths), "mod.py"])
+    assert status == 1
+    assert not leftover.exists()
+    assert "<<<<<<< ours\n" in paths[1].read_text()
+
+
+def test_help_prints_the_shell_line() -> None:
+    assert driver.shell_line() in driver.help_text()
