@@ -21,12 +21,32 @@ from dagster import (
     multi_asset,
 )
 
-from assets import _fleet
-from assets._modules import asset_key_parts, load_summary, publish_summary
+from assets._fleet import GRAPH_FILE, graph_dir, index
+from assets._modules import (
+    SUMMARY_FILE,
+    asset_key_parts,
+    load_summary,
+    publish_summary,
+    published_summary,
+)
 from assets._seams import RepoSource, StoreSource
 from fleet.errors import KillSwitchEngaged
 
-__all__ = ["SYMBOL_GRAPH", "code_module_assets", "symbol_graph"]
+# The index and its files are part of this module's API for fleet_pipelines (the definitions
+# read the saved module summary, a worker indexes the base before its steps, the sweep names the
+# changed code modules' asset keys); their implementations stay in assets._fleet / _modules.
+__all__ = [
+    "GRAPH_FILE",
+    "SUMMARY_FILE",
+    "SYMBOL_GRAPH",
+    "asset_key_parts",
+    "code_module_assets",
+    "graph_dir",
+    "index",
+    "load_summary",
+    "published_summary",
+    "symbol_graph",
+]
 
 SYMBOL_GRAPH = AssetKey("symbol_graph")
 
@@ -39,9 +59,9 @@ def symbol_graph(store: ResourceParam[StoreSource], repo: ResourceParam[RepoSour
                  ) -> MaterializeResult:
     if store.killed():
         raise KillSwitchEngaged("kill switch engaged")
-    stats = _fleet.index(Path(repo.path), Path(repo.home), repo.base_branch)
+    stats = index(Path(repo.path), Path(repo.home), repo.base_branch)
     if store.shared():  # the other processes' definitions load the code modules from there
-        summary = load_summary(_fleet.graph_dir(Path(repo.home)))
+        summary = load_summary(graph_dir(Path(repo.home)))
         if summary is not None:
             publish_summary(store.store(), summary)
     # The graph is a function of the base commit: re-indexing an unchanged base gives the same
@@ -57,7 +77,7 @@ def code_module_assets(home: Path, summary: dict[str, Any] | None = None
     ``summary``: the one to use (the store's published one on a shared store), else the one
     saved under ``home``."""
     if summary is None:
-        summary = load_summary(_fleet.graph_dir(home))
+        summary = load_summary(graph_dir(home))
     if not summary or not summary.get("modules"):
         return []
     modules: dict[str, dict[str, Any]] = summary["modules"]
@@ -78,7 +98,7 @@ def code_module_assets(home: Path, summary: dict[str, Any] | None = None
 
     @multi_asset(name="code_modules", specs=specs, can_subset=True)
     def code_modules(context: AssetExecutionContext) -> Iterator[MaterializeResult]:
-        current = load_summary(_fleet.graph_dir(home)) or {"modules": {}}
+        current = load_summary(graph_dir(home)) or {"modules": {}}
         now = {AssetKey(asset_key_parts(n)): i for n, i in current["modules"].items()}
         for key in _dependencies_first(context.selected_asset_keys, by_key, keys):
             info = now.get(key, by_key[key])

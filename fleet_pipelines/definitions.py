@@ -71,10 +71,9 @@ def build_campaigns(settings: FleetSettings,
 def current_summary(settings: FleetSettings) -> dict[str, Any] | None:
     """The module summary of the repository's last index that this process's definitions
     use: on a shared store the one published there (the index may have run in another process,
-    on another machine: ``assets._modules.publish_summary``), else — and when the store cannot
+    on another machine: the ``symbol_graph`` asset publishes it), else — and when the store cannot
     be read, said as a warning — the one saved under ``FLEET_HOME``."""
-    from assets._fleet import graph_dir
-    from assets._modules import load_summary, published_summary
+    from assets.graph import graph_dir, load_summary, published_summary
     local = load_summary(graph_dir(Path(settings.home)))
     store = StoreResource(url=settings.store_url, repo=settings.repository_key())
     if not store.shared():

@@ -19,8 +19,8 @@ from dagster import AssetKey, BetaWarning, DagsterInstance, Definitions, Preview
 
 from assets import SYMBOL_GRAPH, CampaignAssets, pending_units
 from assets._dagster_private import ASSET_PARTITION_RANGE_END_TAG, ASSET_PARTITION_RANGE_START_TAG
-from assets._modules import asset_key_parts
 from assets.campaign import agents_per_batch
+from assets.graph import asset_key_parts
 from fleet.errors import FleetError, KillSwitchEngaged
 from fleet.home import store_key
 from fleet.locks import hold, try_lock
