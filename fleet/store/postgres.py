@@ -1,14 +1,14 @@
 """The shared store on PostgreSQL (psycopg 3), for fleets that span machines.
 
-Leases are taken by one server-side function call (``fleet_lease_acquire`` in ``schema.sql``):
-multi-granularity advisory locks, tried without waiting, keep two overlapping acquisitions from
-ever running at once (the second is refused as contended and retried by ``acquire_all``), while
-acquisitions in unrelated or sibling symbols run in parallel. A release is one call of
-``fleet_lease_release``. Releases and three in four acquisitions commit asynchronously (only
-that transaction; why a crash cannot break no-conflict or fencing is argued in ``schema.sql``
-and docs/store.md; every fourth acquisition commits synchronously so that the others do not
-wake the WAL writer one by one). The task queue claims with ``FOR UPDATE SKIP LOCKED``. Driver
-errors become :mod:`fleet.store.errors`.
+Leases are taken by one server-side function call (``fleet_lease_acquire`` in
+``sql/postgres/schema/01_leases.sql``): multi-granularity advisory locks, tried without waiting,
+keep two overlapping acquisitions from ever running at once (the second is refused as contended
+and retried by ``acquire_all``), while acquisitions in unrelated or sibling symbols run in
+parallel. A release is one call of ``fleet_lease_release``. Releases and three in four
+acquisitions commit asynchronously (only that transaction; why a crash cannot break no-conflict
+or fencing is argued in ``01_leases.sql`` and docs/store.md; every fourth acquisition commits
+synchronously so that the others do not wake the WAL writer one by one). The task queue claims with
+``FOR UPDATE SKIP LOCKED``. Driver errors become :mod:`fleet.store.errors`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """SQL of the stores, per dialect, loaded once.
 
 ``<dialect>/queries.sql`` holds named blocks, each introduced by a line ``-- name: <name>``
-(procrastinate's ``sql/queries.sql`` layout); ``<dialect>/schema.sql`` is the current schema and
+(procrastinate's ``sql/queries.sql`` layout); ``<dialect>/schema/NN_<slug>.sql`` is the current
+schema, its files run in their order (the leases, then the records), and
 ``<dialect>/migrations/NNNN_<slug>.sql`` the versioned steps that must produce it.
 """
 
@@ -19,6 +20,7 @@ Dialect = Literal["sqlite", "postgres"]
 
 _NAME = re.compile(r"^--\s*name:\s*(?P<name>[a-z_][a-z0-9_]*)\s*$", re.MULTILINE)
 _MIGRATION = re.compile(r"^(?P<version>\d{4})_(?P<slug>[a-z0-9_]+)\.sql$")
+_SCHEMA_PART = re.compile(r"^(?P<order>\d{2})_[a-z0-9_]+\.sql$")
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,14 @@ def migrator(dialect: Dialect) -> dict[str, str]:
 
 @functools.cache
 def schema(dialect: Dialect) -> str:
-    return _read(dialect, "schema.sql")
+    """The current schema: the files of ``<dialect>/schema/``, numbered 1..n, in their order."""
+    folder = resources.files(__package__).joinpath(dialect).joinpath("schema")
+    parts = sorted((int(m.group("order")), entry.name, entry.read_text("utf-8"))
+                   for entry in folder.iterdir() if (m := _SCHEMA_PART.match(entry.name)))
+    orders = [order for order, _, _ in parts]
+    if orders != list(range(1, len(parts) + 1)):
+        raise ValueError(f"{dialect} schema files are not numbered 1..n: {orders}")
+    return "\n".join(text for _, _, text in parts)
 
 
 @functools.cache

@@ -1,4 +1,5 @@
-"""The versioned migrations produce exactly ``schema.sql``, and migrating is idempotent."""
+"""The versioned migrations produce exactly the schema (``schema/*.sql`` in their order), and
+migrating is idempotent."""
 
 from __future__ import annotations
 
