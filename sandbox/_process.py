@@ -14,8 +14,16 @@ import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
-__all__ = ["TRUNCATION_MARKER", "RawOutcome", "decode", "run_process", "signal_tree"]
+__all__ = [
+    "TRUNCATION_MARKER",
+    "RawOutcome",
+    "decode",
+    "read_capped",
+    "run_process",
+    "signal_tree",
+]
 
 TRUNCATION_MARKER = "\n[... output truncated by the sandbox: {n} byte cap reached ...]\n"
 _CHUNK = 65536
@@ -188,3 +196,15 @@ def signal_tree(proc: subprocess.Popen[bytes], sig: int = signal.SIGKILL) -> Non
 
 def decode(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
+
+
+def read_capped(path: Path, cap: int | None) -> tuple[str, bool]:
+    """The text of a file a guest wrote its output to ("" if it wrote none), cut at ``cap`` bytes
+    with the same marker as a captured pipe; and whether it was cut."""
+    if not path.exists():
+        return "", False
+    with path.open("rb") as f:
+        data = f.read(cap + 1 if cap is not None else -1)
+    if cap is not None and len(data) > cap:
+        return decode(data[:cap]) + TRUNCATION_MARKER.format(n=cap), True
+    return decode(data), False

@@ -44,7 +44,7 @@ from sandbox._common import (
 from sandbox._guest_image import GuestImage, GuestImageError, guest_image
 from sandbox._limits import tree_killer
 from sandbox._microvm_blk import block_readonly_paths, run_block
-from sandbox._process import RawOutcome, decode, run_process
+from sandbox._process import RawOutcome, decode, read_capped, run_process
 from sandbox._protocol import EndReason, ExecResult, Limits, ProbeResult
 from sandbox._quota import disk_quota, doctor_note
 from sandbox.firecracker import (
@@ -325,8 +325,8 @@ class MicroVMSandbox:
     def _result(
         self, timed_out: bool, wall_s: float, console: bytes, ctl: Path, lim: Limits
     ) -> ExecResult:
-        stdout, out_trunc = _read_capped(ctl / "stdout", lim.output_bytes)
-        stderr, err_trunc = _read_capped(ctl / "stderr", lim.output_bytes)
+        stdout, out_trunc = read_capped(ctl / "stdout", lim.output_bytes)
+        stderr, err_trunc = read_capped(ctl / "stderr", lim.output_bytes)
         exit_file = ctl / "exit"
         limit = (ctl / "limit").read_text().strip() if (ctl / "limit").exists() else ""
         if timed_out:
@@ -389,13 +389,3 @@ class MicroVMSandbox:
             )  # fmt: skip
         return self.probe()
 
-
-def _read_capped(path: Path, cap: int | None) -> tuple[str, bool]:
-    if not path.exists():
-        return "", False
-    with path.open("rb") as f:
-        data = f.read(cap + 1 if cap is not None else -1)
-    if cap is not None and len(data) > cap:
-        marker = f"\n[... output truncated by the sandbox: {cap} byte cap reached ...]\n"
-        return decode(data[:cap]) + marker, True
-    return decode(data), False

@@ -113,3 +113,25 @@ def test_fleet_uses_only_the_sandbox_packages_public_api() -> None:
                  for path in _modules("fleet") for module in _imports(path)
                  if module.startswith("sandbox.")]
     assert offenders == []
+
+
+MAX_LINES = 400  # shared/STYLE.md: "Modules stay small (~400 lines at most)"
+SOURCES = (*PACKAGES, "benchmarks", "tests")
+
+
+def test_no_module_of_ours_is_over_400_lines() -> None:
+    """Every Python, SQL and C file of ours: not the test fixtures (corpora of other projects),
+    the vendored tree-sitter runtime (third_party/), a benchmark's downloaded corpus (.cache)."""
+    over = []
+    for top in SOURCES:
+        for path in (ROOT / top).rglob("*"):
+            rel = path.relative_to(ROOT)
+            if (path.suffix not in {".py", ".sql", ".c", ".h"} or not path.is_file()
+                    or rel.parts[:2] == ("tests", "fixtures")
+                    or any(p.startswith(".") or p in {"third_party", "__pycache__"}
+                           for p in rel.parts)):
+                continue
+            lines = len(path.read_text(errors="replace").splitlines())
+            if lines > MAX_LINES:
+                over.append(f"{rel}: {lines}")
+    assert over == []

@@ -15,7 +15,7 @@ from sandbox import EndReason, Limits, SandboxUnavailable, make_sandbox, resolve
 from sandbox._common import exit_code_of, sandbox_env, to_result, toolchain_dirs
 from sandbox._guest_image import _Cpio, extract_vmlinux
 from sandbox._limits import prelude
-from sandbox._process import RawOutcome, run_process, signal_tree
+from sandbox._process import TRUNCATION_MARKER, RawOutcome, read_capped, run_process, signal_tree
 from sandbox.gvisor import GVisorSandbox
 
 
@@ -132,3 +132,15 @@ def test_oci_config_has_no_host_root_and_no_network(tmp_path: Path) -> None:
     if Path("/etc/shadow").exists():
         shadow = [m for m in cfg["mounts"] if m["destination"] == "/etc/shadow"]
         assert shadow and shadow[0]["source"] == str(bundle / "empty")
+
+
+def test_a_guest_output_file_is_read_up_to_its_cap(tmp_path: Path) -> None:
+    """The microVM's stdout/stderr files (``read_capped``): cut at the cap with the marker a
+    captured pipe gets, nothing for a file the guest never wrote."""
+    out = tmp_path / "stdout"
+    assert read_capped(out, 10) == ("", False)
+    out.write_bytes(b"0123456789")
+    assert read_capped(out, 10) == ("0123456789", False)
+    assert read_capped(out, None) == ("0123456789", False)
+    out.write_bytes(b"0123456789abc")
+    assert read_capped(out, 10) == ("0123456789" + TRUNCATION_MARKER.format(n=10), True)
