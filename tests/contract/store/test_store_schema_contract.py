@@ -3,12 +3,7 @@ migrating is idempotent."""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
-
-import pytest
 
 from fleet.store import Database, open_database, open_store
 from fleet.store.sql import migrations, queries
@@ -44,29 +39,10 @@ def _describe(db: Database) -> list[Any]:
     return out
 
 
-@pytest.fixture
-def second_url(store_url: str, tmp_path: Path) -> Iterator[str]:
-    if store_url.startswith("sqlite"):
-        yield f"sqlite:///{tmp_path / 'from-schema.db'}"
-        return
-    import psycopg
-    from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-    params = conninfo_to_dict(store_url)
-    name = f"fleet_s_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(store_url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    params["dbname"] = name
-    try:
-        yield make_conninfo(**params)  # type: ignore[arg-type]
-    finally:
-        with psycopg.connect(store_url, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-def test_migrations_produce_the_schema(store_url: str, second_url: str) -> None:
+def test_migrations_produce_the_schema(store_url: str, fresh_url: str) -> None:
     migrated = open_database(store_url)
-    direct = open_database(second_url)
+    direct = open_database(fresh_url)
     try:
         applied = migrated.migrate()
         assert applied == [m.version for m in migrations(migrated.dialect)]

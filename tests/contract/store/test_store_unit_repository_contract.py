@@ -5,10 +5,6 @@ column of rows written before it from their payload."""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from fleet.store import Store, open_database, open_store
@@ -74,26 +70,6 @@ def test_an_edited_repository_column_is_found(store: Store) -> None:
     assert store.ledger.verify() == [
         f"seq 2: repo column {B!r} is not the payload's repository {A!r}"]
 
-
-@pytest.fixture
-def fresh_url(store_url: str, tmp_path: Path) -> Iterator[str]:
-    """An empty database of the same kind as ``store_url``'s."""
-    if store_url.startswith("sqlite"):
-        yield f"sqlite:///{tmp_path / 'old.db'}"
-        return
-    import psycopg
-    from psycopg.conninfo import conninfo_to_dict, make_conninfo
-
-    params = conninfo_to_dict(store_url)
-    name = f"fleet_o_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(store_url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    params["dbname"] = name
-    try:
-        yield make_conninfo(**params)  # type: ignore[arg-type]
-    finally:
-        with psycopg.connect(store_url, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def test_the_migration_takes_the_repository_from_older_rows(fresh_url: str) -> None:
