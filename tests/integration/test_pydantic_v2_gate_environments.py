@@ -16,8 +16,6 @@ The venvs come from PyPI (wheels) on the first run (~30 s each), then from the c
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -29,17 +27,13 @@ from fleet.plan import plan_campaign
 from fleet.types import Budget, Workspace
 from fleet.verify import GateOptions, run_gates
 from sandbox import Sandbox
+from tests.integration._vendored_project import committed_copy, git
 
 ROOT = Path(__file__).resolve().parents[2]
 SUBSET = ROOT / "tests" / "fixtures" / "projects" / "openapi-schema-pydantic-1.2.4-subset"
 REGRESSION = "tests/schema_classes/test_security_scheme.py::test_security_scheme_issue_5"
 FAIL_ON_V1 = ("test_pydantic_discriminator_schema_generation",
               "test_pydantic_discriminator_openapi_generation")
-
-
-def _git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd,
-                          check=True, capture_output=True, text=True).stdout
 
 
 @pytest.mark.sandbox
@@ -49,13 +43,9 @@ def test_base_under_pydantic_1_and_patch_under_pydantic_2(
     monkeypatch.setenv("FLEET_TEST_PYTHONS", "target")
     monkeypatch.delenv("FLEET_TEST_PYTHON", raising=False)
     repo = tmp_path / "osp"
-    shutil.copytree(SUBSET, repo, ignore=shutil.ignore_patterns("__pycache__"))
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "openapi-schema-pydantic 1.2.4 subset")
-    head = _git(repo, "rev-parse", "HEAD").strip()
+    head = committed_copy(SUBSET, repo, "openapi-schema-pydantic 1.2.4 subset")
     work = tmp_path / "work"
-    _git(repo, "worktree", "add", "-q", str(work), head)
+    git(repo, "worktree", "add", "-q", str(work), head)
 
     builtin = (ROOT / "fleet" / "campaigns" / "builtin" / "pydantic-v2.yaml").read_text()
     params = "    any_receiver: model-files\n"

@@ -14,10 +14,6 @@ with pydantic 1's result but for one test: ``test_gen_model[tuple-tuple]`` asser
 
 from __future__ import annotations
 
-import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pydantic
@@ -28,6 +24,7 @@ from fleet.campaigns.spec import load_campaign
 from fleet.graph import index
 from fleet.plan import plan_campaign
 from fleet.types import Budget, Workspace
+from tests.integration._vendored_project import committed_copy, run_suite
 
 ROOT = Path(__file__).resolve().parents[2]
 SUBSET = ROOT / "tests" / "fixtures" / "projects" / "jsf-0.7.1-subset"
@@ -37,37 +34,16 @@ FAIL_ON_V1 = {"jsf/tests/test_default_fake.py::test_fake_string_format"}
 V2_CONLIST = {"jsf/tests/test_model_gen.py::test_gen_model[tuple-tuple]"}
 
 
-def _git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd,
-                          check=True, capture_output=True, text=True).stdout
-
-
-def _suite(path: Path) -> tuple[set[str], str]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-rfE", "-p", "no:cacheprovider",
-         "--confcutdir", str(path), "-W", "ignore::DeprecationWarning", "jsf/tests"],
-        cwd=path, capture_output=True, text=True, timeout=120,
-        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(path), "PYTHONDONTWRITEBYTECODE": "1"},
-    )
-    out = proc.stdout + proc.stderr
-    failed = set(re.findall(r"^(?:FAILED|ERROR) (\S+)", out, re.M))
-    return {f for f in failed if "::" in f or f.endswith(".py")}, out.strip().splitlines()[-1]
-
-
 def test_migration_gives_the_suite_its_pydantic_1_result_under_pydantic_2(
         tmp_path: Path) -> None:
     assert pydantic.VERSION.startswith("2.")
     repo = tmp_path / "jsf"
-    shutil.copytree(SUBSET, repo, ignore=shutil.ignore_patterns("__pycache__"))
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "jsf 0.7.1 subset")
-    before, summary = _suite(repo)
+    head = committed_copy(SUBSET, repo, "jsf 0.7.1 subset")
+    before, summary = run_suite(repo, "jsf/tests")
     assert "passed" not in summary and "failed" not in summary, summary  # conftest aborts
     assert before == set(), before  # nothing collected: no test id to name
 
     campaign = load_campaign("pydantic-v2")
-    head = _git(repo, "rev-parse", "HEAD").strip()
     graph = index(repo)
     (unit,) = plan_campaign(repo, campaign, graph=graph, base_commit=head).units
     rules = sorted(f.rule for f in unit.findings)
@@ -96,6 +72,6 @@ def test_migration_gives_the_suite_its_pydantic_1_result_under_pydantic_2(
     ):
         assert line in patch, line
 
-    failed, summary = _suite(repo)
+    failed, summary = run_suite(repo, "jsf/tests")
     assert failed == FAIL_ON_V1 | V2_CONLIST, summary
     assert summary.startswith("2 failed, 69 passed"), summary

@@ -14,10 +14,6 @@ separators fails as well."""
 
 from __future__ import annotations
 
-import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pydantic
@@ -28,6 +24,7 @@ from fleet.campaigns.spec import load_campaign
 from fleet.graph import index
 from fleet.plan import plan_campaign
 from fleet.types import Budget, Workspace
+from tests.integration._vendored_project import committed_copy, run_suite
 
 ROOT = Path(__file__).resolve().parents[2]
 SUBSET = ROOT / "tests" / "fixtures" / "projects" / "openapi-schema-pydantic-1.2.4-subset"
@@ -38,35 +35,14 @@ FAIL_ON_V1 = {"tests/util/test_pydantic_field.py::test_pydantic_discriminator_sc
 V2_OUTPUT = {"tests/schema_classes/test_security_scheme.py::test_security_scheme_issue_5"}
 
 
-def _git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd,
-                          check=True, capture_output=True, text=True).stdout
-
-
-def _suite(path: Path) -> tuple[set[str], str]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-rfE", "-p", "no:cacheprovider",
-         "--confcutdir", str(path), "-W", "ignore::DeprecationWarning", "tests"],
-        cwd=path, capture_output=True, text=True, timeout=120,
-        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(path), "PYTHONDONTWRITEBYTECODE": "1"},
-    )
-    out = proc.stdout + proc.stderr
-    failed = set(re.findall(r"^(?:FAILED|ERROR) (\S+)", out, re.M))
-    return {f for f in failed if "::" in f or f.endswith(".py")}, out.strip().splitlines()[-1]
-
-
 def test_migration_makes_the_suite_import_and_run_under_pydantic_2(tmp_path: Path) -> None:
     assert pydantic.VERSION.startswith("2.")
     repo = tmp_path / "osp"
-    shutil.copytree(SUBSET, repo, ignore=shutil.ignore_patterns("__pycache__"))
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "openapi-schema-pydantic 1.2.4 subset")
-    before, summary = _suite(repo)
+    head = committed_copy(SUBSET, repo, "openapi-schema-pydantic 1.2.4 subset")
+    before, summary = run_suite(repo, "tests")
     assert "4 errors" in summary and len(before) == 4, summary  # no module imports
 
     campaign = load_campaign("pydantic-v2")
-    head = _git(repo, "rev-parse", "HEAD").strip()
     graph = index(repo)
     plan = plan_campaign(repo, campaign, graph=graph, base_commit=head)
     assert len(plan.units) == 1  # coupled: all
@@ -93,7 +69,7 @@ def test_migration_makes_the_suite_import_and_run_under_pydantic_2(tmp_path: Pat
             'exclude_none=True)) == (') in patch
     assert "model_dump_json" not in patch and "+import json" in patch
 
-    failed, summary = _suite(repo)
+    failed, summary = run_suite(repo, "tests")
     assert failed == FAIL_ON_V1, summary
     assert summary.startswith("2 failed, 6 passed"), summary
 
@@ -113,11 +89,7 @@ def test_json_output_compact_fails_the_test_pinning_v1_text(tmp_path: Path) -> N
     assert campaign.fix.params["json_output"] == "compact"
 
     repo = tmp_path / "osp"
-    shutil.copytree(SUBSET, repo, ignore=shutil.ignore_patterns("__pycache__"))
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "openapi-schema-pydantic 1.2.4 subset")
-    head = _git(repo, "rev-parse", "HEAD").strip()
+    head = committed_copy(SUBSET, repo, "openapi-schema-pydantic 1.2.4 subset")
     graph = index(repo)
     (unit,) = plan_campaign(repo, campaign, graph=graph, base_commit=head).units
     outcome = CodemodAgent(campaign, graph).run(
@@ -127,6 +99,6 @@ def test_json_output_compact_fails_the_test_pinning_v1_text(tmp_path: Path) -> N
             in outcome.patch)
     assert "json.dumps" not in outcome.patch and "+import json" not in outcome.patch
 
-    failed, summary = _suite(repo)
+    failed, summary = run_suite(repo, "tests")
     assert failed == FAIL_ON_V1 | V2_OUTPUT, summary
     assert summary.startswith("3 failed, 5 passed"), summary
