@@ -198,6 +198,23 @@ def index_command(
     print(json.dumps(stats, indent=2, sort_keys=True) if as_json else _summary(stats))
 
 
+def _snapshot_or_index(repo: Path | None, snapshot: Path | None) -> SymbolGraph:
+    """The graph ``show`` and ``edges`` read: ``snapshot`` (checked to be ``repo``'s), else
+    ``repo`` (default: the current directory) indexed now; exit 2 with one line if neither can
+    be had."""
+    from fleet.graph import ForeignSnapshot, IndexingError, SnapshotError, SymbolGraph, index
+
+    try:
+        return (SymbolGraph.load(snapshot, repository=snapshot_key(repo))
+                if snapshot is not None else index(repo or Path(".")))
+    except ForeignSnapshot as exc:
+        print(_foreign_line(exc, repo or Path(".")), file=sys.stderr)
+        raise typer.Exit(2) from None
+    except (IndexingError, SnapshotError) as exc:
+        print(str(exc), file=sys.stderr)
+        raise typer.Exit(2) from None
+
+
 def _find(graph: SymbolGraph, query: str) -> list[str]:
     if query in graph.symbols:
         return [query]
@@ -219,17 +236,7 @@ def show(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Show a symbol's lock rank, SCC, dependencies and dependents."""
-    from fleet.graph import ForeignSnapshot, IndexingError, SnapshotError, SymbolGraph, index
-
-    try:
-        graph = (SymbolGraph.load(snapshot, repository=snapshot_key(repo))
-                 if snapshot is not None else index(repo or Path(".")))
-    except ForeignSnapshot as exc:
-        print(_foreign_line(exc, repo or Path(".")), file=sys.stderr)
-        raise typer.Exit(2) from None
-    except (IndexingError, SnapshotError) as exc:
-        print(str(exc), file=sys.stderr)
-        raise typer.Exit(2) from None
+    graph = _snapshot_or_index(repo, snapshot)
     found = _find(graph, symbol)
     if len(found) != 1:
         what = "no symbol matches" if not found else "ambiguous: " + ", ".join(found[:10])
@@ -278,17 +285,7 @@ def edges(
     """Every resolved reference to a repository symbol: {"src", "dst", "line", "kind"}, src
     being the innermost enclosing definition (or path::<module>). Without --json or -o, one
     tab-separated line per edge."""
-    from fleet.graph import ForeignSnapshot, IndexingError, SnapshotError, SymbolGraph, index
-
-    try:
-        graph = (SymbolGraph.load(snapshot, repository=snapshot_key(path))
-                 if snapshot is not None else index(path or Path(".")))
-    except ForeignSnapshot as exc:
-        print(_foreign_line(exc, path or Path(".")), file=sys.stderr)
-        raise typer.Exit(2) from None
-    except (IndexingError, SnapshotError) as exc:
-        print(str(exc), file=sys.stderr)
-        raise typer.Exit(2) from None
+    graph = _snapshot_or_index(path, snapshot)
     rows = graph.edge_list()
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
