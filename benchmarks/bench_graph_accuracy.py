@@ -29,9 +29,7 @@ import argparse
 import ast
 import json
 import random
-import subprocess
 import sys
-import tarfile
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -42,25 +40,14 @@ RESULTS = HERE / "results"
 CACHE = HERE / ".cache"
 sys.path.insert(0, str(ROOT))
 
-from _corpora import django_corpus  # noqa: E402
+from _corpora import django_corpus, sdist_corpus  # noqa: E402
 
 SPHINX = "8.1.3"
 PACKAGES = {"django": "django", "sphinx": "sphinx"}
 
 
 def sphinx_corpus() -> Path:
-    target = CACHE / f"sphinx-{SPHINX}"
-    if target.is_dir():
-        return target
-    CACHE.mkdir(parents=True, exist_ok=True)
-    subprocess.run(
-        [sys.executable, "-m", "pip", "download", f"sphinx=={SPHINX}", "--no-deps",
-         "--no-binary", ":all:", "-d", str(CACHE), "-q"],
-        check=True,
-    )  # fmt: skip
-    with tarfile.open(next(CACHE.glob(f"sphinx-{SPHINX}.tar.gz"))) as tar:
-        tar.extractall(CACHE, filter="data")
-    return target
+    return sdist_corpus("sphinx", SPHINX, f"sphinx-{SPHINX}")
 
 
 CORPORA = {"django": django_corpus, "sphinx": sphinx_corpus}
