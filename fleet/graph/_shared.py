@@ -43,4 +43,11 @@ def gc_paused() -> Iterator[None]:
         yield
     finally:
         if enabled:
+            # The objects allocated meanwhile are all still in the youngest generation: the
+            # first collection after re-enabling would scan every one of them (and the next
+            # the survivors again). Freezing and unfreezing moves them to the oldest
+            # generation without a scan; any cycle among them is still freed by the next
+            # full collection.
+            gc.freeze()
+            gc.unfreeze()
             gc.enable()
