@@ -10,12 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.conftest import git
+
 __all__ = ["committed_copy", "git", "run_suite"]
-
-
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd,
-                          check=True, capture_output=True, text=True).stdout
 
 
 def committed_copy(subset: Path, repo: Path, message: str) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,6 +13,7 @@ from fleet.agents.guard import BudgetGuard, DayBudget
 from fleet.agents.scripted import ScriptedModel, ScriptExhausted, text_response, tool_call
 from fleet.agents.scripted import tool_response as turn
 from fleet.types import Budget, Finding, StopReason, Workspace, WorkUnit
+from tests.conftest import git
 
 if TYPE_CHECKING:
     from fleet.store import Store
@@ -41,22 +41,15 @@ def test_sub():
 FIXED_ADD = "def add(a, b):\n    return a + b\n"
 
 
-def _git(cwd: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t.invalid", *args],
-        cwd=cwd, check=True, capture_output=True, text=True,
-    ).stdout
-
-
 @pytest.fixture
 def workspace(git_repo: Path) -> Workspace:
     (git_repo / "calc.py").write_text(CALC)
     (git_repo / "tests").mkdir()
     (git_repo / "tests" / "test_calc.py").write_text(TESTS)
     (git_repo / "conftest.py").write_text("")
-    _git(git_repo, "add", "-A")
-    _git(git_repo, "commit", "-q", "-m", "calc")
-    base = _git(git_repo, "rev-parse", "HEAD").strip()
+    git(git_repo, "add", "-A")
+    git(git_repo, "commit", "-q", "-m", "calc")
+    base = git(git_repo, "rev-parse", "HEAD").strip()
     scratch = git_repo.parent / "scratch"
     scratch.mkdir()
     return Workspace(git_repo, "main", base, scratch, git_repo)
@@ -194,7 +187,6 @@ def test_a_model_fault_is_an_error_outcome(unit: WorkUnit, workspace: Workspace,
     assert "script has 0" in outcome.detail
     with pytest.raises(ScriptExhausted):
         ScriptedModel([]).complete("s", [], [], 10)
-
 
 
 def test_day_budget_is_reserved_atomically_in_the_store(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,25 +13,17 @@ from fleet.agents.scripted import tool_response as turn
 from fleet.store import Store
 from fleet.types import Budget, StopReason, Workspace, WorkUnit
 from fleet_pipelines.cli import main
+from tests.conftest import git
 
 SRC = "def a():\n    return 1\n\n\ndef b():\n    return 2\n"
-
-
-def _git(cwd: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t.invalid", *args],
-        cwd=cwd, check=True, capture_output=True, text=True,
-    ).stdout
-
-
 
 
 @pytest.fixture
 def unit_run(git_repo: Path, store: Store, sandbox_backend: object) -> tuple[Workspace, str]:
     (git_repo / "m.py").write_text(SRC)
-    _git(git_repo, "add", "-A")
-    _git(git_repo, "commit", "-qm", "m")
-    base = _git(git_repo, "rev-parse", "HEAD").strip()
+    git(git_repo, "add", "-A")
+    git(git_repo, "commit", "-qm", "m")
+    base = git(git_repo, "rev-parse", "HEAD").strip()
     ws = Workspace(git_repo, "main", base, git_repo.parent, git_repo)
     unit = WorkUnit("u1", "camp", base, ("m.py::a", "m.py::b"), (), ())
     script = [
@@ -80,22 +71,22 @@ def test_rollback_unit_restores_a_step_as_a_new_event(
 def test_rollback_patch_reverts_on_the_integration_branch(
     git_repo: Path, store: Store, store_url: str
 ) -> None:
-    _git(git_repo, "checkout", "-qb", "fleet/camp/integration")
+    git(git_repo, "checkout", "-qb", "fleet/camp/integration")
     for unit, text in (("u1", "one\n"), ("u2", "two\n")):
         (git_repo / f"{unit}.txt").write_text(text)
-        _git(git_repo, "add", "-A")
-        _git(git_repo, "commit", "-qm", f"fleet(camp): unit {unit}")
-    _git(git_repo, "checkout", "-q", "main")
-    main_head = _git(git_repo, "rev-parse", "HEAD")
+        git(git_repo, "add", "-A")
+        git(git_repo, "commit", "-qm", f"fleet(camp): unit {unit}")
+    git(git_repo, "checkout", "-q", "main")
+    main_head = git(git_repo, "rev-parse", "HEAD")
     code = main(["rollback", "--patch", "u1", "--campaign", "camp", "--repo", str(git_repo),
                  "--store", store_url])
     assert code == 0
-    files = _git(git_repo, "ls-tree", "--name-only", "fleet/camp/integration").split()
+    files = git(git_repo, "ls-tree", "--name-only", "fleet/camp/integration").split()
     assert "u1.txt" not in files and "u2.txt" in files
-    assert _git(git_repo, "log", "-1", "--format=%s", "fleet/camp/integration").startswith(
+    assert git(git_repo, "log", "-1", "--format=%s", "fleet/camp/integration").startswith(
         'Revert "fleet(camp): unit u1"'
     )
-    assert _git(git_repo, "rev-parse", "HEAD") == main_head  # the user's checkout is untouched
+    assert git(git_repo, "rev-parse", "HEAD") == main_head  # the user's checkout is untouched
     event = store.ledger.events(kind=ROLLBACK_PATCH)[-1]
     assert event.unit == "u1" and event.payload["branch"] == "fleet/camp/integration"
     assert main(["rollback", "--patch", "nope", "--branch", "fleet/camp/integration",

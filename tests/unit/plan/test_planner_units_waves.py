@@ -4,7 +4,6 @@ read sets, lock order, waves with non-conflicting lease sets; ``fleet plan`` cha
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ import pytest
 from fleet.campaigns.spec import Campaign, Fix, PlanSettings, load_campaign
 from fleet.graph import index
 from fleet.plan import Plan, containers, expected_parallelism, plan_campaign
+from tests.conftest import git
 
 UTC_FUNCS = """\
 import datetime
@@ -191,19 +191,14 @@ def test_expected_parallelism() -> None:
     assert expected_parallelism([], 4) == 0.0
 
 
-def _git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
-                          text=True).stdout
-
-
 def test_fleet_plan_is_a_dry_run(git_repo: Path, tmp_path: Path,
                                  capsys: pytest.CaptureFixture[str]) -> None:
     from fleet_pipelines.cli import main
 
     _repo(git_repo)
-    _git(git_repo, "add", "-A")
-    _git(git_repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "code")
-    status, head = _git(git_repo, "status", "--porcelain"), _git(git_repo, "rev-parse", "HEAD")
+    git(git_repo, "add", "-A")
+    git(git_repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "code")
+    status, head = git(git_repo, "status", "--porcelain"), git(git_repo, "rev-parse", "HEAD")
     out = tmp_path / "plan.json"
     assert main(["plan", str(git_repo), "--campaign", "datetime-utcnow", "-o", str(out)]) == 0
     printed = capsys.readouterr().out
@@ -212,7 +207,7 @@ def test_fleet_plan_is_a_dry_run(git_repo: Path, tmp_path: Path,
     data = json.loads(out.read_text())
     assert data["summary"]["findings"] == 10 and data["base_commit"] == head.strip()
     assert {u["key"] for u in data["units"]} == {k for w in data["waves"] for k in w}
-    assert _git(git_repo, "status", "--porcelain") == status
-    assert _git(git_repo, "rev-parse", "HEAD") == head
-    assert "fleet/" not in _git(git_repo, "branch", "--list")
+    assert git(git_repo, "status", "--porcelain") == status
+    assert git(git_repo, "rev-parse", "HEAD") == head
+    assert "fleet/" not in git(git_repo, "branch", "--list")
     assert main(["plan", str(git_repo), "--campaign", "no-such-campaign"]) == 2

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import git
 
 LIB = '''"""A small library."""
 
@@ -50,13 +51,6 @@ class TestWithdraw:
     def test_withdraw(self):
         assert Account().withdraw(2) == -2
 '''
-
-
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t.invalid", *args],
-        cwd=cwd, check=True, capture_output=True, text=True,
-    ).stdout
 
 
 @pytest.fixture
