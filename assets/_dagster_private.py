@@ -29,6 +29,11 @@ Why each is needed (no public equivalent in 1.13):
   a submitted run the instance retries (``run_retries``: its start timed out, its run worker
   died) is followed into its retry; a run executed in process is never retried
   (fleet_pipelines/engine/_submit.py, commands/_sweep.py; tests/engine/test_run_retries.py).
+- ``ExecuteStepArgs``, ``pack_value``, ``unpack_value``: a fleet celery worker reads the step
+  keys of the dagster-celery task it is about to run, to skip the mirror sync and the index for a
+  step that reads neither, and the run worker applies such a step's task locally
+  (fleet_pipelines/engine/_prepare.py, executor.py; tests/distributed/test_worker_prepare.py,
+  test_deployment.py).
 """
 
 from dagster._core.definitions.asset_checks.asset_check_evaluation import (
@@ -64,7 +69,8 @@ from dagster._core.storage.tags import (
 )
 from dagster._core.workspace.context import WorkspaceProcessContext, WorkspaceRequestContext
 from dagster._core.workspace.load_target import WorkspaceFileTarget
-from dagster._serdes import ConfigurableClassData
+from dagster._grpc.types import ExecuteStepArgs
+from dagster._serdes import ConfigurableClassData, pack_value, unpack_value
 from dagster._utils.merger import merge_dicts
 
 DAGSTER_VERSION_CHECKED = "1.13.27"
@@ -88,6 +94,7 @@ __all__ = [
     "DagsterEventBatchMetadata",
     "DagsterEventType",
     "EventLogEntry",
+    "ExecuteStepArgs",
     "JobSubsetSelector",
     "SqliteEventLogStorage",
     "UnresolvedAssetJobDefinition",
@@ -97,4 +104,6 @@ __all__ = [
     "create_engine",
     "generate_event_batch_id",
     "merge_dicts",
+    "pack_value",
+    "unpack_value",
 ]

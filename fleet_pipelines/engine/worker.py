@@ -12,9 +12,10 @@ the broker answers, the fleet store and Dagster's storage accept a connection, t
 cloned. ``FLEET_REPO`` is the target repository's URL: the worker keeps its own mirror of it
 under its own ``FLEET_HOME`` (``fleet.forge.remote``); the unit stage pushes a verified unit's
 branch there under a lease (a worker that lost its unit to another is refused, never overwrites
-it) and the integration fetches the branches it merges. Before each task the mirror is synced
-and the symbol graph of the base branch is indexed into this worker's own ``FLEET_HOME`` (the
-steps read it; it is rebuilt from the remote, never copied from another machine).
+it) and the integration fetches the branches it merges. Before each task that reads them the mirror
+is synced and the symbol graph of the base branch is indexed into this worker's own
+``FLEET_HOME`` (rebuilt from the remote, never copied from another machine; not again for a base
+commit this process already indexed, ``_prepare``).
 
 One task at a time (``--pool solo``): kill -9 of a worker kills its unit; its message is
 acknowledged only at the end (``celery_settings``), so another worker takes the batch again once
@@ -68,18 +69,17 @@ def _remote() -> str | None:
 
 
 @signals.task_prerun.connect
-def _before(**_: Any) -> None:
+def _before(args: Any = None, **_: Any) -> None:
     """The worker's mirror synced from the remote and the symbol graph of its base branch in
-    this worker's own home: the steps read the graph, and no file crosses machines."""
+    this worker's own home, for the steps that read them (``_prepare``): no file crosses
+    machines, and an unchanged base is not indexed again by this process."""
     url = _remote()
     if url is None:
         return
-    from assets._fleet import index
-    from fleet.forge.remote import Remote, sync
+    from fleet_pipelines.engine._prepare import prepare, step_keys
 
-    home = Path(os.environ["FLEET_HOME"])
-    mirror = sync(Remote.parse(url), home)
-    index(mirror, home, os.environ.get("FLEET_BASE_BRANCH", "main"))
+    prepare(url, Path(os.environ["FLEET_HOME"]), os.environ.get("FLEET_BASE_BRANCH", "main"),
+            step_keys(args or ()))
 
 
 def preflight(environ: dict[str, str]) -> str | None:

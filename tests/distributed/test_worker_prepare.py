@@ -1,0 +1,57 @@
+"""A worker's preparation before a task (``fleet_pipelines.engine._prepare``), on a real git
+remote (``file://``) and a real index: the mirror synced and the base indexed for the steps that
+read them, the index of an unchanged base commit not redone by the same process, a new base
+commit or a graph file written by anything else indexed again, and ``verified_patches`` (which
+reads only the ledger) neither synced nor indexed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dagster._core.code_pointer import ModuleCodePointer
+from dagster._core.origin import JobPythonOrigin, RepositoryPythonOrigin
+from dagster._grpc.types import ExecuteStepArgs
+from dagster._serdes import pack_value
+
+from fleet_pipelines.engine._prepare import prepare, step_keys
+from tests.conftest import commit_files
+from tests.distributed.conftest import make_target
+
+FIX = "yaml_safe_load__candidate_patches"
+VERIFIED = "yaml_safe_load__verified_patches"
+
+
+def test_a_base_is_indexed_once_per_commit_and_verified_patches_skips_the_mirror(
+        tmp_path: Path) -> None:
+    target = make_target(tmp_path / "target", ["alpha", "beta"])
+    url, home = f"file://{target}", tmp_path / "home"
+
+    first = prepare(url, home, "main", [FIX])
+    assert (first.synced, first.indexed) == (True, True)
+    graph = home / "graph" / "symbol_graph.json"
+    assert graph.is_file()
+
+    again = prepare(url, home, "main", [FIX])
+    assert (again.synced, again.indexed) == (True, False)
+
+    skipped = prepare(url, home, "main", [VERIFIED])
+    assert (skipped.synced, skipped.indexed) == (False, False)
+
+    commit_files(target, {"gamma/__init__.py": "", "gamma/g.py": "def g():\n    return 1\n"},
+                 "gamma")
+    moved = prepare(url, home, "main", [FIX])
+    assert (moved.synced, moved.indexed) == (True, True)
+    assert b"gamma/g.py" in graph.read_bytes()
+
+    graph.write_bytes(graph.read_bytes() + b" ")  # written by something else: not trusted
+    rewritten = prepare(url, home, "main", None)  # steps unknown: prepared fully
+    assert (rewritten.synced, rewritten.indexed) == (True, True)
+
+
+def test_the_step_keys_of_a_dagster_celery_task() -> None:
+    origin = JobPythonOrigin("fix_yaml_safe_load_job", RepositoryPythonOrigin(
+        "python", ModuleCodePointer("fleet_pipelines.definitions", "defs", None)))
+    packed = pack_value(ExecuteStepArgs(origin, "run-1", [VERIFIED]))
+    assert step_keys([packed, {}]) == [VERIFIED]
+    assert step_keys([]) is None
+    assert step_keys(["not a task"]) is None
