@@ -49,6 +49,28 @@ def worker_of_runs(cluster: Cluster) -> dict[str, tuple[str, list[str]]]:
     return out
 
 
+def verified_steps(cluster: Cluster) -> tuple[list[str], int]:
+    """Where each fix run's ``verified_patches`` step ran (its engine event's "Celery worker":
+    ``name@host`` for a celery worker, the bare host name when applied in the run worker), and
+    how many verified units it materialized."""
+    from dagster import DagsterEventType, RunsFilter
+
+    where, materialized = [], 0
+    with cluster.instance() as instance:
+        for run in instance.get_runs(RunsFilter(job_name="fix_yaml_safe_load_job")):
+            for entry in instance.all_logs(run.run_id):
+                event = entry.dagster_event
+                if event is None or not (event.step_key or "").endswith("verified_patches"):
+                    continue
+                if event.event_type == DagsterEventType.ENGINE_EVENT:
+                    data = event.engine_event_data.metadata.get("Celery worker")
+                    if data is not None:
+                        where.append(str(data.value))
+                if event.event_type == DagsterEventType.ASSET_MATERIALIZATION:
+                    materialized += 1
+    return where, materialized
+
+
 @pytest.mark.xdist_group("cluster-b")  # with the broker restart (test_faults.py)
 def test_batches_run_on_the_workers(cluster: Cluster, monkeypatch: pytest.MonkeyPatch,
                                     capsys: pytest.CaptureFixture[str]) -> None:
@@ -60,6 +82,9 @@ def test_batches_run_on_the_workers(cluster: Cluster, monkeypatch: pytest.Monkey
     ran = {w.split("@")[0] for w, _ in runs.values()}
     assert runs and ran <= set(cluster.workers) and len(ran) >= 2, runs  # side by side
     assert all(units for _, units in runs.values())  # each batch's units, on its worker
+    where, materialized = verified_steps(cluster)  # one celery task per batch, not two: the
+    assert len(where) == len(runs) and materialized >= 3, (where, materialized)  # ledger-only
+    assert not [w for w in where if "@" in w], where  # step ran in the run worker
     for name in ran:  # each worker's own state: its mirror and its graph, nothing shared
         home = cluster.workers[name].home
         assert (home / "graph" / "symbol_graph.json").is_file()
