@@ -171,10 +171,11 @@ def index_command(
     from fleet.errors import FleetError
     from fleet.forge.remote import is_url, working_repository
     from fleet.graph import ForeignSnapshot, IndexingError, python_extractor
-    from fleet.plan import base_tree
 
     try:
         if is_url(path):
+            from fleet.plan import base_tree  # campaigns, verify, pydantic: only for a URL
+
             mirror = working_repository(path)
             with base_tree(mirror, "HEAD") as tree:  # the remote HEAD's files
                 graph = _build(tree, out, quiet=quiet, every=every, exclude=tuple(exclude or ()),

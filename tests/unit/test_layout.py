@@ -53,3 +53,18 @@ def test_cli_does_not_import_dagster_for_help() -> None:
 def test_layering_contract_is_configured() -> None:
     text = (ROOT / "pyproject.toml").read_text()
     assert 'layers = ["fleet_pipelines", "assets", "fleet", "sandbox"]' in text
+
+
+def test_local_index_does_not_import_the_planner(tmp_path: Path) -> None:
+    """``fleet index PATH`` on a local directory needs the graph only: ``fleet.plan`` (and with
+    it campaigns, verify and pydantic) is imported for a repository given by URL alone."""
+    (tmp_path / "a.py").write_text("def f():\n    return 1\n")
+    code = (
+        "import sys; from fleet_pipelines.commands.graph import index_command as cmd\n"
+        "try:\n    cmd(sys.argv[1])\nexcept SystemExit:\n    pass\n"
+        "print('fleet.plan' in sys.modules, 'pydantic' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True,
+                         text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "False False", out.stdout
