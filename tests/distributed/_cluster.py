@@ -5,6 +5,12 @@ queue), ``git daemon`` serving the target repository's remote, the Dagster daemo
 (``python -m fleet_pipelines.engine.worker``), each with its own ``FLEET_HOME`` and working
 directory, sharing only PostgreSQL and the git remote. The coordinator (``fleet sweep``) runs in
 the calling process with ``cluster.env``. Used by tests/distributed and benchmarks/bench_engine.py.
+
+As root (with ``unshare``), each worker runs in a mount namespace of its own (``isolated``): the
+deployment's directory is a tmpfs there, with only the worker's own directory (its
+``FLEET_HOME``, ``DAGSTER_HOME``, log) bound back, so no worker can read another's state, the
+coordinator's or the daemon's — as on separate machines. Its pid is the worker's own
+(``unshare`` and ``sh`` exec it), so kill -9 kills the worker.
 """
 
 from __future__ import annotations
@@ -36,6 +42,11 @@ from tests.engine.conftest import (
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 REDIS = "/usr/bin/redis-server"
+# in the worker's new mount namespace: its own directory ($1) bound aside (a tmpfs on /mnt), a
+# tmpfs over the deployment's directory ($2), the worker's directory bound back, then the worker
+_ISOLATE = ('set -e; mount -t tmpfs fleet-stage /mnt; mkdir /mnt/own; mount --bind "$1" /mnt/own; '
+            'mount -t tmpfs fleet-ns "$2"; mkdir -p "$1"; mount --bind /mnt/own "$1"; '
+            'umount /mnt/own; umount /mnt; shift 2; exec "$@"')
 GIT_ENV = {"GIT_AUTHOR_NAME": "fleet worker", "GIT_AUTHOR_EMAIL": "worker@fleet.invalid",
            "GIT_COMMITTER_NAME": "fleet worker", "GIT_COMMITTER_EMAIL": "worker@fleet.invalid"}
 
@@ -102,6 +113,8 @@ class Cluster:
     workers: dict[str, Worker] = field(default_factory=dict)
     sweeps: list[subprocess.Popen[str]] = field(default_factory=list)
     sweep_count: int = 0
+    isolated: bool = field(
+        default_factory=lambda: os.geteuid() == 0 and shutil.which("unshare") is not None)
 
     def worker_env(self, name: str, **extra: str) -> dict[str, str]:
         home = self.root / "workers" / name / "home"
@@ -115,9 +128,13 @@ class Cluster:
         Path(env["DAGSTER_HOME"]).mkdir(parents=True, exist_ok=True)
         shutil.copy(DEPLOY / "dagster.yaml", Path(env["DAGSTER_HOME"]) / "dagster.yaml")
         log = cwd / "worker.log"
+        command = [sys.executable, "-m", "fleet_pipelines.engine.worker", "-n", name,
+                   "--loglevel", "INFO"]
+        if self.isolated:
+            command = ["unshare", "--mount", "--propagation", "private", "sh", "-c", _ISOLATE,
+                       "isolate", str(cwd), str(self.root), *command]
         with log.open("ab") as out:
-            proc = subprocess.Popen([sys.executable, "-m", "fleet_pipelines.engine.worker",
-                                     "-n", name, "--loglevel", "INFO"], env=env, cwd=cwd,
+            proc = subprocess.Popen(command, env=env, cwd=cwd,
                                     stdout=out, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL, start_new_session=True)
         worker = Worker(name, Path(env["FLEET_HOME"]), proc, log)
