@@ -12,31 +12,20 @@ import pytest
 
 from fleet.merge._result import relabel
 from fleet.merge.driver import main
+from tests.unit.merge._branches import commit_branches, run_git
 
 BASE = "import os\n\n\ndef f():\n    return 1\n"
 
 
 def _git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    env_args = ["-c", "user.name=fleet test", "-c", "user.email=test@fleet.invalid"]
-    return subprocess.run(
-        ["git", *env_args, *args], cwd=repo, capture_output=True, text=True, check=check
-    )
+    return run_git(repo, *args, check=check)
 
 
 def _conflicting_branches(repo: Path, placeholders: str) -> None:
     """``main`` and ``feature/login`` change the same line of mod.py differently."""
     command = f"{shlex.quote(sys.executable)} -m fleet_pipelines.cli merge-driver {placeholders}"
-    _git(repo, "config", "merge.fleet.driver", command)
-    (repo / ".gitattributes").write_text("*.py merge=fleet\n")
-    (repo / "mod.py").write_text(BASE)
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "base")
-    _git(repo, "checkout", "-q", "-b", "feature/login")
-    (repo / "mod.py").write_text(BASE.replace("return 1", "return 20"))
-    _git(repo, "commit", "-q", "-am", "theirs")
-    _git(repo, "checkout", "-q", "main")
-    (repo / "mod.py").write_text(BASE.replace("return 1", "return 10"))
-    _git(repo, "commit", "-q", "-am", "ours")
+    commit_branches(repo, BASE, BASE.replace("return 1", "return 10"),
+                    BASE.replace("return 1", "return 20"), line=command, branch="feature/login")
 
 
 @pytest.mark.parametrize("placeholders", ["%O %A %B %P", "%O %A %B %P %S %X %Y"])

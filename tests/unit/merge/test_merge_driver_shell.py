@@ -9,29 +9,17 @@ import subprocess
 from pathlib import Path
 
 from fleet.merge import driver
+from tests.unit.merge._branches import commit_branches, run_git
 
 BASE = "import os\n\n\ndef f():\n    return 1\ndef g():\n    return 2\n"
 
 
 def _git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    identity = ["-c", "user.name=fleet test", "-c", "user.email=test@fleet.invalid"]
-    return subprocess.run(
-        ["git", *identity, *args], cwd=repo, capture_output=True, text=True, check=check
-    )
+    return run_git(repo, *args, check=check)
 
 
 def _merge(repo: Path, ours: str, theirs: str, line: str) -> subprocess.CompletedProcess[str]:
-    _git(repo, "config", "merge.fleet.driver", line)
-    (repo / ".gitattributes").write_text("*.py merge=fleet\n")
-    (repo / "mod.py").write_text(BASE)
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "base")
-    _git(repo, "checkout", "-q", "-b", "theirs")
-    (repo / "mod.py").write_text(theirs)
-    _git(repo, "commit", "-q", "-am", "theirs")
-    _git(repo, "checkout", "-q", "main")
-    (repo / "mod.py").write_text(ours)
-    _git(repo, "commit", "-q", "-am", "ours")
+    commit_branches(repo, BASE, ours, theirs, line=line)
     return _git(repo, "merge", "--no-edit", "theirs", check=False)
 
 

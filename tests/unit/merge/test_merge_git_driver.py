@@ -10,32 +10,18 @@ from pathlib import Path
 import pytest
 
 from fleet.merge.driver import main
+from tests.unit.merge._branches import commit_branches, run_git
 
 BASE = "import os\n\n\ndef f():\n    return 1\ndef g():\n    return 2\n"
 
 
 def _git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    env_args = ["-c", "user.name=fleet test", "-c", "user.email=test@fleet.invalid"]
-    return subprocess.run(
-        ["git", *env_args, *args], cwd=repo, capture_output=True, text=True, check=check
-    )
+    return run_git(repo, *args, check=check)
 
 
 def _branches(repo: Path, ours: str, theirs: str, driver: bool = True) -> None:
-    if driver:
-        command = f"{shlex.quote(sys.executable)} -m fleet_pipelines.cli merge-driver %O %A %B %P"
-        _git(repo, "config", "merge.fleet.name", "fleet structural merge")
-        _git(repo, "config", "merge.fleet.driver", command)
-        (repo / ".gitattributes").write_text("*.py merge=fleet\n")
-    (repo / "mod.py").write_text(BASE)
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "base")
-    _git(repo, "checkout", "-q", "-b", "theirs")
-    (repo / "mod.py").write_text(theirs)
-    _git(repo, "commit", "-q", "-am", "theirs")
-    _git(repo, "checkout", "-q", "main")
-    (repo / "mod.py").write_text(ours)
-    _git(repo, "commit", "-q", "-am", "ours")
+    command = f"{shlex.quote(sys.executable)} -m fleet_pipelines.cli merge-driver %O %A %B %P"
+    commit_branches(repo, BASE, ours, theirs, line=command if driver else None)
 
 
 def test_git_merge_through_the_driver_is_clean(git_repo: Path) -> None:
