@@ -19,6 +19,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -120,3 +121,25 @@ def start_cluster() -> ThrowawayCluster:
         cluster.destroy()
         raise
     return cluster
+
+
+@contextlib.contextmanager
+def throwaway_database(admin_dsn: str, prefix: str, template: str | None = None) -> Iterator[str]:
+    """A new database (named ``prefix`` + a random suffix; a clone of ``template`` if given) on
+    ``admin_dsn``'s server: its DSN, the database dropped afterwards."""
+    import uuid
+
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    name = f"{prefix}{uuid.uuid4().hex[:12]}"
+    clone = f' TEMPLATE "{template}"' if template else ""
+    with psycopg.connect(admin_dsn, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"{clone}')
+    params = conninfo_to_dict(admin_dsn)
+    params["dbname"] = name
+    try:
+        yield make_conninfo(**params)  # type: ignore[arg-type]
+    finally:
+        with psycopg.connect(admin_dsn, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

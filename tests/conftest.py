@@ -213,19 +213,10 @@ def pg_template(pg_admin_dsn: str) -> Iterator[str]:
 def pg_dsn(pg_admin_dsn: str, pg_template: str) -> Iterator[str]:
     """A fresh, empty database for one test (a clone of the session's template), dropped
     afterwards."""
-    import psycopg
-    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+    from tests._pgcluster import throwaway_database
 
-    name = f"fleet_t_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{pg_template}"')
-    params = conninfo_to_dict(pg_admin_dsn)
-    params["dbname"] = name
-    try:
-        yield make_conninfo(**params)  # type: ignore[arg-type]
-    finally:
-        with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with throwaway_database(pg_admin_dsn, "fleet_t_", template=pg_template) as dsn:
+        yield dsn
 
 
 @pytest.fixture

@@ -95,21 +95,10 @@ def served_repo(git_repo: Path, git_daemon: GitDaemon) -> str:
 @pytest.fixture
 def second_pg_dsn(pg_admin_dsn: str, pg_template: str) -> Iterator[str]:
     """One more fresh database beside ``pg_dsn`` (Dagster's storage beside the fleet store)."""
-    import uuid
+    from tests._pgcluster import throwaway_database
 
-    import psycopg
-    from psycopg.conninfo import conninfo_to_dict, make_conninfo
-
-    name = f"fleet_d_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{pg_template}"')
-    params = conninfo_to_dict(pg_admin_dsn)
-    params["dbname"] = name
-    try:
-        yield make_conninfo(**params)  # type: ignore[arg-type]
-    finally:
-        with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with throwaway_database(pg_admin_dsn, "fleet_d_", template=pg_template) as dsn:
+        yield dsn
 
 
 def pg_url(dsn: str, scheme: str = "postgresql") -> str:

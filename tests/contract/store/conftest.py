@@ -3,7 +3,6 @@ PostgreSQL database (marker ``postgres``)."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,16 +31,7 @@ def fresh_url(store_url: str, tmp_path: Path) -> Iterator[str]:
     if store_url.startswith("sqlite"):
         yield f"sqlite:///{tmp_path / 'fresh.db'}"
         return
-    import psycopg
-    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+    from tests._pgcluster import throwaway_database
 
-    params = conninfo_to_dict(store_url)
-    name = f"fleet_f_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(store_url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    params["dbname"] = name
-    try:
-        yield make_conninfo(**params)  # type: ignore[arg-type]
-    finally:
-        with psycopg.connect(store_url, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with throwaway_database(store_url, "fleet_f_") as dsn:
+        yield dsn
