@@ -20,7 +20,10 @@ from fleet_pipelines.definitions import build_campaigns, build_definitions
 from fleet_pipelines.jobs import DagsterJobLauncher
 from fleet_pipelines.resources import FleetSettings
 
-MAX_GAP_S = 10.0  # last step's end -> the run's end; the stuck cleanup took ~60 s
+# last step's end -> the run's end: a stuck log-mirror cleanup waits out subprocess.terminate's
+# 30 s timeout (twice: stdout and stderr, ~60 s seen), so any gap near 30 s means one was hit;
+# below that the gap is only load, not a fault this test is about.
+MAX_GAP_S = 25.0
 
 
 @pytest.fixture
