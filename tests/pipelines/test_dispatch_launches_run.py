@@ -10,13 +10,11 @@ import pytest
 from dagster import DagsterInstance, DagsterRunStatus
 from fastapi.testclient import TestClient
 
-from assets import SYMBOL_GRAPH
 from fleet.api import create_app
 from fleet.store import open_store
 from fleet.unit import load_units
-from fleet_pipelines.definitions import build_campaigns, build_definitions
-from fleet_pipelines.jobs import JOB_ID_TAG, DagsterJobLauncher
-from fleet_pipelines.resources import FleetSettings
+from fleet_pipelines.jobs import JOB_ID_TAG
+from tests.pipelines._dispatch import indexed_launcher
 
 
 @pytest.fixture
@@ -29,13 +27,7 @@ def instance(tmp_path: Path) -> Iterator[DagsterInstance]:
 def test_dispatch_runs_the_plan_job_for_the_target_files(
     tmp_path: Path, acme_repo: Path, instance: DagsterInstance
 ) -> None:
-    settings = FleetSettings.from_env({"FLEET_HOME": str(tmp_path / "fleet"),
-                                       "FLEET_REPO": str(acme_repo),
-                                       "FLEET_CAMPAIGNS": "yaml-safe-load"})
-    defs = build_definitions(settings)
-    defs.resolve_job_def("index_code_job").execute_in_process(
-        instance=instance, asset_selection=[SYMBOL_GRAPH])
-    launcher = DagsterJobLauncher(defs, build_campaigns(settings), instance)
+    settings, launcher = indexed_launcher(tmp_path, acme_repo, instance)
     with open_store(settings.store_url) as store:
         token, _ = store.tokens.create("ci", ["jobs"])
         client = TestClient(create_app(store, acme_repo, launcher=launcher))

@@ -15,10 +15,7 @@ from types import SimpleNamespace
 import pytest
 from dagster import DagsterEventType, DagsterInstance, DagsterRunStatus
 
-from assets import SYMBOL_GRAPH
-from fleet_pipelines.definitions import build_campaigns, build_definitions
-from fleet_pipelines.jobs import DagsterJobLauncher
-from fleet_pipelines.resources import FleetSettings
+from tests.pipelines._dispatch import indexed_launcher
 
 # last step's end -> the run's end: a stuck log-mirror cleanup waits out subprocess.terminate's
 # 30 s timeout (twice: stdout and stderr, ~60 s seen), so any gap near 30 s means one was hit;
@@ -52,13 +49,7 @@ def _children_naming(text: str) -> list[str]:
 def test_a_dispatched_run_ends_right_after_its_last_step(
     tmp_path: Path, acme_repo: Path, instance: DagsterInstance
 ) -> None:
-    settings = FleetSettings.from_env({"FLEET_HOME": str(tmp_path / "fleet"),
-                                       "FLEET_REPO": str(acme_repo),
-                                       "FLEET_CAMPAIGNS": "yaml-safe-load"})
-    defs = build_definitions(settings)
-    defs.resolve_job_def("index_code_job").execute_in_process(
-        instance=instance, asset_selection=[SYMBOL_GRAPH])
-    launcher = DagsterJobLauncher(defs, build_campaigns(settings), instance)
+    _, launcher = indexed_launcher(tmp_path, acme_repo, instance)
     run_id = launcher("job-cleanup", SimpleNamespace(task="yaml-safe-load",
                                                      target_files=["billing/rates.py"]))
     assert run_id is not None
