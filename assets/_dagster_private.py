@@ -34,6 +34,10 @@ Why each is needed (no public equivalent in 1.13):
   step that reads neither, and the run worker applies such a step's task locally
   (fleet_pipelines/engine/_prepare.py, executor.py; tests/distributed/test_worker_prepare.py,
   test_deployment.py).
+- ``submit_celery_task`` (dagster-celery's private ``executor._submit_task``, checked against
+  dagster-celery 0.29.27): the fleet celery executor submits a step that reads the worker's
+  mirror as dagster-celery does (fleet_pipelines/engine/executor.py; test_deployment.py).
+  Imported on first call: dagster-celery imports celery, which no other process needs.
 """
 
 from dagster._core.definitions.asset_checks.asset_check_evaluation import (
@@ -75,6 +79,14 @@ from dagster._utils.merger import merge_dicts
 
 DAGSTER_VERSION_CHECKED = "1.13.27"
 
+
+def submit_celery_task(*args: object) -> object:
+    """``dagster_celery.executor._submit_task(app, plan_context, step, queue, priority,
+    known_state)``: the step's task sent to the broker (an ``AsyncResult``)."""
+    from dagster_celery.executor import _submit_task
+
+    return _submit_task(*args)
+
 __all__ = [
     "ASSET_CHECK_EVENTS",
     "ASSET_EVENTS",
@@ -105,5 +117,6 @@ __all__ = [
     "generate_event_batch_id",
     "merge_dicts",
     "pack_value",
+    "submit_celery_task",
     "unpack_value",
 ]

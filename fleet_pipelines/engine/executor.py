@@ -39,14 +39,13 @@ def _local_or_submitted(app: Any, plan_context: Any, step: Any, queue: str, prio
                         known_state: Any) -> Any:
     """dagster-celery's step submission, but a mirrorless step's task is applied in this
     process (an ``EagerResult``: ``ready()``, ``get()`` re-raising the step's failure)."""
-    from dagster_celery.executor import _submit_task
     from dagster_celery.tasks import create_task
 
-    from assets._dagster_private import ExecuteStepArgs, pack_value
+    from assets._dagster_private import ExecuteStepArgs, pack_value, submit_celery_task
     from fleet_pipelines.engine._prepare import needs_mirror
 
     if needs_mirror([step.key]):
-        return _submit_task(app, plan_context, step, queue, priority, known_state)
+        return submit_celery_task(app, plan_context, step, queue, priority, known_state)
     args = ExecuteStepArgs(
         job_origin=plan_context.reconstructable_job.get_python_origin(),
         run_id=plan_context.dagster_run.run_id, step_keys_to_execute=[step.key],
