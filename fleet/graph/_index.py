@@ -28,6 +28,7 @@ from fleet.graph._extract import extract
 from fleet.graph._extract_native import available as native_available
 from fleet.graph._extract_native import threaded as native_threaded
 from fleet.graph._extract_native import threads as native_threads
+from fleet.graph._fork import resolve_files, workers_for
 from fleet.graph._graph import SymbolGraph
 from fleet.graph._lang import LANGUAGE_NAMES, LanguageSpec, spec_for
 from fleet.graph._model import FileData, FileRecord, Reference
@@ -298,12 +299,19 @@ def _index(repo: str | Path, previous: SymbolGraph | None = None, *,
     deps: dict[str, frozenset[str]] = {}
     redo = (affected_files(changed, prev_data, data, previous._deps)
             if previous is not None and prev_data else None)
-    for rel, fd in data.items():
-        if redo is not None and rel not in redo:
+    todo = [rel for rel in data if redo is None or rel in redo]
+    # the resolver is Python: the files are shared out among forked processes instead
+    workers = workers_for(len(todo), native_threads(),
+                          os.environ.get("FLEET_GRAPH_THREADS") is not None)
+    resolved = resolve_files(resolver, data, todo, workers)
+    for rel in data:
+        got = resolved.get(rel)
+        if got is None:
             refs[rel] = previous._refs.get(rel, [])  # type: ignore[union-attr]
             deps[rel] = previous._deps[rel]  # type: ignore[union-attr]
         else:
-            refs[rel], deps[rel] = resolver.resolve_with_deps(fd)
+            refs[rel], deps[rel] = got
+    del resolved
     table = resolver.modules
     del resolver  # its caches (an entry per distinct reference) are not needed for the graph
     if phase is not None:
@@ -314,6 +322,7 @@ def _index(repo: str | Path, previous: SymbolGraph | None = None, *,
     else:
         result = SymbolGraph(root, data, refs, deps=deps, symbols=symbols)
     result._module_table = table
+    result.resolve_processes = workers
     result.seconds = time.perf_counter() - started
     return result
 
