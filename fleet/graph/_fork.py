@@ -91,7 +91,7 @@ def resolve_files(resolver: Resolver, data: Mapping[str, FileData], paths: Seque
     results: dict[str, Resolved] = {}
     try:
         for part in parts[:-1]:
-            out = tempfile.TemporaryFile(prefix="fleet-resolve-")  # noqa: SIM115 - closed in finally
+            out: IO[bytes] = tempfile.TemporaryFile(prefix="fleet-resolve-")  # noqa: SIM115 - closed in finally
             pid = os.fork()
             if pid == 0:
                 _child(resolver, data, part, out)

@@ -305,12 +305,12 @@ def _index(repo: str | Path, previous: SymbolGraph | None = None, *,
                           os.environ.get("FLEET_GRAPH_THREADS") is not None)
     resolved = resolve_files(resolver, data, todo, workers)
     for rel in data:
-        got = resolved.get(rel)
-        if got is None:
+        pair = resolved.get(rel)
+        if pair is None:
             refs[rel] = previous._refs.get(rel, [])  # type: ignore[union-attr]
             deps[rel] = previous._deps[rel]  # type: ignore[union-attr]
         else:
-            refs[rel], deps[rel] = got
+            refs[rel], deps[rel] = pair
     del resolved
     table = resolver.modules
     del resolver  # its caches (an entry per distinct reference) are not needed for the graph
