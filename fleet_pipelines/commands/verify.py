@@ -79,6 +79,10 @@ def register(app: typer.Typer) -> None:
             import os
 
             os.environ["FLEET_TEST_PYTHON"] = str(test_python.absolute())
+        problem = _bad_input(repo, patch)
+        if problem is not None:
+            typer.echo(f"fleet verify: {problem}", err=True)
+            raise typer.Exit(2)
         if not write:
             write = ledger_write_set(store, unit, read_patch(patch), repo)
         code = verify_patch(repo, patch, write, base, sandbox, bugfix, all_gates, as_json,
@@ -175,6 +179,30 @@ def verify_patch(
             typer.echo(f"{v.status.upper():8} {v.gate}: {v.evidence}")
         typer.echo(f"=> {outcome}")
     return EXIT[outcome]
+
+
+def _bad_input(repo: Path, patch: Path) -> str | None:
+    """One line naming what is wrong with REPO or PATCH, or None: checked before any gate."""
+    import subprocess
+
+    if not repo.is_dir():
+        return f"the repository {repo} is not a directory"
+    try:
+        probe = subprocess.run(["git", "-C", str(repo), "rev-parse", "--git-dir"],
+                               capture_output=True, text=True, check=False)
+    except OSError as exc:
+        return f"git cannot run ({exc}), needed to read {repo}"
+    if probe.returncode != 0:
+        return f"{repo} is not a git repository ({probe.stderr.strip() or 'git rev-parse failed'})"
+    if not patch.is_file():
+        return f"the patch {patch} does not exist" if not patch.exists() else (
+            f"the patch {patch} is not a file")
+    try:
+        with patch.open("rb"):
+            pass
+    except OSError as exc:
+        return f"the patch {patch} cannot be read: {exc.strerror or exc}"
+    return None
 
 
 def read_patch(patch: Path) -> str:

@@ -1,5 +1,6 @@
 """`fleet graph show` reports a bad repository or snapshot as a message (exit 2), and
-`fleet verify` judges a patch whose bytes are not UTF-8 (a latin-1 source file)."""
+`fleet verify` judges a patch whose bytes are not UTF-8 (a latin-1 source file) and names a
+missing patch, a missing repository or one that is not git in one line (exit 2)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,29 @@ def test_graph_show_on_a_missing_repo_is_a_message(
     assert "Traceback" not in err
     assert main(["graph", "show", "foo", "-s", str(tmp_path / "nope.json")]) == 2
     assert "cannot load graph snapshot" in capsys.readouterr().err
+
+
+def test_verify_names_a_bad_repository_or_patch_in_one_line(
+    git_repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    patch = tmp_path / "fix.diff"
+    patch.write_text("")
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    cases = [
+        ([str(git_repo), str(tmp_path / "nope.diff")], f"the patch {tmp_path / 'nope.diff'} "
+                                                       "does not exist"),
+        ([str(git_repo), str(tmp_path)], f"the patch {tmp_path} is not a file"),
+        ([str(tmp_path / "gone"), str(patch)], f"the repository {tmp_path / 'gone'} is not a "
+                                               "directory"),
+        ([str(plain), str(patch)], f"{plain} is not a git repository"),
+    ]
+    for argv, message in cases:
+        code = main(["verify", *argv, "--sandbox", "local", "--write", "a.py::f"])
+        err = capsys.readouterr().err
+        assert code == 2, (argv, err)
+        assert message in err, err
+        assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
 
 
 def test_verify_a_latin1_patch(
