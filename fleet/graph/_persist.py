@@ -1,11 +1,12 @@
 """Snapshots: a ``SymbolGraph`` as one file of pickles (format-versioned).
 
-A header pickle holds what ``load`` needs at once (file records, symbols as columns, import
-tables, the edge list as packed ints), which unpickles at C speed. Three length-prefixed
-sections follow, decoded on first use (reporting and incremental re-indexing): the per-file
-extraction data, the references (``FileRefs`` columns) and the dependency keys (per file as
-packed indexes into a table of unique keys, the table last). Each section is a run of one
-pickle per file, written as it is built, so a save never holds a second copy of the graph.
+A header pickle (file records, import tables, the edge list as packed ints) and the symbols
+(one pickle per column) hold what ``load`` needs at once, which unpickles at C speed. Three
+length-prefixed sections follow, decoded on first use (reporting and incremental
+re-indexing): the per-file extraction data, the references (``FileRefs`` columns) and the
+dependency keys (per file as packed indexes into a table of unique keys, the table last).
+Each section is a run of one pickle per file, written as it is built, so a save never holds
+a second copy of the graph.
 Snapshots are trusted local files (pickle): never load one from an untrusted source.
 
 A snapshot records the repository it was indexed from (its store key, ``fleet.home.store_key``;
@@ -38,7 +39,9 @@ __all__ = ["FORMAT", "ForeignSnapshot", "SnapshotError", "load", "save"]
 #    references; super(), typed attributes, module-level instances, star re-exports resolved
 # 9: references and raw references pickled per file, as columns
 # 10: references as a target and a flag per raw reference (``FileRefs``)
-# 11: the header names the repository indexed
+# 11: the header names the repository indexed; since 2026-12-03 the header's "symbols" is
+#     their count and their columns follow it, one pickle each (a bytes copy of them all in
+#     the header cost ~25 MB of peak on Django); a header holding the columns still loads
 FORMAT = "fleet.graph/11"
 _SECTIONS = ("data", "refs", "deps")  # decoded on first use, each streamed file by file
 
@@ -100,7 +103,7 @@ def _save(graph: SymbolGraph, path: Path, repository: str) -> Path:
         "seconds": graph.seconds,
         "files": [tuple(f) for f in graph.files.values()],
         "modules": graph.modules,
-        "symbols": _columns(list(graph.symbols.values())),
+        "symbols": len(graph.symbols),
         "imports": graph.imports,
         "nodes": nodes,
         "kinds": sorted(kinds, key=kinds.__getitem__),
@@ -123,6 +126,10 @@ def _save(graph: SymbolGraph, path: Path, repository: str) -> Path:
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "wb") as fh:
         pickle.dump(header, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        # one pickle per column, straight into the file (no bytes copy of all the symbols)
+        values = graph.symbols.values()
+        for i in range(len(Symbol._fields)):
+            pickle.dump([s[i] for s in values], fh, protocol=pickle.HIGHEST_PROTOCOL)
         for name in _SECTIONS:
             start = fh.tell()
             fh.write(bytes(8))  # the section's length, written once known
@@ -168,6 +175,13 @@ def _load(path: Path, repository: str | None) -> SymbolGraph:
             if isinstance(state, dict) and state.get("format") == FORMAT:
                 if repository is not None and (foreign := _foreign(path, state, repository)):
                     raise foreign
+                if isinstance(state["symbols"], bytes):  # the header holds the columns
+                    state["symbols"] = pickle.loads(state["symbols"])
+                else:
+                    count = state["symbols"]
+                    state["symbols"] = [pickle.load(fh) for _ in Symbol._fields]
+                    if any(len(c) != count for c in state["symbols"]):
+                        raise EOFError("symbol columns cut short")
                 for name in state["sections"]:
                     size = int.from_bytes(fh.read(8), "little")
                     state[name] = fh.read(size)
@@ -179,7 +193,7 @@ def _load(path: Path, repository: str | None) -> SymbolGraph:
     if not isinstance(state, dict) or state.get("format") != FORMAT:
         raise SnapshotError(f"{path} is not a {FORMAT} snapshot")
     files = {t[0]: FileRecord._make(t) for t in state["files"]}
-    symbols = {s.id: s for s in _rows(state["symbols"], Symbol._make)}
+    symbols = {s.id: s for s in map(Symbol._make, zip(*state["symbols"], strict=True))}
     nodes: list[str] = state["nodes"]
     attrs = [{"kinds": k} for k in state["kinds"]]
     adj: dict[str, dict[str, dict[str, Any]]] = {n: {} for n in nodes}
