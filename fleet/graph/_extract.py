@@ -21,6 +21,7 @@ from fleet.graph._facts import add_facts
 from fleet.graph._imports import READERS
 from fleet.graph._lang import DEF, IMPORT, LOCAL, REF, LanguageSpec, compiled
 from fleet.graph._model import MODULE, FileData, FileRecord, RawRef, Symbol
+from fleet.graph._refs import RawRefs
 from fleet.graph._shared import count_lines, pytest_file, scope_at
 
 __all__ = ["extract", "extract_query"]
@@ -61,6 +62,10 @@ def extract(path: str, src: bytes, spec: LanguageSpec, module: str | None,
         with _QUERY_LOCK:  # one parser and query cursor per grammar, shared by the threads
             fd = extract_query(path, src, spec, module, record)
     add_facts(fd, src)
+    fd.refs = RawRefs.of(fd.refs)  # columns: a fifth of the tuples' memory
+    # a sorted tuple of a function's locals is a quarter of a frozenset's memory (Django's
+    # 43.8k: 10 -> 2 MB); they are few, so membership stays cheap
+    fd.params = {func: tuple(sorted(names)) for func, names in fd.params.items()}
     return fd
 
 

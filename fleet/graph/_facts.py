@@ -127,7 +127,7 @@ def add_facts(fd: FileData, src: bytes) -> None:
     fd.attr_types = {cls: {a: tuple(v) for a, v in attrs.items()}
                      for cls, attrs in attr_types.items()}
     if extra:
-        fd.refs.extend(extra)
+        fd.refs = [*fd.refs, *extra]
 
 
 def _literal_names(statement: bytes) -> tuple[str, ...] | None:

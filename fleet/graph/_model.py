@@ -7,6 +7,7 @@ reuses for unchanged files.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
@@ -124,11 +125,12 @@ class FileData:
     record: FileRecord
     module: str | None = None  # dotted module name (Python), or None
     symbols: list[Symbol] = field(default_factory=list)
-    refs: list[RawRef] = field(default_factory=list)
+    refs: Sequence[RawRef] = field(default_factory=list)  # a RawRefs after extract()
     # module-level imports: local name -> dotted target (the first binding of a name wins)
     imports: dict[str, str] = field(default_factory=dict)
     star_imports: list[str] = field(default_factory=list)
-    params: dict[str, frozenset[str]] = field(default_factory=dict)  # function id -> locals
+    # function id -> its locals (extract(): a sorted tuple, the extractors: a frozenset)
+    params: dict[str, Collection[str]] = field(default_factory=dict)
     # function id -> local name -> dotted class expression (`x = Cls()`, `x: Cls`)
     local_types: dict[str, dict[str, str]] = field(default_factory=dict)
     # test and conftest files only: function id -> parameter names (pytest fixtures it asks for)

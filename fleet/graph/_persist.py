@@ -30,7 +30,7 @@ from fleet.errors import FleetError
 from fleet.graph._graph import SymbolGraph
 from fleet.graph._index import gc_paused
 from fleet.graph._model import FileData, FileRecord, RawRef, Reference, Symbol
-from fleet.graph._refs import FileRefs
+from fleet.graph._refs import FileRefs, RawRefs
 
 __all__ = ["FORMAT", "ForeignSnapshot", "SnapshotError", "load", "save"]
 
@@ -54,6 +54,17 @@ def _columns(rows: list[Any]) -> bytes:
 
 def _rows(blob: bytes, make: Any) -> list[Any]:
     return [make(t) for t in zip(*pickle.loads(blob), strict=True)]
+
+
+def _raw_columns(refs: Sequence[RawRef]) -> bytes:
+    if isinstance(refs, RawRefs):
+        return pickle.dumps(refs.columns(), protocol=pickle.HIGHEST_PROTOCOL)
+    return _columns(list(refs))
+
+
+def _raw_rows(blob: bytes) -> RawRefs:
+    columns = pickle.loads(blob)
+    return RawRefs(*columns) if columns else RawRefs.of([])
 
 
 def _ref_columns(refs: Sequence[Reference], fd: FileData | None) -> tuple[Any, ...]:
@@ -114,7 +125,7 @@ def _save(graph: SymbolGraph, path: Path, repository: str) -> Path:
     raw_of = graph._data
     # each section streams one file's record at a time (no whole-section copy in memory)
     records = {
-        "data": ((p, _columns(d.refs), d.star_imports, d.params, d.local_types,
+        "data": ((p, _raw_columns(d.refs), d.star_imports, d.params, d.local_types,
                   d.fixture_params, d.scoped_imports, d.attr_types, d.returns, d.properties,
                   d.exports) for p, d in raw_of.items()),
         "refs": ((p, _ref_columns(rs, raw_of.get(p))) for p, rs in graph._refs.items()),
@@ -243,7 +254,7 @@ def _load(path: Path, repository: str | None) -> SymbolGraph:
         for (p, refs, stars, params, types, fixtures, scoped, attrs, returns, props,
                 exports) in _records(state["data"]):
             out[p] = FileData(files[p], modules.get(p), by_path.get(p, []),
-                              _rows(refs, RawRef._make), dict(imports.get(p, {})),
+                              _raw_rows(refs), dict(imports.get(p, {})),
                               stars, params, types, fixtures, scoped, attrs, returns, props,
                               exports)
         return out

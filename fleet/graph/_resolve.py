@@ -51,7 +51,7 @@ def _locally_bound(fd: FileData) -> set[str]:
     nested definitions and members, imports in a function or class body."""
     local: set[str] = set()
     for names in fd.params.values():
-        local |= names
+        local.update(names)
     local.update(s.name for s in fd.symbols
                  if s.parent is not None and not s.parent.endswith(_MODULE_SUFFIX))
     for imported in fd.scoped_imports.values():
