@@ -1,7 +1,10 @@
 """The only composition root of the Dagster code location (``workspace.yaml`` loads it).
 
 ``build_definitions(settings)`` assembles assets, checks, jobs, schedules, sensors and resources
-for one deployment; ``defs`` is that for ``FleetSettings.from_env()``.
+for one deployment; ``defs`` is that for ``FleetSettings.from_env()``, built on its first use (a
+code server or a run worker loading the location; ``dir()`` lists it, so Dagster's module loader
+finds it), not on import: the ``fleet`` command line and the tests import ``build_definitions``
+without paying for a build of every campaign of the environment's settings.
 """
 
 from __future__ import annotations
@@ -101,4 +104,17 @@ def _build(settings: FleetSettings, campaigns: list[CampaignAssets] | None) -> D
     )
 
 
-defs = build_definitions(FleetSettings.from_env())
+defs: Definitions  # annotated only: bound by __getattr__ on first use
+_DEFAULT: list[Definitions] = []
+
+
+def __getattr__(name: str) -> Definitions:
+    if name != "defs":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if not _DEFAULT:
+        _DEFAULT.append(build_definitions(FleetSettings.from_env()))
+    return _DEFAULT[0]
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), "defs"])
