@@ -2,6 +2,7 @@
 
     python benchmarks/merge_history.py collect GIT_DIR OUT [--name NAME] [--max-merges N]
     python benchmarks/merge_history.py run OUT [--json FILE] [--driver N]
+    python benchmarks/merge_history.py timings OUT [--driver N]
     python benchmarks/merge_history.py export OUT FIXTURES --results FILE [--max-bytes B]
         [--per-repo N]
 
@@ -35,7 +36,9 @@ definitions, imports and imported names ignored):
 It prints one row per repository; ``--driver N`` also times ``fleet merge-driver`` as a process
 (start-up included; the console script, the driver's fast line and its shell line) against
 ``git merge-file`` on N cases per repository sampled evenly and on N git-conflicted ones.
-``export`` copies the small git-conflicted cases into the test fixtures with their outcome.
+``timings`` runs only those process timings (its own git-conflicted sample: git's verdict, no
+classification). ``export`` copies the small git-conflicted cases into the test fixtures with
+their outcome.
 """
 
 from __future__ import annotations
@@ -56,7 +59,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _merge_judge import classify
 
-from fleet.merge import driver
+from fleet.merge import Clean, driver
+from fleet.merge._line import line_merge
 
 PARTS = ("base", "ours", "theirs", "actual")
 
@@ -256,6 +260,31 @@ def run(corpus: Path, json_out: Path | None, driver: int) -> int:
     return 0
 
 
+def timings(corpus: Path, driver: int) -> int:
+    """Only the process timings of ``run --driver N``: every k-th case of each repository and its
+    first N git-conflicted ones (git's own verdict, no classification), p50 per tool."""
+    header = ["repository", "sample"]
+    header += [f"{name} p50 ms" for name in ("shell", "fast", "console", "git", "python -S")]
+    print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
+    for repo in sorted(p for p in corpus.iterdir() if p.is_dir()):
+        folders = sorted(p for p in repo.iterdir() if (p / "actual.py").exists())
+        hard = []
+        for folder in folders:
+            if len(hard) >= driver:
+                break
+            base, ours, theirs, _ = _read(folder)
+            if not isinstance(line_merge(base, ours, theirs), Clean):
+                hard.append(folder)
+        sample = folders[:: max(1, len(folders) // driver)][:driver]
+        for label, chosen in (("all", sample), ("conflicted", hard)):
+            runs = [_driver_ms(folder) for folder in chosen]
+            if runs:
+                cells = [_p50(runs, name) for name in ("shell", "fast", "console", "git")]
+                cells.append(_p50(runs, "python -S"))
+                print(f"| {repo.name} | {label} {len(runs)} | " + " | ".join(cells) + " |")
+    return 0
+
+
 def export(corpus: Path, fixtures: Path, results: Path, max_bytes: int, per_repo: int) -> int:
     """Copy up to ``per_repo`` small git-conflicted cases of each repository into ``fixtures``,
     each with an ``outcome`` file: the resolved ones first, then the clean ones that differ, then
@@ -301,6 +330,9 @@ def main(argv: list[str] | None = None) -> int:
     two.add_argument("corpus", type=Path)
     two.add_argument("--json", type=Path)
     two.add_argument("--driver", type=int, default=0, metavar="N")
+    timed = sub.add_parser("timings")
+    timed.add_argument("corpus", type=Path)
+    timed.add_argument("--driver", type=int, default=20, metavar="N")
     three = sub.add_parser("export")
     three.add_argument("corpus", type=Path)
     three.add_argument("fixtures", type=Path)
@@ -315,6 +347,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "run":
         return run(args.corpus, args.json, args.driver)
+    if args.command == "timings":
+        return timings(args.corpus, args.driver)
     return export(args.corpus, args.fixtures, args.results, args.max_bytes, args.per_repo)
 
 

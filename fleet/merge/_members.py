@@ -19,8 +19,14 @@ from fleet.merge._context import Context, Maps, Stmts, Unsure
 from fleet.merge._diff3 import compose_disjoint, diff3
 from fleet.merge._order import fields_both_added, match_renames, ordered_fields, resolve_order
 from fleet.merge._pykeys import Key, code, formatting_only, keyed, normalized, rule_for
-from fleet.merge._pytext import merge_decorators, multiline_strings, text_merge, token_merge
-from fleet.merge._sets import merge_name_set
+from fleet.merge._pytext import (
+    header_merge,
+    merge_decorators,
+    multiline_strings,
+    text_merge,
+    token_merge,
+)
+from fleet.merge._sets import import_after_deletion, import_union, merge_name_set
 
 __all__ = ["merge_members", "merge_node", "merge_statements"]
 
@@ -47,7 +53,7 @@ def _merge_block(
     elif header_base == header_ours:
         frame = theirs
     else:
-        decorated = merge_decorators(base, ours, theirs)
+        decorated = merge_decorators(base, ours, theirs) or header_merge(base, ours, theirs)
         if decorated is None:
             return None
         frame = decorated
@@ -91,7 +97,8 @@ def merge_node(
     if base is None:
         if normalized(ours) is not None and normalized(ours) == normalized(theirs):
             return [ours]
-        return ctx.conflict([ours], [], [theirs])
+        union = import_union(ours, theirs)
+        return [union] if union is not None else ctx.conflict([ours], [], [theirs])
     text_base = code(base)
     if text_base == text_ours:
         return [theirs]
@@ -144,9 +151,33 @@ def _resolve_key(ctx: Context, key: Key, maps: Maps) -> list[cst.BaseStatement]:
     assert kept is not None
     if base is None:
         return [kept]
-    if code(kept) == code(base):
-        return []  # deleted by the other side, unchanged here
+    after = _after_deletion(base, kept)
+    if after is not None:
+        return after
     return ctx.conflict([ours] if ours else [], [base], [theirs] if theirs else [])
+
+
+def _after_deletion(
+    base: cst.BaseStatement, kept: cst.BaseStatement
+) -> list[cst.BaseStatement] | None:
+    """A symbol one side deleted and the other kept: nothing if kept unchanged, only
+    reformatted (blank lines, quotes, wrapping; comments unchanged) or a ``from`` import that
+    only lost names; else ``None`` (delete vs modify: a conflict)."""
+    if code(kept) == code(base) or formatting_only(base, kept):
+        return []
+    return [] if import_after_deletion(base, kept) else None
+
+
+def _reformatted(base: Stmts, side: Stmts) -> bool:
+    """Does ``side`` hold ``base``'s statements one for one, each only reformatted (blank
+    lines, quotes, wrapping; comments unchanged)? Then the other side's change of them wins,
+    a deletion included (werkzeug 3b79230cfd99: a blank line dropped inside an ``if`` that the
+    other side deleted)."""
+    return (
+        bool(base)
+        and len(base) == len(side)
+        and all(formatting_only(b, s) for b, s in zip(base, side, strict=True))
+    )
 
 
 def _deletion(ctx: Context, key: Key, maps: Maps) -> tuple[list[cst.BaseStatement], bool]:
@@ -157,8 +188,11 @@ def _deletion(ctx: Context, key: Key, maps: Maps) -> tuple[list[cst.BaseStatemen
     if ours is not None and theirs is not None:
         return [], False
     kept = ours or theirs
-    if kept is None or code(kept) == code(base):
+    if kept is None:
         return [], True
+    after = _after_deletion(base, kept)
+    if after is not None:
+        return after, True
     return ctx.conflict([ours] if ours else [], [base], [theirs] if theirs else []), True
 
 
@@ -185,6 +219,12 @@ def merge_members(ctx: Context, base: Stmts, ours: Stmts, theirs: Stmts) -> list
             chosen = part_t
         elif chunk.kind != "conflict":
             chosen = part_o
+        elif _reformatted([maps[0][k] for k in part_b], [maps[1][k] for k in part_o]):
+            chosen = part_t  # ours only reformatted what theirs changed or deleted
+            settled.update(part_o)
+        elif _reformatted([maps[0][k] for k in part_b], [maps[2][k] for k in part_t]):
+            chosen = part_o
+            settled.update(part_t)
         elif fields_both_added(part_b, part_o, part_t, maps, ctx.ordered_fields):
             chosen = None  # where both sides' fields meet, their order is unknown
         else:
@@ -303,6 +343,12 @@ def merge_statements(
             out.extend(part_t)
             continue
         if chunk.kind != "conflict":
+            out.extend(part_o)
+            continue
+        if _reformatted(part_b, part_o):
+            out.extend(part_t)  # ours only reformatted what theirs changed or deleted
+            continue
+        if _reformatted(part_b, part_t):
             out.extend(part_o)
             continue
         text_parts = [t[slice(*span)] for t, span in zip(texts, spans, strict=True)]

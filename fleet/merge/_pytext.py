@@ -14,7 +14,14 @@ from fleet.merge._line import decode, encode, git_merge_file_bytes
 from fleet.merge._pykeys import code
 from fleet.merge._tokens import merge_tokens
 
-__all__ = ["indent_flags", "merge_decorators", "multiline_strings", "text_merge", "token_merge"]
+__all__ = [
+    "header_merge",
+    "indent_flags",
+    "merge_decorators",
+    "multiline_strings",
+    "text_merge",
+    "token_merge",
+]
 
 
 def text_merge(
@@ -135,3 +142,52 @@ def merge_decorators(
             by_side = dict(zip(("base", "ours", "theirs"), parts, strict=True))
             merged.extend(by_side[side][index] for side, index in composed)
     return frame.with_changes(decorators=merged)
+
+
+def _signature_lines(text: str) -> list[str]:
+    """The lines of a stub-bodied compound statement's own header (not its blank or comment
+    lines, decorators or the ``pass``)."""
+    lines = [line.strip() for line in text.splitlines()]
+    return [line for line in lines if line and line != "pass" and not line.startswith(("#", "@"))]
+
+
+def header_merge(base: cst.CSTNode, ours: cst.CSTNode, theirs: cst.CSTNode) -> cst.CSTNode | None:
+    """A compound statement whose header (signature, condition, bases; decorators and the
+    comments above included) both sides edited: the headers merged token by token
+    (``_tokens.merge_tokens``: only edits an unchanged operand separates, or one side's edits
+    holding the other's), each rendered with one ``pass`` for a block. Ours' node with the
+    merged header, or None."""
+    nodes = (base, ours, theirs)
+    blocks = [getattr(node, "body", None) for node in nodes]
+    if not all(isinstance(block, cst.IndentedBlock) for block in blocks):
+        return None
+    if any(getattr(node, "orelse", None) or getattr(node, "handlers", None) for node in nodes):
+        return None  # other branches are blocks of their own
+    decorators = [[code(d) for d in getattr(node, "decorators", ())] for node in nodes]
+    if decorators[1] != decorators[0] and decorators[2] != decorators[0]:
+        return None  # both changed the decorators: ``merge_decorators`` decides
+    stub = [cst.SimpleStatementLine(body=[cst.Pass()])]
+    texts = [
+        code(node.with_changes(body=block.with_changes(body=stub)))  # type: ignore[union-attr]
+        for node, block in zip(nodes, blocks, strict=True)
+    ]
+    merged = merge_tokens(*texts)
+    if merged is None:
+        return None
+    known = {line.strip() for text in texts for line in text.splitlines()}
+    if any(len(_signature_lines(text)) > 1 for text in texts) and any(
+        line.strip() not in known for line in merged.splitlines()
+    ):
+        return None  # a header over several lines, rewrapped: two layouts spliced into a line
+    try:
+        parsed = cst.parse_module(merged)
+    except (cst.ParserSyntaxError, RecursionError):
+        return None
+    if len(parsed.body) != 1 or type(parsed.body[0]) is not type(ours):
+        return None
+    node = parsed.body[0]
+    if not isinstance(getattr(node, "body", None), cst.IndentedBlock):
+        return None
+    lines = [*parsed.header, *node.leading_lines]
+    sides = tuple(n for n in (ours, theirs, base) if isinstance(n, cst.BaseStatement))
+    return node.with_changes(leading_lines=indent_flags(lines, sides))

@@ -14,7 +14,7 @@ from libcst.helpers import get_full_name_for_node
 
 from fleet.merge._diff3 import both_inserted, compose_disjoint, diff3
 
-__all__ = ["Item", "merge_name_set"]
+__all__ = ["Item", "import_after_deletion", "import_union", "merge_name_set"]
 
 Item = TypeVar("Item", cst.ImportAlias, cst.Element)
 _RENDERER = cst.Module(body=[])
@@ -185,3 +185,60 @@ def merge_name_set(
         return None
     assert isinstance(ours, cst.SimpleStatementLine)
     return ours.with_changes(body=[merged])
+
+
+def _from_import(node: cst.BaseStatement | None) -> cst.ImportFrom | None:
+    inner = _small(node) if node is not None else None
+    if isinstance(inner, cst.ImportFrom) and not isinstance(inner.names, cst.ImportStar):
+        return inner
+    return None
+
+
+def _aliases(inner: cst.ImportFrom) -> list[cst.ImportAlias]:
+    assert not isinstance(inner.names, cst.ImportStar)
+    return list(inner.names)
+
+
+def _with_names(
+    node: cst.BaseStatement, inner: cst.ImportFrom, names: list[cst.ImportAlias]
+) -> cst.BaseStatement | None:
+    fixed = _separated(names, _aliases(inner))
+    if inner.lpar is None and isinstance(fixed[-1].comma, cst.Comma):
+        return None  # a bare trailing comma outside parentheses would not parse
+    assert isinstance(node, cst.SimpleStatementLine)
+    return node.with_changes(body=[inner.with_changes(names=fixed)])
+
+
+def import_after_deletion(base: cst.BaseStatement, kept: cst.BaseStatement) -> bool:
+    """One side deleted ``from m import ...`` and the other only removed some of its names: as
+    bindings, both removals hold, so the statement goes (marshmallow b1e3d69f3036: ``pprint``
+    dropped from the import on one side, the whole import on the other). A name the kept side
+    added keeps it a conflict: a deleted import is often a module moved or emptied (httpx
+    45b893fb0cdd: ``ConcurrencyBackend`` added to ``from ..interfaces import`` on one side,
+    that import dropped on the other, where ``ConcurrencyBackend`` moved to another module)."""
+    inners = [_from_import(node) for node in (base, kept)]
+    if inners[0] is None or inners[1] is None or _frame(base) != _frame(kept):
+        return False  # not such an import, or a comment or the module changed as well
+    keys_b = {_alias_key(alias) for alias in _aliases(inners[0])}
+    return all(_alias_key(a) in keys_b for a in _aliases(inners[1]))
+
+
+def import_union(ours: cst.BaseStatement, theirs: cst.BaseStatement) -> cst.BaseStatement | None:
+    """Both sides added ``from m import ...`` of one module with different names: ours'
+    statement with theirs' other names after them (in sorted place when ours' are sorted).
+    ``None`` when it is not that, when anything but the names differs, or names repeat."""
+    inners = [_from_import(node) for node in (ours, theirs)]
+    if inners[0] is None or inners[1] is None or _frame(ours) != _frame(theirs):
+        return None
+    names_o, names_t = _aliases(inners[0]), _aliases(inners[1])
+    keys_o, keys_t = [_alias_key(a) for a in names_o], [_alias_key(a) for a in names_t]
+    if len(set(keys_o)) != len(keys_o) or len(set(keys_t)) != len(keys_t):
+        return None
+    result = list(names_o)
+    keep_sorted = len(keys_o) > 1 and keys_o == sorted(keys_o)
+    for alias, key in zip(names_t, keys_t, strict=True):
+        if key in keys_o:
+            continue
+        present = [_alias_key(a) for a in result]
+        result.insert(bisect.bisect(present, key) if keep_sorted else len(result), alias)
+    return _with_names(ours, inners[0], result)

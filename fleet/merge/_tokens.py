@@ -24,6 +24,78 @@ _SKIP = {tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT}
 # an item inserted beside an item the other side rewrote is unsure (flask 89731d86b6d2: a
 # classifier added next to ones the other side replaced).
 _OPERANDS = {tokenize.NAME, tokenize.NUMBER, tokenize.STRING}
+_OPEN, _CLOSE = {"(", "[", "{"}, {")", "]", "}"}
+Element = tuple[int, int]  # (the display, call or statement holding it, the element's number)
+_BLANK = {tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT}
+
+
+def _elements(keys: list[Key]) -> tuple[list[Element], list[int]]:
+    """Each token's own element (which comma-separated element of the innermost display, call
+    or statement holding it: a comma counts as part of the element it ends, a bracket as part of
+    the element outside it), and the innermost container open after each token."""
+    stack: list[Element] = [(0, 0)]
+    own: list[Element] = []
+    open_after: list[int] = []
+    for index, (kind, string) in enumerate(keys):
+        if kind == tokenize.OP and string in _CLOSE and len(stack) > 1:
+            stack.pop()
+        own.append(stack[-1])
+        if kind == tokenize.OP and string in _OPEN:
+            stack.append((index + 1, 0))
+        elif kind == tokenize.OP and string == ",":
+            stack[-1] = (stack[-1][0], stack[-1][1] + 1)
+        open_after.append(stack[-1][0])
+    return own, open_after
+
+
+def _commas(keys: list[Key]) -> int:
+    """Commas outside any bracket the tokens themselves open: elements added or removed."""
+    depth = count = 0
+    for kind, string in keys:
+        if kind == tokenize.OP and string in _OPEN:
+            depth += 1
+        elif kind == tokenize.OP and string in _CLOSE:
+            depth -= 1
+        elif kind == tokenize.OP and string == "," and depth <= 0:
+            count += 1
+    return count
+
+
+def _beside_rewritten(
+    keys_b: list[Key], changes: tuple[list[tuple[int, int, int, int]], ...], sides: list[list[Key]]
+) -> bool:
+    """One side adds or removes elements (a dict entry, an argument, a list item) right beside
+    an element whose own tokens the other side edited: which of the two the new element belongs
+    with is a guess (marshmallow f5ddb4f4e6b0: ``'Changelog': ...`` added after ``'Bug
+    Reports': ...``, whose key the other side made ``'Issues'``; the humans put the new entry
+    first). Edits nested deeper inside the neighbour (an item added to its list) do not count."""
+    own, open_after = _elements(keys_b)
+
+    def neighbours(start: int, end: int) -> set[Element]:
+        container = open_after[start - 1] if start > 0 else 0
+        left, right = start - 1, end
+        while left >= 0 and keys_b[left][0] in _BLANK:
+            left -= 1
+        while right < len(keys_b) and keys_b[right][0] in _BLANK:
+            right += 1
+        return {
+            own[index]
+            for index in (left, right)
+            if 0 <= index < len(own) and own[index][0] == container
+        }
+
+    for one, other in ((0, 1), (1, 0)):
+        for i1, i2, j1, j2 in changes[one]:
+            if _commas(sides[one][j1:j2]) == _commas(keys_b[i1:i2]):
+                continue  # no element added or removed
+            beside = neighbours(i1, i2)
+            for t1, t2, _, _ in changes[other]:
+                touched = {own[index] for index in range(t1, t2) if keys_b[index][0] not in _BLANK}
+                if t1 == t2 and 0 < t1 < len(own) and own[t1 - 1] == own[t1]:
+                    touched.add(own[t1])
+                if touched & beside:
+                    return True
+    return False
 
 
 def _pieces(text: str) -> tuple[list[Key], list[str], str] | None:
@@ -63,6 +135,13 @@ def _matched(base: list[Key], side: list[Key]) -> dict[int, int]:
     }
 
 
+def _one_statement(text: str) -> bool:
+    try:
+        return len(ast.parse(text).body) == 1
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+
+
 def merge_tokens(base: str, ours: str, theirs: str) -> str | None:
     """The statement with both sides' token edits, or None when they are not separated by an
     unchanged token, or when the result is not one statement of the same kind as ours'."""
@@ -80,9 +159,13 @@ def merge_tokens(base: str, ours: str, theirs: str) -> str | None:
         for o1, o2, p1, p2 in ours_changes
         if (o1, o2, tuple(keys_o[p1:p2])) in theirs_edits
     }
-    theirs_changes = [c for c in theirs_changes if (c[0], c[1]) not in same]
     if not ours_changes or not theirs_changes:
-        return None
+        return None  # one side did not change it: not a merge of two edits
+    if len(same) == len(ours_changes) and ours_changes != theirs_changes:
+        return theirs if _one_statement(theirs) else None  # theirs made ours' edits and more
+    theirs_changes = [c for c in theirs_changes if (c[0], c[1]) not in same]
+    if not theirs_changes:
+        return ours if _one_statement(ours) else None  # ours made theirs' edits and more
     for o1, o2, _, _ in ours_changes:
         if (o1, o2) in same:
             continue
@@ -90,6 +173,8 @@ def merge_tokens(base: str, ours: str, theirs: str) -> str | None:
             between = keys_b[o2:t1] if o2 <= t1 else keys_b[t2:o1]
             if not (o2 < t1 or t2 < o1) or not any(k[0] in _OPERANDS for k in between):
                 return None  # touching, overlapping, at one point, or only a delimiter apart
+    if _beside_rewritten(keys_b, (ours_changes, theirs_changes), [keys_o, keys_t]):
+        return None
     in_ours = _matched(keys_b, keys_o)
     edits = sorted(
         [(i1, i2, j1, j2, pieces_o) for i1, i2, j1, j2 in ours_changes]

@@ -61,3 +61,29 @@ def test_an_edit_both_sides_made_alike_is_made_once() -> None:
     ours = 's(l="BSD-3", a="x", m="P T")\n'
     theirs = 's(l="BSD-3", a="x", m="P")\n'
     assert merge_tokens(base, ours, theirs) == 's(l="BSD-3", a="x", m="P")\n'
+
+
+def test_an_entry_beside_an_entry_whose_key_the_other_side_changed_is_unsure() -> None:
+    # marshmallow f5ddb4f4e6b0 (setup.py): ours added 'Changelog' after 'Bug Reports', theirs
+    # renamed that key 'Issues'; the value between the two edits is no separation, since the
+    # new entry may belong before or after the renamed one (the humans put it before).
+    base = "s(u={\n    'Bug Reports': 'a',\n    'Funding': 'b',\n})\n"
+    ours = base.replace("    'Funding'", "    'Changelog': 'c',\n    'Funding'")
+    theirs = base.replace("'Bug Reports'", "'Issues'")
+    assert merge_tokens(base, ours, theirs) is None
+    # An edit nested inside the neighbour (an item added to its list) is not its rewrite.
+    base = 's(v="1", r=["a"], x=1)\n'
+    assert merge_tokens(base, 's(v="2", r=["a"], x=1)\n', 's(v="1", r=["a", "b"], x=1)\n') == (
+        's(v="2", r=["a", "b"], x=1)\n'
+    )
+    assert merge_tokens("f(a, b, c)\n", "f(a, b, c, d)\n", "f(z, b, c)\n") == "f(z, b, c, d)\n"
+    assert merge_tokens("f(a, b, c)\n", "f(a, b, c, d)\n", "f(a, b, z)\n") is None
+
+
+def test_one_side_holding_the_other_sides_edits_and_more_wins() -> None:
+    # httpx de980db9f68f: both renamed the first parameter alike, ours also retyped the second.
+    base = "def f(versions: T = None, backend: B = None): ...\n"
+    ours = 'def f(http_2: bool = False, backend: U = "auto"): ...\n'
+    theirs = "def f(http_2: bool = False, backend: B = None): ...\n"
+    assert merge_tokens(base, ours, theirs) == ours
+    assert merge_tokens(base, theirs, ours) == ours
