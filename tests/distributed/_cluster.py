@@ -197,16 +197,18 @@ class Cluster:
         """The deployment's Dagster instance, opened here (its storage URL from ``env``)."""
         from dagster import DagsterInstance
 
-        saved = os.environ.get("DAGSTER_POSTGRES_URL")
-        os.environ["DAGSTER_POSTGRES_URL"] = self.env["DAGSTER_POSTGRES_URL"]
+        names = ("DAGSTER_POSTGRES_URL", "DAGSTER_HOME")  # (its compute logs: DAGSTER_HOME)
+        saved = {name: os.environ.get(name) for name in names}
+        os.environ.update({name: self.env[name] for name in names})
         try:
             with DagsterInstance.from_config(self.env["DAGSTER_HOME"]) as instance:
                 yield instance
         finally:
-            if saved is None:
-                os.environ.pop("DAGSTER_POSTGRES_URL", None)
-            else:
-                os.environ["DAGSTER_POSTGRES_URL"] = saved
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
 
     def wait_serving(self, timeout_s: float = 180.0) -> None:
         """The deployment's daemon beats on the instance (a sweep then starts none)."""

@@ -2,7 +2,8 @@
 ``unshare``; tests/distributed/_cluster.py): looked at from inside each worker's namespace
 (``nsenter -m``, the worker's own pid), its own ``FLEET_HOME`` (its mirror) is there and no
 other worker's home, nor the coordinator's instance file or the daemon's directory, is
-visible — while all of them exist on this machine."""
+visible, not even as a path the worker made in its own namespace — while all of them exist on
+this machine."""
 
 from __future__ import annotations
 
@@ -30,9 +31,10 @@ def test_a_worker_cannot_see_another_workers_home(cluster: Cluster) -> None:
     if os.geteuid() != 0:
         pytest.fail("mount namespaces need root here (unshare --mount)")
     assert cluster.isolated
-    # the coordinator's instance file and the daemon's directory (a worker may make a path of the
-    # coordinator's in its own tmpfs; what it must not see is the coordinator's files)
-    others = [cluster.root / "coordinator" / "dagster" / "dagster.yaml", cluster.root / "daemon"]
+    # the coordinator's and the daemon's directories: neither their files nor a path a worker
+    # made there itself (a step's logs written under the run worker's DAGSTER_HOME path did,
+    # before deploy/dagster.yaml put them under the worker's own)
+    others = [cluster.root / "coordinator", cluster.root / "daemon"]
     for name, worker in cluster.workers.items():
         assert worker.proc.poll() is None, worker.log.read_text()[-2000:]
         assert (worker.home / "mirrors").is_dir()  # what a worker sees of its own state
