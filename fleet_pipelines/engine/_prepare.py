@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MIRRORLESS_STEPS", "Prepared", "needs_mirror", "prepare", "step_keys"]
+__all__ = ["MIRRORLESS_STEPS", "Prepared", "needs_mirror", "prepare", "step_keys", "warm"]
 
 log = logging.getLogger("fleet.worker")
 MIRRORLESS_STEPS = ("verified_patches",)
@@ -93,3 +93,24 @@ def prepare(url: str, home: Path, base: str, keys: Sequence[str] | None) -> Prep
     t2 = time.perf_counter()
     log.info("mirror synced in %.2f s, base %s indexed in %.2f s", t1 - t0, key[2][:12], t2 - t1)
     return Prepared(synced=True, indexed=True, sync_s=t1 - t0, index_s=t2 - t1)
+
+
+def warm(url: str, home: Path, base: str) -> Prepared:
+    """What a worker does once before it takes its first task, while it is idle anyway: the
+    base branch's index (so a first task on the same base commit finds it current) and the
+    modules a step task imports (the code location's module, its assets, the unit stage; not
+    its definitions, which are built from the store on the first task). Without it every
+    worker's first task of a sweep spends that time with the batch's run waiting."""
+    import importlib
+
+    from fleet.forge.remote import Remote, sync
+
+    sync(Remote.parse(url), home)  # a remote that cannot be cloned: FleetError, work refused
+    try:
+        prepared = prepare(url, home, base, None)
+    except Exception as exc:  # the first task indexes (and reports) it instead
+        log.warning("base %s not indexed ahead of the first task: %s", base, exc)
+        prepared = Prepared(synced=True, indexed=False)
+    for name in ("fleet_pipelines.definitions", "assets.campaign", "fleet.unit"):
+        importlib.import_module(name)
+    return prepared

@@ -15,7 +15,8 @@ branch there under a lease (a worker that lost its unit to another is refused, n
 it) and the integration fetches the branches it merges. Before each task that reads them the mirror
 is synced and the symbol graph of the base branch is indexed into this worker's own
 ``FLEET_HOME`` (rebuilt from the remote, never copied from another machine; not again for a base
-commit this process already indexed, ``_prepare``).
+commit this process already indexed, ``_prepare``). A worker indexes the base and imports what a
+step task imports once before it consumes (``_prepare.warm``), so its first task does not.
 
 One task at a time (``--pool solo``): kill -9 of a worker kills its unit; its message is
 acknowledged only at the end (``celery_settings``), so another worker takes the batch again once
@@ -119,10 +120,10 @@ def main(argv: list[str] | None = None) -> int:
         return 3
     url = _remote()
     if url is not None:  # a remote that cannot be cloned: refused before any task
-        from fleet.forge.remote import Remote, sync
+        from fleet_pipelines.engine._prepare import warm
 
-        try:
-            sync(Remote.parse(url), Path(env["FLEET_HOME"]))
+        try:  # the mirror, and while idle the base's index and the step's imports (_prepare)
+            warm(url, Path(env["FLEET_HOME"]), env.get("FLEET_BASE_BRANCH", "main"))
         except FleetError as exc:
             print(f"fleet worker {args.name} refuses work: {exc}", file=sys.stderr)
             return 3

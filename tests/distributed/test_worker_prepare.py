@@ -55,3 +55,14 @@ def test_the_step_keys_of_a_dagster_celery_task() -> None:
     assert step_keys([packed, {}]) == [VERIFIED]
     assert step_keys([]) is None
     assert step_keys(["not a task"]) is None
+
+
+def test_a_warmed_worker_finds_its_first_tasks_base_indexed(tmp_path: Path) -> None:
+    from fleet_pipelines.engine._prepare import warm
+
+    target = make_target(tmp_path / "target", ["alpha"])
+    url, home = f"file://{target}", tmp_path / "home"
+    warmed = warm(url, home, "main")
+    assert (warmed.synced, warmed.indexed) == (True, True)
+    first = prepare(url, home, "main", [FIX])  # the first task, on the same base commit
+    assert (first.synced, first.indexed) == (True, False)
