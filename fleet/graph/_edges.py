@@ -28,12 +28,14 @@ if TYPE_CHECKING:
 __all__ = [
     "Adjacency",
     "Masks",
+    "SccMap",
     "add_refs",
     "build_graph",
     "condense",
     "condense_python",
     "digraph",
     "patch_graph",
+    "predecessors",
     "tarjan",
 ]
 
@@ -45,6 +47,10 @@ Masks = dict[str, dict[str, int]]
 _BITS = {"calls": 1, "contains": 2, "imports": 4, "inherits": 8, "references": 16}
 _REF_BIT = {kind: _BITS[edge] for kind, edge in EDGE_KIND.items()}
 _CONTAINS = _BITS["contains"]
+# the row of a node without edges, shared (rows are never mutated once built: a patch copies
+# a row before changing it); a row is a dict of its own from its first edge on (Django:
+# 115k row dicts allocated, most of them to stay empty)
+_EMPTY: dict[str, Any] = {}
 
 
 def _attr_table() -> list[dict[str, Any]]:
@@ -70,6 +76,8 @@ def add_refs(succ: Masks, refs: Iterable[Reference], symbols: Mapping[str, Symbo
         ):
             continue  # a use of an enclosing symbol: structural, not a dependency
         row = succ[src]
+        if row is _EMPTY:
+            row = succ[src] = {}
         row[target] = row.get(target, 0) | bits[kind]
 
 
@@ -82,6 +90,8 @@ def _contains(succ: Masks, symbols: Iterable[Symbol]) -> None:
         parent = sym.parent
         if parent is not None and not parent.endswith(_MODULE_SUFFIX):
             row = succ[parent]
+            if row is _EMPTY:
+                row = succ[parent] = {}
             row[sym.id] = row.get(sym.id, 0) | _CONTAINS
 
 
@@ -97,21 +107,32 @@ def digraph(adj: Adjacency, pred: Adjacency) -> nx.DiGraph:
 
 
 def build_graph(symbols: Mapping[str, Symbol],
-                refs_by_file: Iterable[Iterable[Reference]]) -> tuple[Adjacency, Adjacency]:
-    """(succ, pred) of the dependency graph: every symbol a node, in id order."""
-    succ: Masks = {sid: {} for sid in sorted(symbols)}
+                refs_by_file: Iterable[Iterable[Reference]]) -> Adjacency:
+    """succ of the dependency graph: every symbol a node, in id order (``predecessors`` gives
+    pred, built only when asked for: neither the statistics nor a snapshot read it)."""
+    succ: Masks = dict.fromkeys(sorted(symbols), _EMPTY)
     _contains(succ, symbols.values())
     for refs in refs_by_file:
         add_refs(succ, refs, symbols)
     attrs = _attr_table()
-    pred: Adjacency = {sid: {} for sid in succ}
     adj: Adjacency = succ  # type: ignore[assignment]  # the masks become attribute dicts in place
-    for u, targets in succ.items():
+    for targets in succ.values():
         for v, mask in targets.items():
-            attr = attrs[mask]
-            targets[v] = attr  # type: ignore[assignment]
-            pred[v][u] = attr
-    return adj, pred
+            targets[v] = attrs[mask]  # type: ignore[assignment]
+    return adj
+
+
+def predecessors(succ: Adjacency) -> Adjacency:
+    """pred of ``succ``: ``pred[v][u]`` is ``succ[u][v]``'s attribute dict (rows in ``succ``'s
+    node order, each in its sources' order)."""
+    pred: Adjacency = dict.fromkeys(succ, _EMPTY)
+    for u, targets in succ.items():
+        for v, attr in targets.items():
+            into = pred[v]
+            if into is _EMPTY:
+                into = pred[v] = {}
+            into[u] = attr
+    return pred
 
 
 def patch_graph(old_adj: Adjacency, old_pred: Adjacency, symbols: Mapping[str, Symbol],
@@ -171,14 +192,46 @@ def patch_graph(old_adj: Adjacency, old_pred: Adjacency, symbols: Mapping[str, S
     return adj, pred
 
 
-def condense(succ: Adjacency) -> tuple[dict[str, int], dict[str, frozenset[str]]]:
+class SccMap(Mapping[str, frozenset[str]]):
+    """Node -> its SCC, holding only the SCCs of more than one member: a node alone is its own
+    SCC, built when first asked for and kept, so one SCC stays one object (Django: 57k
+    singleton frozensets were 12 MB)."""
+
+    __slots__ = ("_multi", "_nodes")
+
+    def __init__(self, nodes: Mapping[str, object], multi: dict[str, frozenset[str]]) -> None:
+        self._nodes = nodes
+        self._multi = multi
+
+    def __getitem__(self, node: str) -> frozenset[str]:
+        got = self._multi.get(node)
+        if got is not None:
+            return got
+        if node not in self._nodes:
+            raise KeyError(node)
+        got = self._multi[node] = frozenset((node,))
+        return got
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._nodes)
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def groups(self) -> list[frozenset[str]]:
+        """Every SCC with more than one member, once each."""
+        return list({id(c): c for c in self._multi.values() if len(c) > 1}.values())
+
+
+def condense(succ: Adjacency) -> tuple[dict[str, int], SccMap]:
     """(lock rank, SCC) of every node. Kahn's algorithm over the condensation with a heap
     keyed by each SCC's smallest id: dependencies (successors) first, ties by id. In C
     (``_c/condense.c``, over the graph numbered in id order) when the extension is built."""
     native = native_module()
     native_condense = getattr(native, "condense", None)  # None: no build, or a stale one
     if native_condense is None:
-        return condense_python(succ)
+        rank_of, scc_of = condense_python(succ)
+        return rank_of, SccMap(rank_of, {n: c for n, c in scc_of.items() if len(c) > 1})
     nodes = sorted(succ)
     number = {n: i for i, n in enumerate(nodes)}
     rows = [succ[n] for n in nodes]
@@ -190,13 +243,16 @@ def condense(succ: Adjacency) -> tuple[dict[str, int], dict[str, frozenset[str]]
     comp.frombytes(comp_bytes)
     packed.frombytes(rank_bytes)
     ranks = packed.tolist()  # one int object per SCC, shared by its members
-    members: list[list[str]] = [[] for _ in ranks]
+    sizes = [0] * len(ranks)
+    for c in comp:
+        sizes[c] += 1
+    members: dict[int, list[str]] = {}
     for n, c in zip(nodes, comp, strict=True):
-        members[c].append(n)
-    sets = [frozenset(m) for m in members]
+        if sizes[c] > 1:
+            members.setdefault(c, []).append(n)
+    sets = {c: frozenset(m) for c, m in members.items()}
     rank = {n: ranks[c] for n, c in zip(nodes, comp, strict=True)}
-    scc = {n: sets[c] for n, c in zip(nodes, comp, strict=True)}
-    return rank, scc
+    return rank, SccMap(rank, {n: sets[c] for c, m in members.items() for n in m})
 
 
 def condense_python(succ: Adjacency) -> tuple[dict[str, int], dict[str, frozenset[str]]]:

@@ -19,7 +19,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fleet.graph._edges import Adjacency, build_graph, condense, digraph, patch_graph
+from fleet.graph import _edges
+from fleet.graph._edges import Adjacency, SccMap, build_graph, condense, digraph, patch_graph
 from fleet.graph._model import EDGE_KIND, MODULE, FileData, FileRecord, Reference, Symbol
 from fleet.graph._refs import FileRefs
 from fleet.graph._resolve import Resolver
@@ -74,11 +75,18 @@ class SymbolGraph:
         self.resolve_processes = 1  # how many processes ``index`` resolved in (``_fork``)
         self._reset_caches()
         # the dependency graph as adjacency dicts (``_edges``); ``graph`` wraps them
-        self._succ: Adjacency
-        self._pred: Adjacency
-        self._succ, self._pred = (self._patched_graph(previous, changed) if previous is not None
-                                  else build_graph(self.symbols, self._refs.values()))
+        self._pred_store: Adjacency | None = None  # built on first use when not patched
+        if previous is not None:
+            self._succ, self._pred_store = self._patched_graph(previous, changed)
+        else:
+            self._succ = build_graph(self.symbols, self._refs.values())
         self._nx: nx.DiGraph | None = None
+
+    @property
+    def _pred(self) -> Adjacency:
+        if self._pred_store is None:
+            self._pred_store = _edges.predecessors(self._succ)
+        return self._pred_store
 
     @property
     def graph(self) -> nx.DiGraph:
@@ -90,7 +98,7 @@ class SymbolGraph:
 
     def _reset_caches(self) -> None:
         self._rank: dict[str, int] | None = None
-        self._scc: dict[str, frozenset[str]] | None = None
+        self._scc: SccMap | None = None
         self._resolver: Resolver | None = None
         # the module table ``index`` resolved with (``Resolver.modules``), reused by the next
         # incremental index over the same files; not in snapshots
@@ -107,7 +115,7 @@ class SymbolGraph:
         self = cls.__new__(cls)
         self.root, self.files, self.symbols, self.imports = root, files, symbols, imports
         self.modules, self.seconds, self.resolve_processes = modules, seconds, 1
-        self._succ, self._pred, self._nx = succ, pred, None
+        self._succ, self._pred_store, self._nx = succ, pred, None
         self._data_store = self._refs_store = self._deps_store = None
         self._lazy = lazy
         self._reset_caches()
@@ -274,8 +282,7 @@ class SymbolGraph:
         if self._scc is None:
             self._condense()
         assert self._scc is not None
-        unique = {id(c): c for c in self._scc.values() if len(c) > 1}
-        return sorted(unique.values(), key=lambda c: (-len(c), min(c)))
+        return sorted(self._scc.groups(), key=lambda c: (-len(c), min(c)))
 
     def is_test(self, symbol_id: str) -> bool:
         """A test function: ``test*`` functions at module level of a test file, and ``test*``

@@ -33,7 +33,7 @@ from fleet.graph._graph import SymbolGraph
 from fleet.graph._lang import LANGUAGE_NAMES, LanguageSpec, spec_for
 from fleet.graph._model import FileData, FileRecord, Reference
 from fleet.graph._resolve import Resolver, python_module_names
-from fleet.graph._shared import count_lines, gc_paused
+from fleet.graph._shared import count_lines, gc_paused, release_free_memory
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -290,6 +290,8 @@ def _index(repo: str | Path, previous: SymbolGraph | None = None, *,
                 if progress is not None:
                     progress(done, len(paths), rel)
 
+    if len(changed) >= 64:
+        release_free_memory()  # the parsers' freed trees, before the resolvers fork
     if phase is not None:
         phase("resolve")
     symbols = {s.id: s for p in sorted(data) for s in data[p].symbols}

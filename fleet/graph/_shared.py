@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import sys
 from collections.abc import Iterator
 
-__all__ = ["count_lines", "gc_paused", "pytest_file", "scope_at"]
+__all__ = ["count_lines", "gc_paused", "pytest_file", "release_free_memory", "scope_at"]
 
 
 def count_lines(src: bytes) -> int:
@@ -31,6 +32,22 @@ def scope_at(spans: list[tuple[int, int, str]], module_id: str, byte: int) -> st
         if s_end > byte:
             scope = s_id
     return scope
+
+
+def release_free_memory() -> None:
+    """Hand the C heap's free pages back to the system (glibc ``malloc_trim``; a no-op
+    elsewhere). The parser threads' trees are malloc'ed in per-thread arenas and freed file by
+    file: after Django's extraction 14 MB of free pages stay resident without it, and the
+    forked resolvers start with them too."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):  # not glibc (musl has none)
+        return
+    trim(0)
 
 
 @contextlib.contextmanager
