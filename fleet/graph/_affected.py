@@ -18,15 +18,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from fleet.graph._model import MODULE, FileData
+from fleet.graph._refs import of_kind
 
 __all__ = ["affected_files", "fixture_scopes", "interface_keys"]
 
 
 def _bases(fd: FileData) -> dict[str, tuple[str, ...]]:
     out: dict[str, list[str]] = {}
-    for ref in fd.refs:
-        if ref.kind == "inherit":
-            out.setdefault(ref.scope, []).append(ref.name)
+    for ref in of_kind(fd.refs, "inherit"):
+        out.setdefault(ref.scope, []).append(ref.name)
     return {k: tuple(v) for k, v in out.items()}
 
 
@@ -36,7 +36,7 @@ def fixture_scopes(fd: FileData) -> frozenset[str]:
         return frozenset()
     return frozenset(
         ref.scope for ref in fd.refs
-        if ref.kind in ("call", "attribute", "name") and ref.name.endswith("fixture")
+        if ref.name.endswith("fixture") and ref.kind in ("call", "attribute", "name")
     )
 
 

@@ -14,6 +14,7 @@ import posixpath
 from collections.abc import Callable
 
 from fleet.graph._model import MODULE, FileData, RawRef
+from fleet.graph._refs import of_kind
 from fleet.graph._types import Typing
 
 __all__ = ["Members"]
@@ -190,9 +191,8 @@ class Members(Typing):
         by_class = self._base_refs.get(sym.path)
         if by_class is None:
             by_class = self._base_refs[sym.path] = {}
-            for raw in fd.refs:
-                if raw.kind == "inherit":
-                    by_class.setdefault(raw.scope, []).append(raw)
+            for raw in of_kind(fd.refs, "inherit"):
+                by_class.setdefault(raw.scope, []).append(raw)
         for ref in by_class.get(cls, ()):
             target, exact = self._resolve(ref, fd)
             if target is None or not exact or target == cls:

@@ -12,17 +12,18 @@ on first iteration and kept; the graph build, the statistics and snapshots read 
 from __future__ import annotations
 
 import array
+import functools
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, overload
 
 from fleet.graph._model import RawRef, Reference
 
-__all__ = ["DROPPED", "EXACT", "PREFIX", "FileRefs", "RawRefs"]
+__all__ = ["DROPPED", "EXACT", "PREFIX", "FileRefs", "RawRefs", "of_kind"]
 
 DROPPED, EXACT, PREFIX = 0, 1, 2
 _KINDS = ("call", "attribute", "name", "import", "inherit")
 _KIND_CODE = {k: i for i, k in enumerate(_KINDS)}
-_make = RawRef._make
+_make = functools.partial(tuple.__new__, RawRef)  # RawRef._make is Python (a length check)
 
 
 class RawRefs(Sequence[RawRef]):
@@ -89,6 +90,18 @@ class RawRefs(Sequence[RawRef]):
 
     def __repr__(self) -> str:
         return f"RawRefs({len(self)} references)"
+
+
+def of_kind(refs: Sequence[RawRef], kind: str) -> list[RawRef]:
+    """The references of one kind, in order; over ``RawRefs`` only those rows are built."""
+    if not isinstance(refs, RawRefs):
+        return [r for r in refs if r.kind == kind]
+    code, kinds, out = _KIND_CODE[kind], refs.kinds, []
+    at = kinds.find(code)
+    while at >= 0:
+        out.append(refs[at])
+        at = kinds.find(code, at + 1)
+    return out
 
 
 class FileRefs(Sequence[Reference]):
