@@ -252,6 +252,42 @@ def order_only(merged: str, actual: str) -> bool:
     return True
 
 
+def human_moved(merged: str, actual: str, inputs: tuple[str, str, str]) -> bool:
+    """``merged`` holds the humans' module statements, and once every statement the humans
+    moved against the inputs is left out, the rest stands in the humans' order. A statement is
+    moved when, with some other statement, ``merged`` has the two in an input's order and the
+    humans in an order no input has (xarray bac77ee2a942, ``doc/conf.py``: theirs added
+    ``autodoc_type_aliases = napoleon_type_aliases`` below ``napoleon_type_aliases = {...}``;
+    the humans moved it above, where the name is not bound yet). Two statements no input holds
+    together (both sides' additions at one point) never count as moved."""
+    mine, human = (ast.parse(text).body for text in (merged, actual))
+    dumps = [[canonical_dump(ast.unparse(stmt)) for stmt in body] for body in (mine, human)]
+    if sorted(map(str, dumps[0])) != sorted(map(str, dumps[1])) or dumps[0] == dumps[1]:
+        return False
+    place = {dump: index for index, dump in enumerate(dumps[1])}
+    if len(place) != len(dumps[1]):
+        return False  # a statement twice: which is which is unknown
+    orders = []
+    for text in inputs:
+        try:
+            body = ast.parse(text).body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        orders.append({canonical_dump(ast.unparse(stmt)): i for i, stmt in enumerate(body)})
+    moved: set[str | None] = set()
+    for i, first in enumerate(dumps[0]):
+        for second in dumps[0][i + 1 :]:
+            if place[first] < place[second]:
+                continue
+            holding = [o for o in orders if first in o and second in o]
+            if any(o[first] < o[second] for o in holding) and not any(
+                o[first] > o[second] for o in holding
+            ):
+                moved.update((first, second))
+    rest = [[dump for dump in body if dump not in moved] for body in dumps]
+    return bool(moved) and rest[0] == rest[1]
+
+
 def human_override(merged: str, actual: str, inputs: tuple[str, str, str]) -> bool:
     """Every top-level symbol where ``merged`` and ``actual`` differ either shows the humans
     editing beyond both sides (see :func:`human_beyond`) or is one that only one side changed
@@ -301,7 +337,9 @@ def classify(base: str, ours: str, theirs: str, actual: str) -> tuple[str, str, 
         return "conflict", stage, fleet_seconds, git_seconds
     if same_program(result.text, actual):
         return "resolved", stage, fleet_seconds, git_seconds
-    if human_beyond(result.text, actual, (base, ours, theirs)):
+    if human_beyond(result.text, actual, (base, ours, theirs)) or human_moved(
+        result.text, actual, (base, ours, theirs)
+    ):
         return "clean_human_beyond", stage, fleet_seconds, git_seconds
     if human_override(result.text, actual, (base, ours, theirs)):
         return "clean_human_override", stage, fleet_seconds, git_seconds

@@ -2,7 +2,7 @@
 
     python benchmarks/merge_history.py collect GIT_DIR OUT [--name NAME] [--max-merges N]
     python benchmarks/merge_history.py run OUT [--json FILE] [--driver N]
-    python benchmarks/merge_history.py timings OUT [--driver N]
+    python benchmarks/merge_history.py timings OUT [--driver N] [--conflicted M]
     python benchmarks/merge_history.py export OUT FIXTURES --results FILE [--max-bytes B]
         [--per-repo N]
 
@@ -260,9 +260,10 @@ def run(corpus: Path, json_out: Path | None, driver: int) -> int:
     return 0
 
 
-def timings(corpus: Path, driver: int) -> int:
-    """Only the process timings of ``run --driver N``: every k-th case of each repository and its
-    first N git-conflicted ones (git's own verdict, no classification), p50 per tool."""
+def timings(corpus: Path, driver: int, conflicted: int) -> int:
+    """Only the process timings of ``run --driver N``: every k-th case of each repository (N of
+    them) and its first ``conflicted`` git-conflicted ones (git's own verdict, no
+    classification), p50 per tool."""
     header = ["repository", "sample"]
     header += [f"{name} p50 ms" for name in ("shell", "fast", "console", "git", "python -S")]
     print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
@@ -270,7 +271,7 @@ def timings(corpus: Path, driver: int) -> int:
         folders = sorted(p for p in repo.iterdir() if (p / "actual.py").exists())
         hard = []
         for folder in folders:
-            if len(hard) >= driver:
+            if len(hard) >= conflicted:
                 break
             base, ours, theirs, _ = _read(folder)
             if not isinstance(line_merge(base, ours, theirs), Clean):
@@ -333,6 +334,7 @@ def main(argv: list[str] | None = None) -> int:
     timed = sub.add_parser("timings")
     timed.add_argument("corpus", type=Path)
     timed.add_argument("--driver", type=int, default=20, metavar="N")
+    timed.add_argument("--conflicted", type=int, default=5, metavar="M")
     three = sub.add_parser("export")
     three.add_argument("corpus", type=Path)
     three.add_argument("fixtures", type=Path)
@@ -348,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "run":
         return run(args.corpus, args.json, args.driver)
     if args.command == "timings":
-        return timings(args.corpus, args.driver)
+        return timings(args.corpus, args.driver, args.conflicted)
     return export(args.corpus, args.fixtures, args.results, args.max_bytes, args.per_repo)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
 
-from _merge_judge import human_override, order_only
+from _merge_judge import human_moved, human_override, order_only
 
 
 def test_independent_definitions_in_another_order_are_order_only() -> None:
@@ -51,3 +51,18 @@ def test_enum_members_in_another_order_are_not_an_undone_edit() -> None:
     human = "class P(Enum):\n    a = auto()\n    c = auto()\n    b = auto()\n"
     assert not human_override(merged, human, (base, ours, theirs))
     assert not order_only(merged, human)
+
+
+def test_a_statement_the_humans_moved_against_a_sides_order_is_their_edit() -> None:
+    # xarray bac77ee2a942: theirs added ``B = A`` below ``A = {...}``; the humans moved it up.
+    base = "import os\n\nA = {}\n\nX = 1\n"
+    ours = "import os\n\nA = {}\n\nX = 1\nY = 2\n"
+    theirs = "import os\n\nA = {}\n\nB = A\nX = 1\n"
+    merged = "import os\n\nA = {}\n\nB = A\nX = 1\nY = 2\n"
+    human = "import os\n\nB = A\nA = {}\n\nX = 1\nY = 2\n"
+    assert human_moved(merged, human, (base, ours, theirs))
+    # Both sides' additions at one point, in the other order: no input holds the two together.
+    theirs = "import os\n\nA = {}\n\nX = 1\nZ = 3\n"
+    merged = "import os\n\nA = {}\n\nX = 1\nY = 2\nZ = 3\n"
+    human = "import os\n\nA = {}\n\nX = 1\nZ = 3\nY = 2\n"
+    assert not human_moved(merged, human, (base, ours, theirs))
