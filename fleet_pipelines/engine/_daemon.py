@@ -4,25 +4,37 @@ A queued run only starts when a daemon dequeues it. A deployment runs its own da
 compose file's ``daemon`` service, the Helm chart's ``dagster-daemon``); the embedded default
 has none, so ``fleet sweep`` starts ``dagster-daemon run`` on the instance for the length of the
 sweep and says so. Only the process group it started is ever stopped.
+
+The daemon fleet starts loads its code location from one code server fleet starts beside it
+(``dagster code-server start``, on a socket, named like the workspace's location), not from a
+code server of its own: Dagster's daemon replaces its own code server every 60 s (a fresh process
+loading the definitions, ~3-5 CPU-s each), and the sweeps on the instance use the same server
+(one process instead of one each), which reloads its code when a sweep needs new assets.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
+import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
 
+import yaml
 from dagster import DagsterInstance
 
 __all__ = [
+    "CODE_SERVER_WORKSPACE",
     "QUEUED_DAEMON",
     "STALE_AFTER_S",
     "STOPPED",
+    "CodeServerProcess",
     "DaemonProcess",
     "SharedDaemon",
     "heartbeat_age",
@@ -35,6 +47,7 @@ __all__ = [
 STALE_AFTER_S = 75.0
 QUEUED_DAEMON = "QUEUED_RUN_COORDINATOR"
 STOPPED = "fleet-daemon.stopped"  # when fleet last stopped a daemon it started here
+CODE_SERVER_WORKSPACE = "fleet-daemon.workspace.yaml"  # the daemon's: the code server's socket
 
 
 def needs_daemon(instance: DagsterInstance) -> bool:
@@ -76,6 +89,7 @@ class DaemonProcess:
         self.workspace = workspace
         self.env = {**os.environ, **(env or {}), "DAGSTER_HOME": str(dagster_home)}
         self.log = dagster_home / "fleet-daemon.log"  # Dagster empties logs/
+        self.load_from = workspace  # the workspace file it loads (its cwd: ``workspace``'s)
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> int:
@@ -86,7 +100,7 @@ class DaemonProcess:
         command = [str(exe)] if exe.exists() else [sys.executable, "-m", "dagster._daemon"]
         with self.log.open("ab") as out:
             self.proc = subprocess.Popen(
-                [*command, "run", "-w", str(self.workspace)], env=self.env,
+                [*command, "run", "-w", str(self.load_from)], env=self.env,
                 cwd=str(self.workspace.parent), stdout=out, stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_die_with_parent)
         return self.proc.pid
@@ -112,6 +126,111 @@ class DaemonProcess:
         _signal_group(proc.pid, signal.SIGKILL)  # its code server, if it outlived the daemon
 
 
+class CodeServerFailed(Exception):
+    """The code server did not start (it exited, or did not listen in time)."""
+
+
+class CodeServerProcess:
+    """``dagster code-server start`` for the one ``python_module`` location of ``workspace``,
+    on a socket, in its own process group, its output in the daemon's log; its pid in
+    ``<dagster_home>/fleet-code-server.pid`` and ``<dagster_home>/``:data:`CODE_SERVER_WORKSPACE`
+    naming it as a ``grpc_server`` location of the same name. Its ``ReloadCode`` (a workspace's
+    ``reload_code_location``) replaces the process that loaded the code, behind the same socket."""
+
+    def __init__(self, dagster_home: Path, workspace: Path,
+                 env: Mapping[str, str] | None = None) -> None:
+        self.workspace = workspace
+        self.env = {**os.environ, **(env or {}), "DAGSTER_HOME": str(dagster_home)}
+        self.log = dagster_home / "fleet-daemon.log"
+        self.workspace_file = dagster_home / CODE_SERVER_WORKSPACE
+        self.pidfile = dagster_home / "fleet-code-server.pid"
+        self.proc: subprocess.Popen[bytes] | None = None  # the one this process started
+
+    def _location(self) -> tuple[str, Path, str]:
+        """Module, working directory and location name of the workspace's one location."""
+        loaded = yaml.safe_load(self.workspace.read_text())
+        (entry,) = loaded["load_from"]
+        module = entry["python_module"]
+        working = (self.workspace.parent / module.get("working_directory", ".")).resolve()
+        return module["module_name"], working, module.get("location_name", module["module_name"])
+
+    def _socket(self) -> Path:
+        """The socket of the last server started here (a restart keeps it: a workspace opened
+        on it reconnects), else a new one (short: a socket path has at most 107 bytes)."""
+        with contextlib.suppress(OSError, TypeError, KeyError, IndexError, yaml.YAMLError):
+            loaded = yaml.safe_load(self.workspace_file.read_text())
+            return Path(loaded["load_from"][0]["grpc_server"]["socket"])
+        return Path(tempfile.mkdtemp(prefix="fleet-code-")) / "grpc.sock"
+
+    def pid(self) -> int | None:
+        try:
+            pid = int(self.pidfile.read_text().strip())
+        except (OSError, ValueError):
+            return None
+        return pid if _is_process(pid, b"code-server") else None
+
+    def start(self, timeout_s: float = 300.0) -> int:
+        module, working, location = self._location()
+        sock = self._socket()
+        sock.parent.mkdir(parents=True, exist_ok=True)
+        sock.unlink(missing_ok=True)
+        exe = Path(sys.executable).with_name("dagster")
+        command = [str(exe)] if exe.exists() else [sys.executable, "-m", "dagster"]
+        with self.log.open("ab") as out:
+            proc = subprocess.Popen(
+                [*command, "code-server", "start", "-m", module, "-d", str(working),
+                 "--location-name", location, "-s", str(sock), "--log-level", "warning",
+                 "--inject-env-vars-from-instance"],
+                env=self.env, cwd=str(working), stdout=out, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_die_with_parent)
+        self.proc = proc
+        deadline = time.monotonic() + timeout_s
+        while not _accepts(sock):  # it listens once its code is loaded
+            if proc.poll() is not None or time.monotonic() > deadline:
+                _stop_group(proc.pid)
+                proc.wait()
+                self.proc = None
+                raise CodeServerFailed(f"the code server did not start (exit {proc.poll()}, "
+                                       f"log {self.log})")
+            time.sleep(0.1)
+        self.pidfile.write_text(str(proc.pid))
+        self.workspace_file.write_text(yaml.safe_dump(
+            {"load_from": [{"grpc_server": {"socket": str(sock), "location_name": location}}]}))
+        return proc.pid
+
+    def stop(self) -> None:
+        """Stop the server whose pid is recorded here (whoever started it)."""
+        pid = self.pid()
+        if pid is not None:
+            _stop_group(pid)
+        if self.proc is not None:  # reap the one this process started
+            self.proc.wait()
+            self.proc = None
+        sock = self._socket()
+        self.pidfile.unlink(missing_ok=True)
+        self.workspace_file.unlink(missing_ok=True)
+        sock.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            sock.parent.rmdir()
+
+
+def _accepts(sock: Path) -> bool:
+    with socket.socket(socket.AF_UNIX) as probe:
+        try:
+            probe.connect(str(sock))
+        except OSError:
+            return False
+    return True
+
+
+def _stop_group(pid: int, grace_s: float = 5.0) -> None:
+    _signal_group(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while _alive(pid) and not _zombie(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    _signal_group(pid, signal.SIGKILL)
+
+
 def _die_with_parent() -> None:
     """In the child: SIGTERM when the thread that started it ends, so a killed sweep or server
     leaves no daemon behind (another fleet process using it then starts its own)."""
@@ -121,13 +240,23 @@ def _die_with_parent() -> None:
     ctypes.CDLL(None).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
-def _is_daemon(pid: int) -> bool:
+def _is_process(pid: int, name: bytes) -> bool:
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
+    except OSError:
         return False
-    return b"dagster-daemon" in cmdline and state != "Z"
+    return name in cmdline and not _zombie(pid)
+
+
+def _is_daemon(pid: int) -> bool:
+    return _is_process(pid, b"dagster-daemon")
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True
 
 
 def _alive(pid: int) -> bool:
@@ -148,7 +277,10 @@ class SharedDaemon:
 
     def __init__(self, dagster_home: Path, workspace: Path, env: Mapping[str, str]) -> None:
         self.home = dagster_home
+        self.env = dict(env)
         self.process = DaemonProcess(dagster_home, workspace, env)
+        self.code = CodeServerProcess(dagster_home, workspace, env)
+        self.envfile = dagster_home / "fleet-daemon.env.json"  # the env the two were started with
         self.pidfile = dagster_home / "fleet-daemon.pid"
         self.users = dagster_home / "fleet-daemon.users"
         self.lock = dagster_home / ".fleet-daemon.lock"
@@ -172,9 +304,40 @@ class SharedDaemon:
             pid = self._pid()
             if pid is not None:
                 return pid, False
+            self.process.load_from = self._code_server()
             pid = self.process.start()
             self.pidfile.write_text(str(pid))
             return pid, True
+
+    def _code_server(self) -> Path:
+        """The workspace file the daemon starts with: its code server's (the running one when
+        a daemon that exited is restarted), else, when no code server starts, the workspace
+        (the daemon then starts code servers of its own)."""
+        if self.code.pid() is not None and self.workspace_for(self.env) is None:
+            self.code.stop()  # another daemon's, with other settings: its runs would get them
+        if self.code.pid() is None:
+            try:
+                self.code.start()
+                self.envfile.write_text(json.dumps(self.env, sort_keys=True))
+            except (CodeServerFailed, OSError, ValueError, KeyError, TypeError) as exc:
+                self.code.stop()
+                self.envfile.unlink(missing_ok=True)
+                with self.process.log.open("a") as log:
+                    log.write(f"fleet: no code server of its own ({exc}): the daemon loads "
+                              f"{self.process.workspace}\n")
+                return self.process.workspace
+        return self.code.workspace_file
+
+    def workspace_for(self, env: Mapping[str, str]) -> Path | None:
+        """The workspace file of this daemon's code server when it loads the code location with
+        ``env`` (a sweep whose settings differ loads its own), else None."""
+        if self.code.pid() is None or not self.code.workspace_file.is_file():
+            return None
+        try:
+            started = json.loads(self.envfile.read_text())
+        except (OSError, ValueError):
+            return None
+        return self.code.workspace_file if started == dict(env) else None
 
     @property
     def alive(self) -> bool:
@@ -200,6 +363,8 @@ class SharedDaemon:
                     time.sleep(0.2)
                 _signal_group(pid, signal.SIGKILL)
             self.process.stop()  # reaps it when this process started it
+            self.code.stop()
+            self.envfile.unlink(missing_ok=True)
             self.pidfile.unlink(missing_ok=True)
             (self.home / STOPPED).write_text(repr(time.time()))
 

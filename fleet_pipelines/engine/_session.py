@@ -58,9 +58,12 @@ class Engine:
     @property
     def process(self) -> Any:
         """The workspace's process context, opened on first use (its code server takes
-        seconds: a sweep refused before its first run never starts one)."""
+        seconds: a sweep refused before its first run never starts one): the code server of
+        the daemon fleet started here when it loads the location with this engine's settings
+        (one server for the daemon and every such sweep), else one of its own."""
         if self._process is None:
-            self._process = open_workspace(self.instance, self.workspace)
+            shared = self.daemon.workspace_for(self.env) if self.daemon is not None else None
+            self._process = open_workspace(self.instance, shared or self.workspace)
         return self._process
 
     def ensure_daemon(self, status: DagsterRunStatus | None = None) -> None:

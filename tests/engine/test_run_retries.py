@@ -91,7 +91,10 @@ def test_a_launch_lost_with_its_daemon_is_retried_and_the_sweep_ends_verified(
             starting = RunsFilter(statuses=[DagsterRunStatus.STARTING])
             (stuck,) = _wait("run turning STARTING", lambda: instance.get_runs(starting), sweep,
                              log, poll_s=0.01)
-            os.killpg(daemon, signal.SIGKILL)  # mid-launch: the daemon, its code server, all
+            # mid-launch: the daemon, its code server (started beside it, its own group), all
+            code = int((dagster_home / "fleet-code-server.pid").read_text())
+            os.killpg(daemon, signal.SIGKILL)
+            os.killpg(code, signal.SIGKILL)
             assert sweep.wait(900) == 0, log.read_text()
 
             failed = instance.get_run_by_id(stuck.run_id)

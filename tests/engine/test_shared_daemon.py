@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from fleet_pipelines.engine import WORKSPACE, SharedDaemon
-from fleet_pipelines.engine._daemon import _is_daemon
+from fleet_pipelines.engine._daemon import _is_daemon, _is_process
 
 pytestmark = [pytest.mark.slow]
 
@@ -39,9 +39,17 @@ def _other(home: Path) -> tuple[subprocess.Popen[str], int, bool]:
     return proc, int(pid), started == "True"
 
 
-def _gone(pid: int, timeout_s: float = 30.0) -> bool:
+def _code_server(home: Path) -> int:
+    """The code server the daemon loads its location from (started beside it)."""
+    pid = int((home / "fleet-code-server.pid").read_text())
+    assert _is_process(pid, b"code-server")
+    assert "grpc_server" in (home / "fleet-daemon.workspace.yaml").read_text()
+    return pid
+
+
+def _gone(pid: int, timeout_s: float = 30.0, name: bytes = b"dagster-daemon") -> bool:
     deadline = time.monotonic() + timeout_s
-    while _is_daemon(pid):
+    while _is_process(pid, name):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.2)
@@ -64,6 +72,7 @@ def test_the_last_user_stops_the_shared_daemon(tmp_path: Path) -> None:
     mine = SharedDaemon(home, WORKSPACE, {})
     pid, started = mine.join()
     assert started and _is_daemon(pid)
+    code = _code_server(home)
     other, seen, other_started = _other(home)
     try:
         assert (seen, other_started) == (pid, False)  # joined, not a second daemon
@@ -75,8 +84,10 @@ def test_the_last_user_stops_the_shared_daemon(tmp_path: Path) -> None:
         assert _is_daemon(pid)  # still used by this process
         mine.leave()
         assert _gone(pid), "the last user's leave did not stop it"
+        assert _gone(code, name=b"code-server"), "its code server outlived it"
         assert (home / "fleet-daemon.stopped").is_file()
         assert not (home / "fleet-daemon.pid").exists()
+        assert not (home / "fleet-code-server.pid").exists()
     finally:
         _end(other)
 
@@ -88,12 +99,15 @@ def test_a_killed_starter_leaks_no_daemon(tmp_path: Path) -> None:
     starter, pid, started = _other(home)
     try:
         assert started and _is_daemon(pid)
+        code = _code_server(home)
         starter.send_signal(signal.SIGKILL)
         starter.wait()
         assert _gone(pid), "the daemon outlived the process that started it"
+        assert _gone(code, name=b"code-server"), "its code server outlived the starter"
         mine = SharedDaemon(home, WORKSPACE, {})
         again, restarted = mine.join()  # the killed user is not counted, its daemon is gone
         assert restarted and again != pid
+        assert _code_server(home) != code  # a code server of its own again
         mine.leave()
         assert _gone(again)
     finally:
