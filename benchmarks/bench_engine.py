@@ -41,6 +41,7 @@ import shutil
 import sys
 import tempfile
 import time
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -147,6 +148,43 @@ def _fix_phases(instance: Any) -> dict[str, float]:
     return totals
 
 
+def _idle(instance: Any, workers: int, unit_time: float) -> dict[str, float]:
+    """Where the workers' idle time goes (K x fix wall - the units' own wall), from the event
+    log: before each worker's first batch step (the first run's queue, launch, dispatch),
+    between its batch steps, after its last (the last runs' ``verified_patches`` and end), and
+    inside the batch steps around the units (step set-up, event writes, the batch's checks)."""
+    from dagster import DagsterEventType, RunsFilter
+
+    records = [r for r in instance.get_run_records(RunsFilter())
+               if r.dagster_run.job_name.startswith("fix_")]
+    if not records:
+        return {}
+    begin = min(r.create_timestamp.timestamp() for r in records)
+    end = max((r.end_time or 0.0) for r in records)
+    steps: dict[str, list[tuple[float, float]]] = {}
+    for record in records:
+        start, worker = None, None
+        for entry in instance.all_logs(record.dagster_run.run_id):
+            event = entry.dagster_event
+            if event is None or not (entry.step_key or "").endswith("candidate_patches"):
+                continue
+            if event.event_type == DagsterEventType.ENGINE_EVENT:
+                data = event.engine_event_data.metadata.get("Celery worker")
+                if data is not None:
+                    start, worker = entry.timestamp, str(data.value)
+            elif event.event_type in (DagsterEventType.STEP_SUCCESS,
+                                      DagsterEventType.STEP_FAILURE) and start is not None:
+                steps.setdefault(str(worker), []).append((start, entry.timestamp))
+    first = sum(min(s for s, _ in spans) - begin for spans in steps.values())
+    last = sum(end - max(e for _, e in spans) for spans in steps.values())
+    ordered = [sorted(spans) for spans in steps.values()]
+    between = sum(b[0] - a[1] for spans in ordered for a, b in pairwise(spans))
+    in_steps = sum(e - s for spans in ordered for s, e in spans) - unit_time
+    never = (workers - len(steps)) * (end - begin)  # a worker that took no batch at all
+    return {"idle_before_first_s": first + never, "idle_between_s": between,
+            "idle_after_last_s": last, "idle_in_steps_s": in_steps}
+
+
 def run_celery(base: Path, work: Path, workers: int, agents: int, batch: int,
                admin_dsn: str, template: str, pool: int | None = None) -> dict[str, Any]:
     """A sweep of ``base`` on a fresh multi-worker deployment with ``workers`` workers, and an
@@ -170,22 +208,24 @@ def run_celery(base: Path, work: Path, workers: int, agents: int, batch: int,
         wall = time.perf_counter() - t0
         if code != 0:
             raise SystemExit(f"{name}: the sweep failed:\n{cluster.sweep_log()[-4000:]}")
+        with open_store(cluster.env["FLEET_STORE_URL"]) as store:
+            results = list(latest_results(store.ledger, "yaml-safe-load").values())
+        unit_time = sum(r.wall_s for r in results)
         with cluster.instance() as instance:
             phases = _fix_phases(instance)
+            idle = _idle(instance, workers, unit_time / agents)
             runs = len(instance.get_runs())
     finally:
         cluster.close()
-    with open_store(cluster.env["FLEET_STORE_URL"]) as store:
-        results = list(latest_results(store.ledger, "yaml-safe-load").values())
     n = max(len(results), 1)
-    unit_time = sum(r.wall_s for r in results)
-    idle = workers * agents * phases["fix_wall_s"] - unit_time
+    idle_s = workers * agents * phases["fix_wall_s"] - unit_time
     return {"mode": name, "workers": workers, "pool": pool or 2 * workers,
             "units": len(results),
             "verified": sum(r.status == "verified" for r in results),
             "sweep_wall_s": round(wall, 2), "fix_wall_s": round(phases["fix_wall_s"], 2),
             "dagster_runs": runs, "unit_time_s": round(unit_time, 2),
-            "overhead_per_unit_s": round(idle / n, 3),
+            "overhead_per_unit_s": round(idle_s / n, 3),
+            **{f"{k}_per_unit": round(v / n, 3) for k, v in idle.items()},
             **{k: round(v, 2) for k, v in phases.items() if k != "fix_wall_s"},
             **{f"{k}_per_unit": round(v / n, 3) for k, v in phases.items()
                if k != "fix_wall_s"},
@@ -264,6 +304,13 @@ def main() -> int:
               f"{r.get('overhead_per_unit_s', '-'):>15} {r.get('queue_s', '-'):>7} "
               f"{r.get('launch_s', '-'):>8} {r.get('dispatch_s', '-'):>10} "
               f"{r.get('step_start_s', '-'):>12}")
+    for r in rows:
+        if "idle_before_first_s_per_unit" in r:
+            print(f"{r['mode']}: idle per unit before the first batch "
+                  f"{r['idle_before_first_s_per_unit']} s, between batches "
+                  f"{r['idle_between_s_per_unit']} s, after the last "
+                  f"{r['idle_after_last_s_per_unit']} s, in the batch steps around the units "
+                  f"{r['idle_in_steps_s_per_unit']} s")
     print(f"batch {args.batch}, {args.agents} unit(s) at once per worker, {os.cpu_count()} CPUs, "
           f"load {os.getloadavg()[0]:.1f}")
     if args.json:
