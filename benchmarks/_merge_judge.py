@@ -228,18 +228,29 @@ def _names_of(stmt: ast.stmt) -> set[str]:
     return names
 
 
+def _same_statements(merged: str, actual: str) -> tuple[
+        list[ast.stmt], list[list[str | None]], dict[str | None, int]] | None:
+    """``merged``'s module statements, both bodies' canonical dumps and each human statement's
+    place, when the two hold the same statements in another order (each once), else None."""
+    mine, human = (ast.parse(text).body for text in (merged, actual))
+    dumps = [[canonical_dump(ast.unparse(stmt)) for stmt in body] for body in (mine, human)]
+    if sorted(map(str, dumps[0])) != sorted(map(str, dumps[1])) or dumps[0] == dumps[1]:
+        return None
+    place = {dump: index for index, dump in enumerate(dumps[1])}
+    if len(place) != len(dumps[1]):
+        return None  # a statement twice: which is which is unknown
+    return mine, dumps, place
+
+
 def order_only(merged: str, actual: str) -> bool:
     """``merged`` holds the humans' module statements, and differs only in the order of some
     that bind names and nothing else and share no name (two definitions both sides added at one
     point, put in the other order): the same program, though ``same_program`` keeps the order
     of module statements other than runs of definitions and of imports."""
-    mine, human = (ast.parse(text).body for text in (merged, actual))
-    dumps = [[canonical_dump(ast.unparse(stmt)) for stmt in body] for body in (mine, human)]
-    if sorted(map(str, dumps[0])) != sorted(map(str, dumps[1])) or dumps[0] == dumps[1]:
+    same = _same_statements(merged, actual)
+    if same is None:
         return False
-    place = {dump: index for index, dump in enumerate(dumps[1])}
-    if len(place) != len(dumps[1]):
-        return False  # a statement twice: which is which is unknown
+    mine, dumps, place = same
     for i, first in enumerate(mine):
         for j in range(i + 1, len(mine)):
             if place[dumps[0][i]] < place[dumps[0][j]]:
@@ -260,13 +271,10 @@ def human_moved(merged: str, actual: str, inputs: tuple[str, str, str]) -> bool:
     ``autodoc_type_aliases = napoleon_type_aliases`` below ``napoleon_type_aliases = {...}``;
     the humans moved it above, where the name is not bound yet). Two statements no input holds
     together (both sides' additions at one point) never count as moved."""
-    mine, human = (ast.parse(text).body for text in (merged, actual))
-    dumps = [[canonical_dump(ast.unparse(stmt)) for stmt in body] for body in (mine, human)]
-    if sorted(map(str, dumps[0])) != sorted(map(str, dumps[1])) or dumps[0] == dumps[1]:
+    same = _same_statements(merged, actual)
+    if same is None:
         return False
-    place = {dump: index for index, dump in enumerate(dumps[1])}
-    if len(place) != len(dumps[1]):
-        return False  # a statement twice: which is which is unknown
+    _, dumps, place = same
     orders = []
     for text in inputs:
         try:
