@@ -15,7 +15,8 @@ string object per distinct id, a repository target the symbol's own id string).
 
 Fork only where it is safe: a POSIX ``fork``, and no other thread alive in the process (a child
 of a multi-threaded process may inherit a lock held by a thread that does not exist there).
-A child that fails (killed, an exception) is not fatal: its files are resolved by the caller.
+A child that fails (killed, an exception) or a fork refused is not fatal: those files are
+resolved by the caller.
 """
 
 from __future__ import annotations
@@ -94,7 +95,10 @@ def resolve_files(resolver: Resolver, data: Mapping[str, FileData], paths: Seque
     try:
         for part in parts:
             out: IO[bytes] = tempfile.TemporaryFile(prefix="fleet-resolve-")  # noqa: SIM115 - closed in finally
-            pid = os.fork()
+            try:
+                pid = os.fork()
+            except OSError:  # no process to be had (memory, limits): the caller resolves it
+                pid = -1
             if pid == 0:
                 _child(resolver, data, part, out)
             children.append((pid, part, out))
@@ -124,6 +128,9 @@ def resolve_files(resolver: Resolver, data: Mapping[str, FileData], paths: Seque
                 results[rel] = (FileRefs(rel, data[rel].refs, targets, flags, extra), keys)
     finally:
         for pid, _, out in children:  # interrupted: stop the children still running
+            if pid < 0:
+                out.close()
+                continue
             try:
                 os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
@@ -134,7 +141,10 @@ def resolve_files(resolver: Resolver, data: Mapping[str, FileData], paths: Seque
 
 
 def _collect(pid: int, out: IO[bytes]) -> list[_Row] | None:
-    """The rows child ``pid`` wrote to ``out``, or None when it failed."""
+    """The rows child ``pid`` wrote to ``out``, or None when it failed (or never forked)."""
+    if pid < 0:
+        out.close()
+        return None
     try:
         _, status = os.waitpid(pid, 0)
         if os.waitstatus_to_exitcode(status) != 0:
