@@ -76,23 +76,30 @@ def prepare(url: str, home: Path, base: str, keys: Sequence[str] | None) -> Prep
     base commit while its files are untouched."""
     if not needs_mirror(keys):
         return Prepared(synced=False, indexed=False)
-    from assets.graph import index
-    from fleet.forge import branch_commit
     from fleet.forge.remote import Remote, sync
 
     t0 = time.perf_counter()
     mirror = sync(Remote.parse(url), home)
+    return _index_base(mirror, home, base, time.perf_counter() - t0)
+
+
+def _index_base(mirror: Path, home: Path, base: str, sync_s: float) -> Prepared:
+    """Index ``base`` of the synced ``mirror`` into ``home`` unless this process's index of the
+    same base commit is there untouched."""
+    from assets.graph import index
+    from fleet.forge import branch_commit
+
     t1 = time.perf_counter()
     key = (str(home), str(mirror), branch_commit(mirror.resolve(), base))
     stamps = _stamps(home)
     if stamps and _indexed.get(key) == stamps:
-        return Prepared(synced=True, indexed=False, sync_s=t1 - t0)
+        return Prepared(synced=True, indexed=False, sync_s=sync_s)
     index(mirror, home, base)
     _indexed.clear()  # one home, one graph: only the latest index is current
     _indexed[key] = _stamps(home)
     t2 = time.perf_counter()
-    log.info("mirror synced in %.2f s, base %s indexed in %.2f s", t1 - t0, key[2][:12], t2 - t1)
-    return Prepared(synced=True, indexed=True, sync_s=t1 - t0, index_s=t2 - t1)
+    log.info("mirror synced in %.2f s, base %s indexed in %.2f s", sync_s, key[2][:12], t2 - t1)
+    return Prepared(synced=True, indexed=True, sync_s=sync_s, index_s=t2 - t1)
 
 
 def warm(url: str, home: Path, base: str) -> Prepared:
@@ -105,9 +112,10 @@ def warm(url: str, home: Path, base: str) -> Prepared:
 
     from fleet.forge.remote import Remote, sync
 
-    sync(Remote.parse(url), home)  # a remote that cannot be cloned: FleetError, work refused
-    try:
-        prepared = prepare(url, home, base, None)
+    t0 = time.perf_counter()
+    mirror = sync(Remote.parse(url), home)  # a remote that cannot be cloned: FleetError, refused
+    try:  # the mirror synced once: indexed from it, not synced again
+        prepared = _index_base(mirror, home, base, time.perf_counter() - t0)
     except Exception as exc:  # the first task indexes (and reports) it instead
         log.warning("base %s not indexed ahead of the first task: %s", base, exc)
         prepared = Prepared(synced=True, indexed=False)
