@@ -39,10 +39,13 @@ __all__ = ["FORMAT", "ForeignSnapshot", "SnapshotError", "load", "save"]
 #    references; super(), typed attributes, module-level instances, star re-exports resolved
 # 9: references and raw references pickled per file, as columns
 # 10: references as a target and a flag per raw reference (``FileRefs``)
-# 11: the header names the repository indexed; since 2026-12-03 the header's "symbols" is
-#     their count and their columns follow it, one pickle each (a bytes copy of them all in
-#     the header cost ~25 MB of peak on Django); a header holding the columns still loads
-FORMAT = "fleet.graph/11"
+# 11: the header names the repository indexed
+# 12: the header's "symbols" is their count and their columns follow it, one pickle each (a
+#     bytes copy of them all in the header cost ~25 MB of peak on Django); the raw references
+#     as ``RawRefs`` columns. An 11 (columns in the header, raw references as row columns)
+#     still loads; an older release refuses a 12 as another format instead of misreading it
+FORMAT = "fleet.graph/12"
+_READS = (FORMAT, "fleet.graph/11")
 _SECTIONS = ("data", "refs", "deps")  # decoded on first use, each streamed file by file
 
 
@@ -183,7 +186,7 @@ def _load(path: Path, repository: str | None) -> SymbolGraph:
     try:
         with open(path, "rb") as fh:
             state = pickle.load(fh)
-            if isinstance(state, dict) and state.get("format") == FORMAT:
+            if isinstance(state, dict) and state.get("format") in _READS:
                 if repository is not None and (foreign := _foreign(path, state, repository)):
                     raise foreign
                 if isinstance(state["symbols"], bytes):  # the header holds the columns
@@ -201,7 +204,7 @@ def _load(path: Path, repository: str | None) -> SymbolGraph:
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError,
             IndexError, TypeError, ValueError) as exc:
         raise SnapshotError(f"cannot load graph snapshot {path}: {exc}") from exc
-    if not isinstance(state, dict) or state.get("format") != FORMAT:
+    if not isinstance(state, dict) or state.get("format") not in _READS:
         raise SnapshotError(f"{path} is not a {FORMAT} snapshot")
     files = {t[0]: FileRecord._make(t) for t in state["files"]}
     symbols = {s.id: s for s in map(Symbol._make, zip(*state["symbols"], strict=True))}
