@@ -34,6 +34,7 @@ from tests.engine.conftest import (
     GitDaemon,
     free_port,
     pg_url,
+    release_port,
     start_git_daemon,
     stop,
     wait_for_port,
@@ -245,6 +246,8 @@ class Cluster:
         self.daemon.stop()
         self.redis.stop()
         stop(self.git.proc)
+        release_port(self.redis.port)
+        release_port(self.git.port)
 
 
 def deployment_env(dagster_home: Path, dagster_dsn: str, store_dsn: str, home: Path,
