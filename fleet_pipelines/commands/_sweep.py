@@ -169,11 +169,21 @@ def _execute_batches(defs: Definitions, job: str, instance: DagsterInstance,
         wait_oldest()
 
 
-def batch_window(campaign: Campaign, agents: int) -> int:
-    """Batches of ``campaign`` in progress at once on the workers: each runs up to
-    ``agents_per_batch`` units, and together they stay within the campaign's
-    ``autonomy.max_parallel_agents``."""
-    return max(1, campaign.autonomy.max_parallel_agents // agents_per_batch(campaign, agents))
+def batch_window(campaign: Campaign, agents: int, workers: int | None = None) -> int:
+    """Batches of ``campaign`` in progress at once: each runs up to ``agents_per_batch`` units,
+    and together they stay within the campaign's ``autonomy.max_parallel_agents``. On ``workers``
+    celery workers (one batch at a time each) that are no more than that, a batch running per
+    worker stays within it too, so one more per worker is launched ahead (its run starts while
+    the worker still runs the last)."""
+    cap = max(1, campaign.autonomy.max_parallel_agents // agents_per_batch(campaign, agents))
+    return max(cap, 2 * workers) if workers and workers <= cap else cap
+
+
+def _workers(job: str) -> int | None:
+    from fleet_pipelines.engine import current
+
+    engine = current()
+    return engine.workers(job) if engine is not None else None
 
 
 def _judge(result: Any, job: str) -> None:
@@ -291,7 +301,7 @@ def _sweep(settings: FleetSettings, instance: DagsterInstance, say: Say,
         _execute_batches(defs, fix_job_name(c), instance, [
             {ASSET_PARTITION_RANGE_START_TAG: first, ASSET_PARTITION_RANGE_END_TAG: last,
              "fleet/campaign": name} for first, last in ranges], finished,
-            window=batch_window(c.spec, settings.agents))
+            window=batch_window(c.spec, settings.agents, _workers(fix_job_name(c))))
         runs += len(ranges)
         report.fix_s = time.perf_counter() - t0
         report.batches = len(ranges)

@@ -54,6 +54,7 @@ class Engine:
         self.daemon: SharedDaemon | None = None
         self._announced = False
         self.runs: list[str] = []
+        self._workers: int | None = None
 
     @property
     def process(self) -> Any:
@@ -101,6 +102,24 @@ class Engine:
     def distributed(self, job: str) -> bool:
         """Runs of ``job`` execute on the deployment's workers (``FLEET_EXECUTOR=celery``)."""
         return "celery" in execution_config(job)["execution"]["config"]
+
+    def workers(self, job: str) -> int | None:
+        """The deployment's celery workers that answer a ping on the broker now (asked once
+        per engine), for a job whose runs execute on them; None otherwise or when none answer
+        (the caller then keeps its own limit)."""
+        if not self.distributed(job):
+            return None
+        if self._workers is None:
+            from celery import Celery
+
+            app = Celery(broker=os.environ.get("FLEET_CELERY_BROKER", ""))
+            try:
+                self._workers = len(app.control.ping(timeout=1.0))
+            except Exception:  # a broker down is refused in start(), in one line
+                self._workers = 0
+            finally:
+                app.close()
+        return self._workers or None
 
     def run(self, job: str, tags: Mapping[str, str] | None = None,
             selection: Sequence[AssetKey] | None = None,

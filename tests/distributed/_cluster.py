@@ -285,6 +285,11 @@ def start_cluster(root: Path, target: Path, store_dsn: str, dagster_dsn: str,
     # one, its step waits in the broker; a worker takes one task at a time, so the pool does not
     # put more sandboxes on a worker)
     instance["concurrency"]["pools"]["default_limit"] = pool or 2 * workers
+    # and runs of one campaign at once no fewer (the sweep launches two batches per worker ahead
+    # when its campaign's max_parallel_agents allows: _sweep.batch_window), beside a plan run
+    runs = instance["concurrency"]["runs"]
+    runs["tag_concurrency_limits"][0]["limit"] = max(4, pool or 2 * workers)
+    runs["max_concurrent_runs"] = max(8, (pool or 2 * workers) + 2)
     (dagster_home / "dagster.yaml").write_text(yaml.safe_dump(instance, sort_keys=False))
     redis = Redis(free_port(), root / "redis")
     redis.start()
