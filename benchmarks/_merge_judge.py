@@ -159,7 +159,10 @@ def _uncontested(base: str, ours: str, theirs: str, mine: str, human: str) -> bo
     kinds = {type(node) for node in nodes}
     if None in kinds or len(kinds) != 1 or not isinstance(nodes[0], _COMPOUND):
         return False
-    if not _uncontested(*(_header(node) for node in nodes if node is not None)):
+    headers = [_header(node) for node in nodes if node is not None]
+    if headers == [ast.unparse(node) for node in nodes if node is not None]:
+        return False  # already bare headers (a ``pass`` body): nothing smaller to compare
+    if not _uncontested(*headers):
         return False
     bodies: list[list[ast.stmt]] = [getattr(node, "body", []) for node in nodes]
     if isinstance(nodes[0], ast.ClassDef):

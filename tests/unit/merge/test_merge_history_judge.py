@@ -66,3 +66,14 @@ def test_a_statement_the_humans_moved_against_a_sides_order_is_their_edit() -> N
     merged = "import os\n\nA = {}\n\nX = 1\nY = 2\nZ = 3\n"
     human = "import os\n\nA = {}\n\nX = 1\nZ = 3\nY = 2\n"
     assert not human_moved(merged, human, (base, ours, theirs))
+
+
+def test_headers_changed_two_ways_are_not_explained_and_do_not_recurse() -> None:
+    # Both sides changed the signature: the headers differ with nothing smaller to compare
+    # (the judge used to recurse on the header of a header until RecursionError).
+    base = "def f(a: int):\n    return a\n"
+    ours = "def f(a: 'int', b=1):\n    return a\n"
+    theirs = "def f(a: str):\n    return a\n"
+    merged = "def f(a: str, b=1):\n    return a\n"
+    # The humans kept ours whole, dropping theirs' edit of the one header both sides edited.
+    assert not human_override(merged, ours, (base, ours, theirs))
