@@ -14,7 +14,7 @@ from pathlib import Path
 
 from fleet.verify.poetry import poetry_requirements
 
-__all__ = ["test_requirements"]
+__all__ = ["own_name", "test_requirements"]
 
 _EXTRAS = ("test", "tests", "testing")
 _FILES = ("requirements-test.txt", "requirements-tests.txt", "requirements_test.txt",
@@ -33,7 +33,7 @@ def test_requirements(root: Path) -> tuple[str, ...]:
     found += _tox(root)
     for name in _FILES:
         found += _requirements_file(root / name, root)
-    own = _own_name(root)
+    own = own_name(root)
     out: list[str] = []
     for req in found:
         req = req.strip()
@@ -160,7 +160,7 @@ def _requirements_file(path: Path, root: Path, depth: int = 0) -> list[str]:
     return out
 
 
-def _own_name(root: Path) -> str:
+def own_name(root: Path) -> str:
     try:
         data = tomllib.loads(_text(root / "pyproject.toml") or "")
         name = data.get("project", {}).get("name") or data.get("tool", {}).get(

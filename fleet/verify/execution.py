@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fleet.verify._plugins import blocked_plugins
 from sandbox import EndReason, ExecResult, Limits, Sandbox
 
 __all__ = [
@@ -110,6 +111,8 @@ def run_pytest(
     report.unlink(missing_ok=True)
     argv = [
         python, "-m", "pytest", "-v", "-p", "no:cacheprovider", "-p", "no:randomly",
+        # the fleet's own test plugins stay out of a target run on the fleet's interpreter
+        *blocked_plugins(python, tree),
         # one test file that cannot be imported must not hide the others' outcomes
         "--continue-on-collection-errors",
         f"--junitxml={REPORT}", "-o", "junit_family=xunit1", *targets,
