@@ -35,7 +35,7 @@ def test_processes_reserving_at_once_never_get_one_port() -> None:
         for h in holders:
             h.communicate("")
     low, high = _ephemeral()
-    assert len(ports) == 160 and len(set(ports + [mine])) == 161
+    assert len(ports) == 160 and len(set([*ports, mine])) == 161
     assert not any(low <= p <= high for p in ports)
     # released by its holder's exit: reservable again
     again = free_port()
