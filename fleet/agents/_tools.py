@@ -18,7 +18,7 @@ import libcst
 
 from fleet.graph import read_source
 from fleet.types import Workspace, WorkUnit
-from fleet.verify.execution import sandbox_env
+from fleet.verify.execution import blocked_plugins, sandbox_env
 from fleet.verify.spans import MODULE, covered_by, decode_source, python_spans
 from sandbox import Limits, Sandbox
 
@@ -202,7 +202,9 @@ class Toolbox:
         return self._exec(["sh", "-c", command])
 
     def tool_run_tests(self, paths: Sequence[str] = ()) -> tuple[bool, str]:
-        return self._exec([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *paths])
+        # the fleet's own test plugins (Faker, Hypothesis, xdist, ...) are not the target's
+        return self._exec([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           *blocked_plugins(sys.executable, self.workspace.path), *paths])
 
     def tool_finish(self, summary: str) -> tuple[bool, str]:
         return True, summary

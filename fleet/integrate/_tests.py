@@ -8,7 +8,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fleet.integrate._integrate import SuiteRun, SuiteRunner
-from fleet.verify.execution import REPORT, collect_unlisted, parse_junit, target_python
+from fleet.verify.execution import (
+    REPORT,
+    blocked_plugins,
+    collect_unlisted,
+    parse_junit,
+    target_python,
+)
 
 if TYPE_CHECKING:
     from sandbox import Sandbox
@@ -31,6 +37,8 @@ def pytest_runner(sandbox: Sandbox, tests: Sequence[str] = (), timeout: float = 
         report = tree / REPORT
         report.unlink(missing_ok=True)
         argv = [interpreter, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                # the fleet's own test plugins stay out of a target run on the fleet's interpreter
+                *blocked_plugins(interpreter, tree),
                 "--continue-on-collection-errors", f"--junitxml={REPORT}",
                 "-o", "junit_family=xunit1", *tests]
         env = {"PATH": f"{Path(interpreter).parent}:/usr/local/bin:/usr/bin:/bin",

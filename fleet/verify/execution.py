@@ -18,6 +18,7 @@ from sandbox import EndReason, ExecResult, Limits, Sandbox
 __all__ = [
     "REPORT",
     "PytestRun",
+    "blocked_plugins",
     "collect_unlisted",
     "is_collection_key",
     "last_error_line",

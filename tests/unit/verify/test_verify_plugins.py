@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from fleet.agents._tools import Toolbox
+from fleet.integrate import pytest_runner
+from fleet.types import Workspace, WorkUnit
 from fleet.verify._plugins import blocked_plugins
 from fleet.verify.execution import run_pytest
 from sandbox import Sandbox
@@ -56,3 +59,30 @@ def test_a_run_sees_a_plugin_fixture_only_when_the_target_declares_it(
     assert without.outcomes == {test: "error"}, without.output[-2000:]
     assert "fixture 'faker' not found" in without.output
     assert declared.outcomes == {test: "passed"}, declared.output[-2000:]
+
+
+@pytest.mark.sandbox
+def test_integrations_rerun_loads_a_plugin_only_when_the_target_declares_it(
+    tmp_path: Path, bwrap: Sandbox
+) -> None:
+    test = "test_it.py::test_it::test_name"
+    without = pytest_runner(bwrap)(_target(tmp_path / "a", '"pytest"'))
+    declared = pytest_runner(bwrap)(_target(tmp_path / "b", '"pytest", "Faker"'))
+    assert not without.passed and without.outcomes == {test: "error"}, without.output
+    assert "fixture 'faker' not found" in without.output
+    assert declared.passed and declared.outcomes == {test: "passed"}, declared.output
+
+
+@pytest.mark.sandbox
+def test_the_agents_run_tests_tool_loads_a_plugin_only_when_the_target_declares_it(
+    tmp_path: Path, bwrap: Sandbox
+) -> None:
+    def run_tests(root: Path) -> tuple[bool, str]:
+        unit = WorkUnit("u", "c", "HEAD", (), (), ())
+        workspace = Workspace(root, "main", "HEAD", tmp_path / "scratch", root)
+        return Toolbox(unit, workspace, bwrap).call("run_tests", {"paths": ["test_it.py"]})
+
+    ok, text = run_tests(_target(tmp_path / "a", '"pytest"'))
+    assert not ok and "fixture 'faker' not found" in text, text
+    ok, text = run_tests(_target(tmp_path / "b", '"pytest", "Faker"'))
+    assert ok and "1 passed" in text, text
