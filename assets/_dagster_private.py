@@ -34,6 +34,13 @@ Why each is needed (no public equivalent in 1.13):
   step that reads neither, and the run worker applies such a step's task locally
   (fleet_pipelines/engine/_prepare.py, executor.py; tests/distributed/test_worker_prepare.py,
   test_deployment.py).
+- ``retry_failed_run`` (the daemon's own ``retry_run``): a failed run the instance decided to
+  retry (``dagster/will_retry`` true) whose retry the daemon never made is retried by the
+  process following it, exactly as the daemon would (idempotent: it finds a retry already made).
+  The daemon misses one when its event log consumer reads the failure event before the run's
+  status is written (``handle_new_event`` stores the event first): it then sees a run still
+  STARTING, judges it not to retry, and its cursor moves past the event
+  (fleet_pipelines/engine/_submit.py; tests/engine/test_run_retries.py). Imported on first call.
 - ``submit_celery_task`` (dagster-celery's private ``executor._submit_task``, checked against
   dagster-celery 0.29.27): the fleet celery executor submits a step that reads the worker's
   mirror as dagster-celery does (fleet_pipelines/engine/executor.py; test_deployment.py).
@@ -80,6 +87,15 @@ from dagster._utils.merger import merge_dicts
 DAGSTER_VERSION_CHECKED = "1.13.27"
 
 
+def retry_failed_run(run: object, process: object) -> None:
+    """``dagster._daemon.auto_run_reexecution.auto_run_reexecution.retry_run(run, context)``:
+    the retry of the failed ``run`` created and submitted as the daemon does (nothing when one
+    was made already)."""
+    from dagster._daemon.auto_run_reexecution.auto_run_reexecution import retry_run
+
+    retry_run(run, process)  # type: ignore[arg-type]
+
+
 def submit_celery_task(*args: object) -> object:
     """``dagster_celery.executor._submit_task(app, plan_context, step, queue, priority,
     known_state)``: the step's task sent to the broker (an ``AsyncResult``)."""
@@ -117,6 +133,7 @@ __all__ = [
     "generate_event_batch_id",
     "merge_dicts",
     "pack_value",
+    "retry_failed_run",
     "submit_celery_task",
     "unpack_value",
 ]

@@ -14,11 +14,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from dagster import AssetKey, DagsterInstance, DagsterRunStatus
+from dagster import AssetKey, DagsterInstance, DagsterRun, DagsterRunStatus
 
 from fleet_pipelines.engine._config import execution_config
 from fleet_pipelines.engine._daemon import SharedDaemon, needs_daemon, serving
 from fleet_pipelines.engine._submit import (
+    MISSED_S,
     WORKSPACE,
     Say,
     SubmitFailed,
@@ -55,6 +56,7 @@ class Engine:
         self._announced = False
         self.runs: list[str] = []
         self._workers: int | None = None
+        self.missed_s = MISSED_S  # a retry the daemon has not made by then, this engine makes
 
     @property
     def process(self) -> Any:
@@ -147,9 +149,17 @@ class Engine:
     def wait(self, run_id: str) -> SubmittedRun:
         """Follow the submitted run ``run_id`` to its end (into the instance's retries of it,
         which count among this engine's runs)."""
-        done = follow(self.instance, run_id, self.say, on_wait=self.ensure_daemon)
+        done = follow(self.instance, run_id, self.say, on_wait=self.ensure_daemon,
+                      retry=self.retry, missed_s=self.missed_s)
         self.runs.extend(r for r in done.attempts if r not in self.runs)
         return done
+
+    def retry(self, run: DagsterRun) -> None:
+        """Retry the failed ``run`` as the daemon does (a retry it missed): a re-execution
+        from failure submitted to the run queue, tagged as the daemon tags it."""
+        from assets._dagster_private import retry_failed_run
+
+        retry_failed_run(run, self.process)
 
     def close(self) -> None:
         if self.daemon is not None:

@@ -150,23 +150,31 @@ def _has_assets(location: CodeLocation, keys: Sequence[AssetKey]) -> bool:
     return all(k in known for k in keys)
 
 
+# The daemon's event log consumer looks for failed runs to retry every 5 s; a retry not made
+# this long after the failure was missed (see assets._dagster_private.retry_failed_run).
+MISSED_S = 30.0
+
+
 def follow(instance: DagsterInstance, run_id: str, say: Say | None = None,
            poll_s: float = 0.5, on_wait: Callable[[DagsterRunStatus], None] | None = None,
-           timeout_s: float | None = None) -> SubmittedRun:
+           timeout_s: float | None = None,
+           retry: Callable[[DagsterRun], None] | None = None,
+           missed_s: float = MISSED_S) -> SubmittedRun:
     """Follow run ``run_id`` to its end: one ``say`` line per status change and per failed
     step; ``on_wait(status)`` between polls (e.g. to start a daemon for a run
     still queued). A run that failed where no step did and that the instance retries
     (``run_retries``: its start timed out, its run worker died) is followed into its retry,
-    and so on to the last attempt. Returns the last attempt, finished, with all its Dagster
-    events and the ids of every attempt."""
+    and so on to the last attempt; a retry the daemon has not made ``missed_s`` after the
+    failure is made by ``retry(run)`` (as the daemon would). Returns the last attempt,
+    finished, with all its Dagster events and the ids of every attempt."""
     attempts = [run_id]
     while True:
         run, events, messages = _follow_one(instance, run_id, say, poll_s, on_wait, timeout_s)
-        retry = _retry_of(instance, run, say, poll_s, on_wait)
-        if retry is None:
+        again = _retry_of(instance, run, say, poll_s, on_wait, retry, missed_s)
+        if again is None:
             return SubmittedRun(run_id, run.job_name, run.status, events, messages, attempts)
-        run_id = retry
-        attempts.append(retry)
+        run_id = again
+        attempts.append(again)
 
 
 def _follow_one(instance: DagsterInstance, run_id: str, say: Say | None, poll_s: float,
@@ -247,10 +255,14 @@ def retried(instance: DagsterInstance, run: DagsterRun, tag_wait_s: float = 10.0
 
 def _retry_of(instance: DagsterInstance, run: DagsterRun, say: Say | None, poll_s: float,
               on_wait: Callable[[DagsterRunStatus], None] | None,
-              retry_wait_s: float = 300.0) -> str | None:
+              make_retry: Callable[[DagsterRun], None] | None = None,
+              missed_s: float = MISSED_S, retry_wait_s: float = 300.0) -> str | None:
     """:func:`retried`, waited for: the retry's run id, or None (also when no retry was made
-    ``retry_wait_s`` after the run failed; ``on_wait`` keeps a daemon running meanwhile)."""
+    ``retry_wait_s`` after the run failed; ``on_wait`` keeps a daemon running meanwhile).
+    A retry Dagster decided on (``dagster/will_retry``) but the daemon has not made
+    ``missed_s`` after the failure is made by ``make_retry(run)``, once."""
     start = time.monotonic()
+    made = False
     while True:
         retry = retried(instance, run)
         if retry is None:
@@ -266,6 +278,19 @@ def _retry_of(instance: DagsterInstance, run: DagsterRun, say: Say | None, poll_
                 say(f"{run.job_name} run {run.run_id[:8]}: no retry after {retry_wait_s:.0f} s "
                     "(is the Dagster daemon running?)")
             return None
+        if make_retry is not None and not made and run.tags.get(WILL_RETRY_TAG) == "true" and \
+                time.monotonic() - start > missed_s:
+            made = True
+            if say is not None:
+                say(f"{run.job_name} run {run.run_id[:8]}: the Dagster daemon has not retried "
+                    f"it {missed_s:.0f} s after it failed (its event log consumer missed the "
+                    "failure): retrying it as the daemon does")
+            make_retry(run)
+            fresh = instance.get_run_by_id(run.run_id)
+            if fresh is None:
+                return None
+            run = fresh
+            continue
         if on_wait is not None:
             on_wait(DagsterRunStatus.QUEUED)  # the retry comes from a daemon: one must run
         time.sleep(poll_s)

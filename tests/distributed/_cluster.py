@@ -239,6 +239,14 @@ class Cluster:
                         error = error.cause
         return out
 
+    def statuses(self) -> list[str]:
+        """Each run on the instance: id, job, status and Dagster's tags (a failing test's
+        message)."""
+        with self.instance() as instance:
+            return [f"{r.run_id[:8]} {r.job_name} {r.status.value} "
+                    f"{ {k: v for k, v in r.tags.items() if k.startswith('dagster/')} }"
+                    for r in instance.get_runs(limit=40)]
+
     def close(self) -> None:
         self.end_sweeps()
         for worker in self.workers.values():
