@@ -111,3 +111,20 @@ def test_batches_run_on_the_workers(cluster: Cluster, monkeypatch: pytest.Monkey
     remote = cluster.git.base / "target.git"
     heads = git(remote, "for-each-ref", "--format=%(refname:short)", "refs/heads/fleet")
     assert len([h for h in heads.split() if h.startswith("fleet/yaml-safe-load/")]) >= 3
+
+
+@pytest.mark.xdist_group("cluster-b")
+def test_the_engine_counts_the_workers_that_answer(cluster: Cluster,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sweep counts its celery workers by a ping on the broker (its batch window is two
+    batches per worker, ``_sweep.batch_window``): every worker still running answers."""
+    from dagster import DagsterInstance
+
+    from fleet_pipelines.engine import Engine
+
+    monkeypatch.setenv("FLEET_EXECUTOR", "celery")
+    monkeypatch.setenv("FLEET_CELERY_BROKER", cluster.env["FLEET_CELERY_BROKER"])
+    alive = sum(w.proc.poll() is None for w in cluster.workers.values())
+    assert alive >= 1
+    with DagsterInstance.ephemeral() as instance:
+        assert Engine(instance, print, {}).workers("fix_yaml_safe_load_job") == alive
