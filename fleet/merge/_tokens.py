@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import io
+import keyword
 import tokenize
 from difflib import SequenceMatcher
 
@@ -98,6 +99,51 @@ def _beside_rewritten(
     return False
 
 
+def _calls(keys: list[Key]) -> list[tuple[int, int]]:
+    """Each call's (index of the called name, index of its closing bracket): a ``(`` right after
+    a name that is not a keyword (nor the name a ``def``/``class`` defines)."""
+    out: list[tuple[int, int]] = []
+    stack: list[int] = []
+    for index, (kind, string) in enumerate(keys):
+        if kind == tokenize.OP and string in _OPEN:
+            stack.append(index)
+        elif kind == tokenize.OP and string in _CLOSE and stack:
+            start = stack.pop()
+            name = start - 1
+            if (
+                string == ")"
+                and name >= 0
+                and keys[name][0] == tokenize.NAME
+                and not keyword.iskeyword(keys[name][1])
+                and not (name > 0 and keys[name - 1][1] in ("def", "class"))
+            ):
+                out.append((name, index))
+    return out
+
+
+def _callee_vs_arguments(
+    keys_b: list[Key], changes: tuple[list[tuple[int, int, int, int]], ...]
+) -> bool:
+    """One side rewrote a call, its called name (or the bracket after it) and its arguments
+    both, and the other side edited the arguments: they were written for the call the first side
+    replaced (scrapy 66e1732248db: ``request.replace(url=u)`` made ``_build_redirect_request(
+    request, url=u)`` on one side, ``cookies=None`` added on the other, which the new callee
+    passes itself: a TypeError). A call only renamed (``f(a, b)`` made ``g(a, b)``) still takes
+    the other side's arguments."""
+    for name, close in _calls(keys_b):
+        callee = [any(i1 <= name + 1 and i2 > name for i1, i2, _, _ in side) for side in changes]
+        arguments = [
+            any(
+                i2 > name + 1 and i1 <= close and (i1, i2) != (name + 1, name + 1)
+                for i1, i2, _, _ in side
+            )
+            for side in changes
+        ]
+        if arguments[0] and arguments[1] and (callee[0] or callee[1]):
+            return True
+    return False
+
+
 def _pieces(text: str) -> tuple[list[Key], list[str], str] | None:
     """The statement's tokens as keys (type, string), each token's text with the whitespace and
     line continuations before it, and what follows the last token; None if it does not
@@ -174,6 +220,9 @@ def merge_tokens(base: str, ours: str, theirs: str) -> str | None:
             if not (o2 < t1 or t2 < o1) or not any(k[0] in _OPERANDS for k in between):
                 return None  # touching, overlapping, at one point, or only a delimiter apart
     if _beside_rewritten(keys_b, (ours_changes, theirs_changes), [keys_o, keys_t]):
+        return None
+    ours_own = [c for c in ours_changes if (c[0], c[1]) not in same]
+    if _callee_vs_arguments(keys_b, (ours_own, theirs_changes)):
         return None
     in_ours = _matched(keys_b, keys_o)
     edits = sorted(

@@ -87,3 +87,17 @@ def test_one_side_holding_the_other_sides_edits_and_more_wins() -> None:
     theirs = "def f(http_2: bool = False, backend: B = None): ...\n"
     assert merge_tokens(base, ours, theirs) == ours
     assert merge_tokens(base, theirs, ours) == ours
+
+
+def test_arguments_added_to_a_call_the_other_side_rewrote_are_unsure() -> None:
+    # scrapy 66e1732248db (redirect.py): theirs replaced the callee and moved its receiver into
+    # the arguments; ours added ``cookies=None``, which the new callee passes itself.
+    base = "r = request.replace(url=u)\n"
+    ours = "r = request.replace(url=u, cookies=None)\n"
+    theirs = "r = _build(request, url=u)\n"
+    assert merge_tokens(base, ours, theirs) is None
+    assert merge_tokens(base, theirs, ours) is None
+    # only the called name changed: the other side's argument still combines
+    assert merge_tokens("x = f(a, b)\n", "x = g(a, b)\n", "x = f(a, c)\n") == "x = g(a, c)\n"
+    # both sides renamed the callee alike, one also added an argument: that side wins
+    assert merge_tokens("f(a)\n", "g(a)\n", "g(a, b)\n") == "g(a, b)\n"
