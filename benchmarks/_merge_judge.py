@@ -18,7 +18,7 @@ from collections import Counter
 from fleet.merge import Clean
 from fleet.merge._line import line_merge
 from fleet.merge._merge3 import after_line_stage
-from fleet.merge.equivalence import canonical_dump, same_program
+from fleet.merge.equivalence import canonical_dump, same_program, type_checking
 
 
 def _line(line: str) -> str:
@@ -38,6 +38,15 @@ def _beyond_lines(actual: str, inputs: tuple[str, str, str]) -> set[str]:
     more = {line for line, n in human.items() if n > max(base[line], ours[line], theirs[line])}
     less = {line for line in ours if human[line] < min(ours[line], theirs[line])}
     return more | less
+
+
+def _segment(text: str, stmt: ast.stmt) -> str:
+    """A statement's own source lines with its decorators (``ast``'s segment of a ``def``
+    starts at ``def``: a decorator the humans dropped went unseen, pydantic c7ee03f41137)."""
+    start = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", []))])
+    if start == stmt.lineno:
+        return ast.get_source_segment(text, stmt) or ""
+    return "".join(text.splitlines(keepends=True)[start - 1 : stmt.end_lineno]).rstrip("\n")
 
 
 def _top_level(text: str, sources: bool = False) -> dict[str, str]:
@@ -67,7 +76,7 @@ def _top_level(text: str, sources: bool = False) -> dict[str, str]:
         else:
             key = canonical_dump(ast.unparse(stmt)) or ast.dump(stmt)
         # One per line: glued together, two statements would not parse and never compare equal.
-        out[key] = out.get(key, "") + (ast.get_source_segment(text, stmt) or "") + "\n"
+        out[key] = out.get(key, "") + _segment(text, stmt) + "\n"
     return out
 
 
@@ -203,10 +212,12 @@ _COMPOUND = (
 
 
 def _binds_only(stmt: ast.stmt) -> bool:
-    """A statement whose only effect is to bind names: an import (also one guarded by ``try``),
-    a ``def``/``class``, or an assignment whose value calls nothing."""
+    """A statement whose only effect is to bind names: an import (also one guarded by ``try`` or
+    by ``if TYPE_CHECKING:``), a ``def``/``class``, or an assignment whose value calls nothing."""
     if isinstance(stmt, ast.Import | ast.ImportFrom | ast.FunctionDef | ast.ClassDef):
         return True
+    if type_checking(stmt):
+        return all(isinstance(s, ast.Import | ast.ImportFrom) for s in stmt.body)
     if isinstance(stmt, ast.AsyncFunctionDef):
         return True
     if isinstance(stmt, ast.Try):
@@ -245,23 +256,53 @@ def _same_statements(merged: str, actual: str) -> tuple[
     return mine, dumps, place
 
 
+def _bound(stmt: ast.stmt) -> set[str]:
+    """The module names a statement binds (a def/class, its imports, its assignment targets)."""
+    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return {stmt.name}
+    if isinstance(stmt, ast.Assign | ast.AnnAssign):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return {n.asname or n.name.split(".")[0] for n in ast.walk(stmt) if isinstance(n, ast.alias)}
+
+
+def _callee(node: ast.expr) -> str:
+    while isinstance(node, ast.Attribute | ast.Subscript | ast.Call):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else ""
+
+
 def order_only(merged: str, actual: str) -> bool:
     """``merged`` holds the humans' module statements, and differs only in the order of some
-    that bind names and nothing else and share no name (two definitions both sides added at one
-    point, put in the other order): the same program, though ``same_program`` keeps the order
-    of module statements other than runs of definitions and of imports."""
+    that only bind names, neither binding a name the other reads or binds (both sides' additions
+    at one point, in the other order). An assignment that calls may swap when each call is
+    ``TypeVar``/``NewType`` or a class or def swapped with it (pydantic d926ea62f558)."""
     same = _same_statements(merged, actual)
     if same is None:
         return False
     mine, dumps, place = same
+    n = len(mine)  # swapped[i][j] (i < j): merged has i first, the humans j first
+    swapped = [[place[dumps[0][j]] < place[dumps[0][i]] for j in range(n)] for i in range(n)]
+
+    def movable(i: int, j: int) -> bool:  # mine[i] may swap with mine[j]
+        stmt = mine[i]
+        if _binds_only(stmt):
+            return True
+        if not isinstance(stmt, ast.Assign | ast.AnnAssign) or stmt.value is None:
+            return False
+        defs = (ast.ClassDef, ast.FunctionDef)
+        moving = {name for k in range(n) if swapped[min(j, k)][max(j, k)]
+                  and isinstance(mine[k], defs) for name in _bound(mine[k])}
+        calls = [_callee(c.func) for c in ast.walk(stmt.value) if isinstance(c, ast.Call)]
+        return all(c in ("TypeVar", "NewType") or c in moving for c in calls)
+
     for i, first in enumerate(mine):
-        for j in range(i + 1, len(mine)):
-            if place[dumps[0][i]] < place[dumps[0][j]]:
+        for j in range(i + 1, n):
+            if not swapped[i][j]:
                 continue
-            second = mine[j]
-            if not (_binds_only(first) and _binds_only(second)):
+            if not (movable(i, j) and movable(j, i)):
                 return False
-            if _names_of(first) & _names_of(second):
+            if _bound(first) & _names_of(mine[j]) or _bound(mine[j]) & _names_of(first):
                 return False
     return True
 

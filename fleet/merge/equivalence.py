@@ -4,19 +4,31 @@
 into a canonical order what a merge may order either way: the names of one ``from m import ...``,
 the strings of ``__all__ = [...]`` (what ``from m import *`` exports is a set), and each run of
 adjacent imports (one name per import: ``from m import a, b`` is ``from m import a`` and ``from m
-import b``) and each run of adjacent ``def``/``class`` statements in a module or class body.
-Every other statement keeps its place. The real-history benchmark uses it to compare a merge with
+import b``) and each run of adjacent ``def``/``class`` statements in a module or class body or
+an ``if TYPE_CHECKING:`` block (imports only a type checker runs). Every other statement keeps
+its place. The real-history benchmark uses it to compare a merge with
 the result the humans committed.
 """
 
 from __future__ import annotations
 
 import ast
+from typing import TypeGuard
 
-__all__ = ["canonical_dump", "same_program"]
+__all__ = ["canonical_dump", "same_program", "type_checking"]
 
 _DEFINITION = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _IMPORT = (ast.Import, ast.ImportFrom)
+
+
+def type_checking(stmt: ast.stmt) -> TypeGuard[ast.If]:
+    """``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``) without an ``else``."""
+    if not isinstance(stmt, ast.If) or stmt.orelse:
+        return False
+    test = stmt.test
+    if isinstance(test, ast.Attribute):
+        return test.attr == "TYPE_CHECKING" and isinstance(test.value, ast.Name)
+    return isinstance(test, ast.Name) and test.id == "TYPE_CHECKING"
 
 
 def _run_kind(stmt: ast.stmt) -> str:
@@ -83,6 +95,12 @@ class _Canonical(ast.NodeTransformer):
 
     def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
         return self._scope(node)
+
+    def visit_If(self, node: ast.If) -> ast.AST:
+        self.generic_visit(node)
+        if type_checking(node):
+            node.body = _canonical_body(node.body)
+        return node
 
 
 def canonical_dump(text: str) -> str | None:

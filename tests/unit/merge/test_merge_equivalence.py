@@ -17,6 +17,12 @@ from fleet.merge.equivalence import same_program
         ("x = 1\ny = 2\n", "y = 2\nx = 1\n"),  # statements that are not definitions keep order
         ("R = ['a', 'b']\n", "R = ['b', 'a']\n"),  # a list is ordered, unless it is __all__
         ("import a\n", "import b\n"),
+        # imports in any other block keep their order; so does an ``if TYPE_CHECKING`` with else
+        ("if X:\n    import a\n    import b\n", "if X:\n    import b\n    import a\n"),
+        (
+            "if TYPE_CHECKING:\n    import a\n    import b\nelse:\n    pass\n",
+            "if TYPE_CHECKING:\n    import b\n    import a\nelse:\n    pass\n",
+        ),
     ],
 )
 def test_different_programs(a: str, b: str) -> None:
@@ -31,6 +37,11 @@ def test_different_programs(a: str, b: str) -> None:
         ("from m import a, b\n", "from m import b, a\n"),
         ("__all__ = ['a', 'b']\n", "__all__ = [\n    'b',\n    'a',  # c\n]\n"),
         ("x = 1  # one\n", "x = (1)\n"),
+        # imports only a type checker reads (scrapy d440e1f9ebc8, 7452277cfe06)
+        (
+            "if typing.TYPE_CHECKING:\n    from b import B\n    from a import A\n",
+            "if typing.TYPE_CHECKING:\n    from a import A\n    from b import B\n",
+        ),
     ],
 )
 def test_same_programs(a: str, b: str) -> None:

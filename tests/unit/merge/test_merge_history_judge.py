@@ -77,3 +77,34 @@ def test_headers_changed_two_ways_are_not_explained_and_do_not_recurse() -> None
     merged = "def f(a: str, b=1):\n    return a\n"
     # The humans kept ours whole, dropping theirs' edit of the one header both sides edited.
     assert not human_override(merged, ours, (base, ours, theirs))
+
+
+def test_an_import_beside_a_type_checking_block_in_another_order_is_order_only() -> None:
+    # scrapy 043b1b04ea0b: ours' import put after theirs' ``if TYPE_CHECKING:`` import block
+    merged = "import a\n\nif TYPE_CHECKING:\n    from b import B\nfrom c import C\n"
+    human = "import a\nfrom c import C\n\nif TYPE_CHECKING:\n    from b import B\n"
+    assert order_only(merged, human)
+    block = "if TYPE_CHECKING:\n    from b import B\n    f()\n"  # not only imports
+    mine, humans = f"import a\n{block}from c import C\n", f"import a\nfrom c import C\n{block}"
+    assert not order_only(mine, humans)
+
+
+def test_an_assignment_calling_a_class_that_moves_with_it_is_order_only() -> None:
+    # pydantic d926ea62f558: both sides appended; the humans put theirs first
+    ours = "class S(BaseSettings):\n    pass\n\n\nsettings = S.construct()\n"
+    theirs = "class M(BaseModel):\n    self: str\n"
+    assert order_only(ours + "\n\n" + theirs, theirs + "\n\n" + ours)
+    typevar = "T = TypeVar('T')\n\n\nclass R(Generic[T]):\n    data: T\n\n\nr = R[int](data=1)\n"
+    assert order_only(theirs + "\n\n" + typevar, typevar + "\n\n" + theirs)
+    # a call of something that does not move with it may have effects: not order only
+    assert not order_only(theirs + "\nX = make()\n", "X = make()\n" + theirs)
+    # a class that reads what the other binds
+    assert not order_only("X = 1\nclass C:\n    y = X\n", "class C:\n    y = X\nX = 1\n")
+
+
+def test_a_decorator_the_humans_dropped_is_seen() -> None:
+    # pydantic c7ee03f41137: theirs added a test with @skip_36, the humans dropped the decorator
+    base = "import a\n"
+    theirs = "import a\n\n\n@skip_36\ndef test_p():\n    pass\n"
+    human = "import a\n\n\ndef test_p():\n    pass\n"
+    assert human_override(theirs, human, (base, base, theirs))  # the old judge saw no difference
