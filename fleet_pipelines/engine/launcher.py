@@ -17,6 +17,7 @@ from typing import Any
 from dagster import DagsterRunStatus
 
 from assets import TARGET_FILES_TAG, CampaignAssets
+from assets._dagster_private import WILL_RETRY_TAG
 from fleet_pipelines.engine._session import Engine
 from fleet_pipelines.engine._submit import FINISHED, PENDING, retried, submit
 from fleet_pipelines.jobs import (
@@ -50,6 +51,7 @@ class SubmittingJobLauncher:
         self.poll_s = poll_s
         self._pending: dict[str, str] = {}  # run id -> job id
         self._retry_wait: dict[str, float] = {}  # failed run id -> since when its retry is due
+        self._made: set[str] = set()  # failed runs whose missed retry this launcher made
         self.retry_wait_s = retry_wait_s
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -69,6 +71,12 @@ class SubmittingJobLauncher:
             self._pending[run_id] = job_id
         return run_id
 
+    def watch(self, run_id: str, job_id: str) -> None:
+        """Follow run ``run_id`` (submitted before, e.g. by an API server that was restarted)
+        as the run of ``job_id``: its outcome is recorded when it (or its last retry) ends."""
+        with self._lock:
+            self._pending[run_id] = job_id
+
     def _watch(self) -> None:
         while not self._stop.wait(self.poll_s):
             with self._lock:
@@ -82,19 +90,35 @@ class SubmittingJobLauncher:
                 retry = retried(self.engine.instance, run)
                 if retry is PENDING:  # a daemon retries it (or, after retry_wait_s, nothing)
                     since = self._retry_wait.setdefault(run_id, time.monotonic())
-                    if time.monotonic() - since < self.retry_wait_s:
+                    waited = time.monotonic() - since
+                    if waited < self.retry_wait_s:
+                        if waited > self.engine.missed_s and run_id not in self._made and \
+                                run.tags.get(WILL_RETRY_TAG) == "true":
+                            self._made.add(run_id)  # the daemon missed it: as in follow()
+                            log.warning("run %s: no retry from the Dagster daemon %.0f s after "
+                                        "it failed; retrying it as the daemon does", run_id,
+                                        waited)
+                            self._retry(run)
                         self.engine.ensure_daemon(DagsterRunStatus.QUEUED)
                         continue
                     log.warning("run %s was to be retried, but no retry came in %.0f s",
                                 run_id, self.retry_wait_s)
                     retry = None
                 self._retry_wait.pop(run_id, None)
+                self._made.discard(run_id)
                 with self._lock:
                     self._pending.pop(run_id, None)
                     if retry is not None:  # the job's outcome is its retry's
                         self._pending[retry] = job_id
                 if retry is None:
                     self._finished(run_outcome(self.engine.instance, job_id, run_id))
+
+    def _retry(self, run: Any) -> None:
+        try:
+            with self._lock:  # one use of the workspace at a time
+                self.engine.retry(run)
+        except Exception:  # the watcher goes on; after retry_wait_s the run counts as failed
+            log.exception("retrying run %s failed", run.run_id)
 
     def _finished(self, outcome: JobOutcome) -> None:
         report_outcome(self.on_finish, outcome)

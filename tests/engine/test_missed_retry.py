@@ -71,3 +71,49 @@ def test_a_retry_the_daemon_missed_is_made_once_by_the_follower(
     assert f"index_code_job run {run_id[:8]}: the Dagster daemon has not retried it 8 s " \
            "after it failed" in text, text
     assert f"Dagster retries it as run {retry.run_id[:8]}" in text, text
+
+
+def test_the_dispatch_launcher_makes_a_missed_retry_and_records_the_retrys_outcome(
+        tmp_path: Path, git_repo: Path) -> None:
+    from dagster import DagsterRunStatus
+
+    from assets._dagster_private import RUN_FAILURE_REASON_TAG
+    from fleet.store import open_store
+    from fleet.types import JOB_FINISHED
+    from fleet_pipelines.definitions import build_campaigns, build_definitions
+    from fleet_pipelines.engine.launcher import SubmittingJobLauncher
+    from fleet_pipelines.jobs import ledger_recorder
+
+    settings = FleetSettings.from_env({"FLEET_HOME": str(tmp_path / "fleet"),
+                                       "FLEET_REPO": str(git_repo),
+                                       "FLEET_CAMPAIGNS": "yaml-safe-load"})
+    settings.save()
+
+    def prepare(home: Path) -> None:
+        ensure_instance_config(home)
+        ensure_run_queue(home)
+
+    with instance_for(tmp_path / "dagster", prepare) as instance, \
+            submitting(instance, settings.env(), print) as engine, \
+            open_store(settings.store_url) as store:
+        run_id = submit(engine.process, "plan_yaml_safe_load_job",
+                        {"fleet/campaign": "yaml-safe-load"})
+        instance.add_run_tags(run_id, {RUN_FAILURE_REASON_TAG: "START_TIMEOUT"})
+        queued = instance.get_run_by_id(run_id)
+        assert queued is not None
+        instance.report_run_failed(queued, "Run timed out due to taking longer than 15 seconds "
+                                           "to start.")
+        engine.missed_s = 8.0
+        # the launcher starts a daemon now: one that never saw the failure
+        launcher = SubmittingJobLauncher(engine, build_campaigns(settings),
+                                         ledger_recorder(build_definitions(settings)))
+        try:
+            launcher.watch(run_id, "job-1")
+            assert launcher.join(timeout=400)
+        finally:
+            launcher.close()
+        finished = store.ledger.events(kind=JOB_FINISHED, unit="job-1")
+        assert len(finished) == 1 and finished[0].payload["status"] == "succeeded", finished
+        retry = instance.get_run_by_id(finished[0].payload["run_id"])
+        assert retry is not None and retry.parent_run_id == run_id
+        assert retry.status == DagsterRunStatus.SUCCESS
