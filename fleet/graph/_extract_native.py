@@ -3,8 +3,9 @@
 ``extract_python`` returns the same ``FileData`` as the query path in ``_extract`` (the query
 file stays the specification; tests compare both paths file by file) for about half the CPU,
 parse included: the C walk recognises the query's patterns, sorts, de-duplicates and scopes the
-references, and builds the ``Symbol`` and ``RawRef`` tuples itself. This module adds the module
-symbol and the import table.
+references, builds the ``Symbol`` tuples itself and returns the references as ``RawRefs``
+columns (with the GIL released for the parse and the walk when threaded). This module adds the
+module symbol, the import references and the import table.
 
 ``available()`` is False when the extension was not built (no C compiler at install time) or
 ``FLEET_GRAPH_NATIVE=0`` is set; ``index`` then takes the query path for Python too.
@@ -12,13 +13,15 @@ symbol and the import table.
 
 from __future__ import annotations
 
+import array
 import hashlib
 import os
 from functools import cache
 from types import ModuleType
 
 from fleet.graph._imports import _absolute
-from fleet.graph._model import MODULE, FileData, FileRecord, RawRef, Symbol
+from fleet.graph._model import MODULE, FileData, FileRecord, Symbol
+from fleet.graph._refs import KIND_CODE, RawRefs
 from fleet.graph._shared import count_lines, pytest_file, scope_at
 
 __all__ = ["Pos", "available", "extract_python", "threaded", "threads"]
@@ -72,8 +75,9 @@ def extract_python(path: str, src: bytes, module: str | None, record: FileRecord
     native = _module()
     assert native is not None, "extract_python needs the built extension (see available())"
     module_id = f"{path}::{MODULE}"
-    has_error, symbols, spans, fixture_params, refs, params, local_types, imports = (
-        native.extract(src, path, module_id, RawRef, Symbol, pytest_file(path)))
+    has_error, symbols, spans, fixture_params, columns, params, local_types, imports = (
+        native.extract(src, path, module_id, Symbol, pytest_file(path)))
+    ref_scopes, ref_names, ref_kinds, *numbers = columns
     # the file's digest, when the caller computed it over these bytes, is the module's hash
     whole = record.sha256 if len(record.sha256) == 64 and record.size == len(src) else ""
     symbols.insert(0, Symbol(
@@ -87,15 +91,22 @@ def extract_python(path: str, src: bytes, module: str | None, record: FileRecord
     table: dict[str, str] = {}
     stars: list[str] = []
     scoped: dict[str, dict[str, str]] = {}
-    for local, target, (start, end, row, col) in _bindings(imports, package):
+    # the import references follow the walk's, one column entry each
+    lines, cols, starts, ends = (_u32(b) for b in numbers)
+    bindings = _bindings(imports, package)
+    for local, target, (start, end, row, col) in bindings:
         scope = scope_at(spans, module_id, start)
+        ref_scopes.append(scope)
+        lines.append(row + 1)
+        cols.append(col)
+        starts.append(start)
+        ends.append(end)
         if local is None:
             if target.endswith(".*"):
                 stars.append(target[:-2])
-            refs.append(RawRef(scope, target.removesuffix(".*"), "import", row + 1, col, start,
-                               end))
+            ref_names.append(target.removesuffix(".*"))
             continue
-        refs.append(RawRef(scope, target, "import", row + 1, col, start, end))
+        ref_names.append(target)
         # An import binds in the innermost definition around it; module-level ones form the
         # file's import table. First binding wins.
         if scope == module_id:
@@ -106,8 +117,20 @@ def extract_python(path: str, src: bytes, module: str | None, record: FileRecord
     if has_error and record.status == "ok":
         record = FileRecord(record.path, record.language, record.sha256, record.lines,
                             record.size, "partial", "syntax errors: kept what parsed")
+    refs = RawRefs.packed(ref_scopes, ref_names, ref_kinds + _IMPORT * len(bindings), lines,
+                          cols, starts, ends)
     return FileData(record, module, symbols, refs, table, stars, params, local_types,
                     fixture_params, scoped)
+
+
+_IMPORT = bytes([KIND_CODE["import"]])
+
+
+def _u32(raw: bytes) -> array.array:
+    """A column of the C walk (native uint32 bytes) as an ``array('I')``."""
+    out = array.array("I")
+    out.frombytes(raw)
+    return out
 
 
 def _bindings(imports: list[tuple], package: str) -> list[tuple[str | None, str, Pos]]:

@@ -22,8 +22,11 @@ import ast
 import re
 
 from fleet.graph._model import MODULE, FileData, RawRef
+from fleet.graph._refs import KIND_CODE, RawRefs
 
 __all__ = ["add_facts", "annotation_name"]
+
+_CALL, _ATTRIBUTE = KIND_CODE["call"], KIND_CODE["attribute"]
 
 _ANNOTATION = re.compile(
     rb"\)\s*->\s*(?P<ann>[^:]+?)\s*:\s*\Z", re.S)
@@ -95,39 +98,43 @@ def add_facts(fd: FileData, src: bytes) -> None:
 
     attr_types: dict[str, dict[str, list[tuple[str, str]]]] = {}
     extra: list[RawRef] = []
-    for ref in fd.refs:
-        kind = ref.kind
-        if kind == "attribute" and ref.name.startswith("self.") and ref.name.count(".") == 1:
-            method = symbols.get(ref.scope)
+    refs = RawRefs.of(fd.refs)
+    names, scopes, kinds, ends = refs.names, refs.scopes, refs.kinds, refs.ends
+    for i, kind in enumerate(kinds):  # over the columns: no RawRef built per reference
+        if kind == _ATTRIBUTE:
+            name = names[i]
+            if not name.startswith("self.") or name.count(".") != 1:
+                continue
+            method = symbols.get(scopes[i])
             if method is None or method.kind != "method" or method.parent is None:
                 continue
-            found = _ASSIGN.match(src, ref.end_byte)
+            found = _ASSIGN.match(src, ends[i])
             if found is None:
                 continue
             value = found.group("ann") or found.group("value")
             if value is None or value == b"None":
                 continue
             expr = value.decode("ascii") + ("()" if found.group("call") else "")
-            attr_types.setdefault(method.parent, {}).setdefault(ref.name[5:], []).append(
-                (ref.scope, expr))
-        elif kind == "call":
-            tail = _CALL_TAIL.match(src, ref.end_byte)
+            attr_types.setdefault(method.parent, {}).setdefault(name[5:], []).append(
+                (scopes[i], expr))
+        elif kind == _CALL:
+            tail = _CALL_TAIL.match(src, ends[i])
             if tail is None:
                 continue
             rest = _WS.sub(b"", tail.group(2)).decode("ascii")
-            callee = ref.name
+            callee = names[i]
             if callee == "super" and tail.group(1).strip():  # super(Cls, self): after Cls
                 first = tail.group(1).split(b",", 1)[0].strip().decode("ascii", "replace")
                 if not _DOTTED.match(first):
                     continue
                 callee = f"super({first})"
             called = tail.group(3) is not None
-            extra.append(RawRef(ref.scope, f"{callee}(){rest}", "call" if called else
-                                "attribute", ref.line, ref.col, ref.start_byte, tail.end(2)))
+            extra.append(RawRef(scopes[i], f"{callee}(){rest}", "call" if called else
+                                "attribute", refs.lines[i], refs.cols[i], refs.starts[i],
+                                tail.end(2)))
     fd.attr_types = {cls: {a: tuple(v) for a, v in attrs.items()}
                      for cls, attrs in attr_types.items()}
-    if extra:
-        fd.refs = [*fd.refs, *extra]
+    fd.refs = refs.extended(extra)
 
 
 def _literal_names(statement: bytes) -> tuple[str, ...] | None:

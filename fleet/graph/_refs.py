@@ -18,11 +18,11 @@ from typing import Any, overload
 
 from fleet.graph._model import RawRef, Reference
 
-__all__ = ["DROPPED", "EXACT", "PREFIX", "FileRefs", "RawRefs", "of_kind"]
+__all__ = ["DROPPED", "EXACT", "KIND_CODE", "PREFIX", "FileRefs", "RawRefs", "of_kind"]
 
 DROPPED, EXACT, PREFIX = 0, 1, 2
 _KINDS = ("call", "attribute", "name", "import", "inherit")
-_KIND_CODE = {k: i for i, k in enumerate(_KINDS)}
+KIND_CODE = {k: i for i, k in enumerate(_KINDS)}
 _make = functools.partial(tuple.__new__, RawRef)  # RawRef._make is Python (a length check)
 
 
@@ -39,12 +39,34 @@ class RawRefs(Sequence[RawRef]):
                  ends: Iterable[int]) -> None:
         self.scopes = tuple(scopes)
         self.names = tuple(names)
-        self.kinds = kinds if isinstance(kinds, bytes) else bytes(map(_KIND_CODE.__getitem__,
+        self.kinds = kinds if isinstance(kinds, bytes) else bytes(map(KIND_CODE.__getitem__,
                                                                       kinds))
         self.lines = array.array("I", lines)
         self.cols = array.array("I", cols)
         self.starts = array.array("I", starts)
         self.ends = array.array("I", ends)
+
+    @classmethod
+    def packed(cls, scopes: Sequence[str], names: Sequence[str], kinds: bytes,
+               lines: array.array, cols: array.array, starts: array.array,
+               ends: array.array) -> RawRefs:
+        """From columns already in their types (the C walk's): the arrays are kept, not
+        copied."""
+        new = cls.__new__(cls)
+        new.scopes, new.names, new.kinds = tuple(scopes), tuple(names), kinds
+        new.lines, new.cols, new.starts, new.ends = lines, cols, starts, ends
+        return new
+
+    def extended(self, rows: Sequence[RawRef]) -> RawRefs:
+        """These references followed by ``rows``."""
+        if not rows:
+            return self
+        scopes, names, kinds, lines, cols, starts, ends = zip(*rows, strict=True)
+        return RawRefs.packed(
+            self.scopes + scopes, self.names + names,
+            self.kinds + bytes(map(KIND_CODE.__getitem__, kinds)),
+            self.lines + array.array("I", lines), self.cols + array.array("I", cols),
+            self.starts + array.array("I", starts), self.ends + array.array("I", ends))
 
     @classmethod
     def of(cls, rows: Sequence[RawRef]) -> RawRefs:
@@ -96,7 +118,7 @@ def of_kind(refs: Sequence[RawRef], kind: str) -> list[RawRef]:
     """The references of one kind, in order; over ``RawRefs`` only those rows are built."""
     if not isinstance(refs, RawRefs):
         return [r for r in refs if r.kind == kind]
-    code, kinds, out = _KIND_CODE[kind], refs.kinds, []
+    code, kinds, out = KIND_CODE[kind], refs.kinds, []
     at = kinds.find(code)
     while at >= 0:
         out.append(refs[at])

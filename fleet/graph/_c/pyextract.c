@@ -8,7 +8,7 @@
  * patterns from each node's type, its field in the parent and the parent's and grandparent's types;
  * definitions become qualified symbols with a stack sweep, references are sorted, de-duplicated,
  * extended over dotted chains and given their innermost scope, all here, and only the results
- * become Python objects (RawRef tuples are built directly).
+ * become Python objects (Symbol tuples built directly, references as RawRefs columns).
  *
  * The tree-sitter runtime is compiled in (third_party/tree-sitter through runtime.c: the core
  * that py-tree-sitter 0.26.1 bundles, MIT); the grammar comes from tree_sitter_python's
@@ -76,36 +76,49 @@ static Grammar G;
 static int grammar_ready = 0;
 
 /* ------------------------------------------------------------------ parsing without the GIL */
-/* With init(..., threaded=True) the parse runs with the GIL released, so threads extract files
- * in parallel (the walk after it builds Python objects and holds the GIL). Each parse takes a free parser from a small
- * pool; the pool's flags are only touched with the GIL held, which serialises them. */
+/* With init(..., threaded=True) the parse and the walk run with the GIL released, so threads
+ * extract files in parallel (only building the Python results at the end holds it). Each parse
+ * takes a free parser from a small pool; the pool's flags are only touched with the GIL held,
+ * which serialises them. */
 #define PARSERS 8
 static TSParser *pool[PARSERS];
 static int release_gil = 0; /* set by init(..., threaded=True) */
 static int pool_busy[PARSERS];
 
-static TSTree *parse_source(const unsigned char *src, uint32_t n) {
-    int slot = -1;
-    TSParser *parser = NULL;
+/* a parser for one parse (GIL held): a pooled one (*slot >= 0) or one of its own (*slot -1) */
+static TSParser *take_parser(int *slot) {
+    *slot = -1;
     for (int i = 0; i < PARSERS; i++) {
-        if (!pool_busy[i]) { slot = i; break; }
+        if (!pool_busy[i]) { *slot = i; break; }
     }
-    if (slot >= 0) {
-        if (!pool[slot]) {
-            pool[slot] = ts_parser_new();
-            if (pool[slot] && !ts_parser_set_language(pool[slot], G.language)) {
-                ts_parser_delete(pool[slot]);
-                pool[slot] = NULL;
+    if (*slot >= 0) {
+        if (!pool[*slot]) {
+            pool[*slot] = ts_parser_new();
+            if (pool[*slot] && !ts_parser_set_language(pool[*slot], G.language)) {
+                ts_parser_delete(pool[*slot]);
+                pool[*slot] = NULL;
             }
         }
-        parser = pool[slot];
-        if (!parser) return NULL;
-        pool_busy[slot] = 1;
-    } else { /* more threads than parsers: one of its own for this parse */
-        parser = ts_parser_new();
-        if (!parser) return NULL;
-        if (!ts_parser_set_language(parser, G.language)) { ts_parser_delete(parser); return NULL; }
+        if (!pool[*slot]) return NULL;
+        pool_busy[*slot] = 1;
+        return pool[*slot];
     }
+    /* more threads than parsers: one of its own for this parse */
+    TSParser *parser = ts_parser_new();
+    if (!parser) return NULL;
+    if (!ts_parser_set_language(parser, G.language)) { ts_parser_delete(parser); return NULL; }
+    return parser;
+}
+
+static void give_parser(int slot, TSParser *parser) { /* GIL held */
+    if (slot >= 0) pool_busy[slot] = 0;
+    else ts_parser_delete(parser);
+}
+
+static TSTree *parse_source(const unsigned char *src, uint32_t n) {
+    int slot;
+    TSParser *parser = take_parser(&slot);
+    if (!parser) return NULL;
     TSTree *tree;
     if (release_gil) {
         Py_BEGIN_ALLOW_THREADS
@@ -114,8 +127,7 @@ static TSTree *parse_source(const unsigned char *src, uint32_t n) {
     } else {
         tree = ts_parser_parse_string(parser, NULL, (const char *)src, n);
     }
-    if (slot >= 0) pool_busy[slot] = 0;
-    else ts_parser_delete(parser);
+    give_parser(slot, parser);
     return tree;
 }
 
@@ -258,8 +270,9 @@ static PyMethodDef METHODS[] = {
      "init(language_capsule, threaded=False): load the Python grammar (once); threaded: parse "
      "without the GIL (the runtime then allocates with malloc)."},
     {"extract", extract, METH_VARARGS,
-     "extract(src, path, module_id, rawref_type, symbol_type, want_params) -> (has_error, "
-     "symbols, spans, fixture_params, refs, params, local_types, imports)"},
+     "extract(src, path, module_id, symbol_type, want_params) -> (has_error, symbols, spans, "
+     "fixture_params, refs, params, local_types, imports); refs: (scopes, names, kind bytes, "
+     "lines, cols, starts, ends as native uint32 bytes), RawRefs' columns"},
     {NULL, NULL, 0, NULL},
 };
 

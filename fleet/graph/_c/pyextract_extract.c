@@ -14,10 +14,10 @@ typedef struct { uint32_t end; PyObject *id; } Scope;
 static PyObject *extract(PyObject *self, PyObject *args) {
     Py_buffer buf;
     PyObject *path, *module_id;
-    PyTypeObject *rawref, *symbol_type;
+    PyTypeObject *symbol_type;
     int want_params;
-    if (!PyArg_ParseTuple(args, "y*UUO!O!p", &buf, &path, &module_id, &PyType_Type, &rawref,
-                          &PyType_Type, &symbol_type, &want_params))
+    if (!PyArg_ParseTuple(args, "y*UUO!p", &buf, &path, &module_id, &PyType_Type, &symbol_type,
+                          &want_params))
         return NULL;
     if (!grammar_ready) {
         PyBuffer_Release(&buf);
@@ -32,29 +32,67 @@ static PyObject *extract(PyObject *self, PyObject *args) {
     const unsigned char *src = buf.buf;
     size_t n = (size_t)buf.len;
     PyObject *result = NULL, *defs_out = NULL, *symbols_out = NULL, *fixtures = NULL,
-             *refs_out = NULL, *params = NULL,
+             *refs_out = NULL, *ref_scopes = NULL, *ref_names = NULL, *params = NULL,
              *types = NULL, *imports = NULL, **ids = NULL, **quals = NULL;
-    uint8_t *kinds = NULL;
+    uint8_t *kinds = NULL, *ref_kinds = NULL;
+    uint32_t *ref_nums = NULL; /* per reference: line, col, start, end (four columns) */
+    size_t n_refs = 0;
     Scope *scopes = NULL;
     PyObject *local_name = NULL;
     Out o;
     memset(&o, 0, sizeof o);
-    TSTree *tree = parse_source(src, (uint32_t)n);
-    if (!tree) {
+    /* parse, walk and sort in C only: without the GIL when threaded (the walk touches no
+       Python object; import statements are kept as nodes and described below) */
+    int slot;
+    TSParser *parser = take_parser(&slot);
+    if (!parser) {
         PyBuffer_Release(&buf);
         PyErr_SetString(PyExc_RuntimeError, "tree-sitter returned no tree");
         return NULL;
     }
-    TSNode root = ts_tree_root_node(tree);
-    int has_error = ts_node_has_error(root);
+    int walked = -1, has_error = 0;
+    TSNode root;
+    memset(&root, 0, sizeof root);
+    PyThreadState *released = release_gil ? PyEval_SaveThread() : NULL;
+    TSTree *tree = ts_parser_parse_string(parser, NULL, (const char *)src, (uint32_t)n);
+    if (tree) {
+        root = ts_tree_root_node(tree);
+        has_error = ts_node_has_error(root);
+        walked = walk(&o, tree, root, src);
+        if (walked == 0) {
+            qsort(o.defs, o.n_defs, sizeof(Def), cmp_def);
+            /* the walk emits in document order but for a few cases (bases, a local's type) */
+            for (size_t i = 1; i < o.n_items; i++) {
+                if (cmp_item(&o.items[i - 1], &o.items[i]) > 0) {
+                    qsort(o.items, o.n_items, sizeof(Item), cmp_item);
+                    break;
+                }
+            }
+        }
+    }
+    if (released) PyEval_RestoreThread(released);
+    give_parser(slot, parser);
+    if (!tree) {
+        PyBuffer_Release(&buf);
+        free(o.items);
+        free(o.defs);
+        free(o.imports);
+        PyErr_SetString(PyExc_RuntimeError, "tree-sitter returned no tree");
+        return NULL;
+    }
     imports = PyList_New(0);
-    if (!imports || walk(&o, tree, root, src, imports, on_import) < 0) {
+    if (!imports || walked < 0) {
         if (!PyErr_Occurred()) PyErr_NoMemory();
         goto out;
     }
+    for (size_t i = 0; i < o.n_imports; i++) {
+        if (on_import(o.imports[i], src, imports) < 0) {
+            if (!PyErr_Occurred()) PyErr_NoMemory();
+            goto out;
+        }
+    }
 
     /* definitions -> qualified names, parents, kinds; spans for the scope sweep */
-    qsort(o.defs, o.n_defs, sizeof(Def), cmp_def);
     defs_out = PyList_New((Py_ssize_t)o.n_defs); /* the spans: (start, end, id) per definition */
     symbols_out = PyList_New(0);
     fixtures = PyDict_New();
@@ -135,19 +173,16 @@ static PyObject *extract(PyObject *self, PyObject *args) {
     stack = NULL;
     seen = NULL;
 
-    /* references and locals, in position order, each in its innermost scope */
-    /* the walk emits in document order but for a few cases (bases, a local's type) */
-    for (size_t i = 1; i < o.n_items; i++) {
-        if (cmp_item(&o.items[i - 1], &o.items[i]) > 0) {
-            qsort(o.items, o.n_items, sizeof(Item), cmp_item);
-            break;
-        }
-    }
-    refs_out = PyList_New(0);
+    /* references and locals, in position order, each in its innermost scope (sorted above) */
+    /* the references as columns (RawRefs): scope and name objects, a kind byte, four uint32 */
+    ref_scopes = PyList_New(0);
+    ref_names = PyList_New(0);
+    ref_kinds = malloc(o.n_items + 1);
+    ref_nums = malloc((o.n_items + 1) * 4 * sizeof(uint32_t));
     params = PyDict_New();
     types = PyDict_New();
     scopes = malloc((o.n_defs + 1) * sizeof(Scope));
-    if (!refs_out || !params || !types || !scopes) {
+    if (!ref_scopes || !ref_names || !ref_kinds || !ref_nums || !params || !types || !scopes) {
         if (!PyErr_Occurred()) PyErr_NoMemory();
         goto out;
     }
@@ -265,10 +300,15 @@ static PyObject *extract(PyObject *self, PyObject *args) {
         PyUnicode_InternInPlace(&text);
         chain_start = start;
         chain_end = end;
-        PyObject *kind_str = kind == 0 ? G.str_inherit : kind == 1 ? G.str_call
-                             : kind == 2 ? G.str_attribute : G.str_name;
-        PyObject *ref = new_rawref(rawref, scope, text, kind_str, it->row + 1, it->col, start, end);
-        if (!ref || append_new(refs_out, ref) < 0) goto out;
+        /* RawRefs' kind codes: call 0, attribute 1, name 2, import 3, inherit 4 */
+        ref_kinds[n_refs] = kind == 0 ? 4 : kind == 1 ? 0 : kind == 2 ? 1 : 2;
+        if (append_new(ref_names, text) < 0 || PyList_Append(ref_scopes, scope) < 0) goto out;
+        uint32_t *row = &ref_nums[4 * n_refs];
+        row[0] = it->row + 1;
+        row[1] = it->col;
+        row[2] = start;
+        row[3] = end;
+        n_refs++;
     }
     /* params: frozensets */
     {
@@ -279,6 +319,23 @@ static PyObject *extract(PyObject *self, PyObject *args) {
             if (!fs || PyDict_SetItem(params, k, fs) < 0) { Py_XDECREF(fs); goto out; }
             Py_DECREF(fs);
         }
+    }
+    {
+        PyObject *cols[4] = {NULL, NULL, NULL, NULL};
+        for (int c = 0; c < 4; c++) {
+            cols[c] = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n_refs * sizeof(uint32_t)));
+            if (!cols[c]) break;
+            uint32_t *col = (uint32_t *)PyBytes_AS_STRING(cols[c]);
+            for (size_t r = 0; r < n_refs; r++) col[r] = ref_nums[4 * r + c];
+        }
+        PyObject *kb = cols[3] ? PyBytes_FromStringAndSize((const char *)ref_kinds,
+                                                           (Py_ssize_t)n_refs) : NULL;
+        if (kb)
+            refs_out = Py_BuildValue("(OONNNNN)", ref_scopes, ref_names, kb, cols[0], cols[1],
+                                     cols[2], cols[3]);
+        else
+            for (int c = 0; c < 4; c++) Py_XDECREF(cols[c]);
+        if (!refs_out) goto out;
     }
     result = Py_BuildValue("(OOOOOOOO)", has_error ? Py_True : Py_False, symbols_out, defs_out,
                            fixtures, refs_out, params, types, imports);
@@ -300,10 +357,15 @@ out:
     free(scopes);
     free(o.items);
     free(o.defs);
+    free(o.imports);
     Py_XDECREF(defs_out);
     Py_XDECREF(symbols_out);
     Py_XDECREF(fixtures);
     Py_XDECREF(refs_out);
+    Py_XDECREF(ref_scopes);
+    Py_XDECREF(ref_names);
+    free(ref_kinds);
+    free(ref_nums);
     Py_XDECREF(params);
     Py_XDECREF(types);
     Py_XDECREF(imports);

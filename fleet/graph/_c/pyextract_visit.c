@@ -34,8 +34,22 @@ typedef struct {
     size_t n_items, cap_items;
     Def *defs;
     size_t n_defs, cap_defs;
+    TSNode *imports;       /* import statements, in document order (described after the walk) */
+    size_t n_imports, cap_imports;
     uint32_t seq;
 } Out;
+
+static int push_import(Out *o, TSNode node) {
+    if (o->n_imports == o->cap_imports) {
+        size_t cap = o->cap_imports ? o->cap_imports * 2 : 16;
+        TSNode *p = realloc(o->imports, cap * sizeof(TSNode));
+        if (!p) return -1;
+        o->imports = p;
+        o->cap_imports = cap;
+    }
+    o->imports[o->n_imports++] = node;
+    return 0;
+}
 
 static int push_item(Out *o, Item it) {
     if (o->n_items == o->cap_items) {

@@ -1,6 +1,6 @@
 /*
  * pyextract_walk.c: `walk`, the depth-first walk over the runtime's subtrees, and
- * the builders of the Python results (import names, RawRef and Symbol tuples, body hashes)
+ * the builders of the Python results (import names, Symbol tuples, body hashes)
  *
  * Part of fleet/graph/_c/pyextract.c's one translation unit, which includes it (in order:
  * pyextract_visit.c, pyextract_walk.c, pyextract_extract.c): the walk and the extractor
@@ -45,8 +45,7 @@ static inline void open_level(Level *lv, Subtree parent, Length pos, TSFieldId i
 /* Collect definitions, items and import statements in document order: a depth-first walk over
  * the tree's subtrees, seeing the nodes, aliases and fields ts_tree_cursor shows, without the
  * cursor's bookkeeping (its navigation was a third of the walk). */
-static int walk(Out *o, const TSTree *tree, TSNode root, const unsigned char *src,
-                PyObject *imports_out, int (*on_import)(TSNode, const unsigned char *, PyObject *)) {
+static int walk(Out *o, const TSTree *tree, TSNode root, const unsigned char *src) {
     size_t vcap = MAX_DEPTH_GROW, lcap = MAX_DEPTH_GROW;
     Frame *st = malloc(vcap * sizeof(Frame));
     Level *lv = malloc(lcap * sizeof(Level));
@@ -120,7 +119,7 @@ static int walk(Out *o, const TSTree *tree, TSNode root, const unsigned char *sr
             if (nf->kind) {
                 if (visit(o, st, depth, src) < 0) { rc = -1; goto done; }
                 if ((nf->kind == K(S_IMPORT) || nf->kind == K(S_IMPORT_FROM)) &&
-                    on_import(nf->node, src, imports_out) < 0) {
+                    push_import(o, nf->node) < 0) {
                     rc = -1;
                     goto done;
                 }
@@ -298,27 +297,6 @@ static PyObject *parameter_names(TSNode fn, const unsigned char *src) {
     }
     PyObject *t = PyList_AsTuple(names);
     Py_DECREF(names);
-    return t;
-}
-
-static PyObject *new_rawref(PyTypeObject *type, PyObject *scope, PyObject *text, PyObject *kind,
-                            uint32_t line, uint32_t col, uint32_t start, uint32_t end) {
-    PyObject *t = type->tp_alloc(type, 7);
-    if (!t) return NULL;
-    PyObject *v[5] = {PyLong_FromUnsignedLong(line), PyLong_FromUnsignedLong(col),
-                      PyLong_FromUnsignedLong(start), PyLong_FromUnsignedLong(end), NULL};
-    if (!v[0] || !v[1] || !v[2] || !v[3]) {
-        for (int i = 0; i < 4; i++) Py_XDECREF(v[i]);
-        Py_DECREF(t);
-        Py_DECREF(text);
-        return NULL;
-    }
-    Py_INCREF(scope);
-    Py_INCREF(kind);
-    PyTuple_SET_ITEM(t, 0, scope);
-    PyTuple_SET_ITEM(t, 1, text);
-    PyTuple_SET_ITEM(t, 2, kind);
-    for (int i = 0; i < 4; i++) PyTuple_SET_ITEM(t, 3 + i, v[i]);
     return t;
 }
 

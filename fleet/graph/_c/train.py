@@ -23,8 +23,6 @@ def main(so_path: str) -> int:
     import tree_sitter_python
 
     native.init(tree_sitter_python.language())
-    raw_ref = collections.namedtuple(
-        "raw_ref", "scope name kind line col start_byte end_byte")
     symbol = collections.namedtuple(
         "symbol", "id path qualname name kind language start_byte end_byte start_line end_line "
         "sig_start_byte sig_end_byte body_hash parent")
@@ -39,7 +37,7 @@ def main(so_path: str) -> int:
         if len(src) > 1_000_000:
             continue
         rel = path.relative_to(root).as_posix()
-        native.extract(src, rel, f"{rel}::<module>", raw_ref, symbol,
+        native.extract(src, rel, f"{rel}::<module>", symbol,
                        path.name.startswith("test_"))
         done += 1
     print(f"trained on {done} stdlib files")
