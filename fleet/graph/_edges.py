@@ -71,10 +71,12 @@ def add_refs(succ: Masks, refs: Iterable[Reference], symbols: Mapping[str, Symbo
     for src, target, kind in _uses(refs):
         if target is None or target not in symbols:
             continue
-        if src == target or src.startswith(target + ".") or (
-            target.endswith(_MODULE_SUFFIX) and src.startswith(target[: -len(MODULE)])
-        ):
-            continue  # a use of an enclosing symbol: structural, not a dependency
+        # a use of an enclosing symbol (src is target or under ``target.``, or in the module
+        # target names): structural, not a dependency
+        if src.startswith(target) and (len(src) == len(target) or src[len(target)] == "."):
+            continue
+        if target.endswith(_MODULE_SUFFIX) and src.startswith(target[: -len(MODULE)]):
+            continue
         row = succ[src]
         if row is _EMPTY:
             row = succ[src] = {}

@@ -18,11 +18,12 @@ from typing import Any, overload
 
 from fleet.graph._model import RawRef, Reference
 
-__all__ = ["DROPPED", "EXACT", "KIND_CODE", "PREFIX", "FileRefs", "RawRefs", "of_kind"]
+__all__ = ["DROPPED", "EXACT", "KINDS", "KIND_CODE", "PREFIX", "FileRefs", "RawRefs", "of_kind"]
 
 DROPPED, EXACT, PREFIX = 0, 1, 2
-_KINDS = ("call", "attribute", "name", "import", "inherit")
-KIND_CODE = {k: i for i, k in enumerate(_KINDS)}
+KINDS = ("call", "attribute", "name", "import", "inherit")
+"""The kind of each code of ``RawRefs.kinds``."""
+KIND_CODE = {k: i for i, k in enumerate(KINDS)}
 _make = functools.partial(tuple.__new__, RawRef)  # RawRef._make is Python (a length check)
 
 
@@ -88,7 +89,7 @@ class RawRefs(Sequence[RawRef]):
         return len(self.names)
 
     def __iter__(self) -> Iterator[RawRef]:
-        return map(_make, zip(self.scopes, self.names, map(_KINDS.__getitem__, self.kinds),
+        return map(_make, zip(self.scopes, self.names, map(KINDS.__getitem__, self.kinds),
                               self.lines, self.cols, self.starts, self.ends, strict=True))
 
     @overload
@@ -98,7 +99,7 @@ class RawRefs(Sequence[RawRef]):
     def __getitem__(self, i: int | slice) -> RawRef | list[RawRef]:
         if isinstance(i, slice):
             return list(self)[i]
-        return RawRef(self.scopes[i], self.names[i], _KINDS[self.kinds[i]],  # type: ignore[arg-type]
+        return RawRef(self.scopes[i], self.names[i], KINDS[self.kinds[i]],  # type: ignore[arg-type]
                       self.lines[i], self.cols[i], self.starts[i], self.ends[i])
 
     def __eq__(self, other: object) -> bool:
@@ -175,10 +176,19 @@ class FileRefs(Sequence[Reference]):
         return f"FileRefs({self.path!r}, {len(self)} references)"
 
     def uses(self) -> Iterator[tuple[str, str, str]]:
-        """``(src, target, kind)`` of every reference with a target, without building rows."""
-        for r, t, f in zip(self.raw, self.targets, self.flags, strict=True):
-            if f and t is not None:
-                yield r.scope, t, r.kind
+        """``(src, target, kind)`` of every reference with a target, without building rows
+        (over ``RawRefs``, from its scope and kind columns alone)."""
+        raw = self.raw
+        if isinstance(raw, RawRefs):
+            kinds = KINDS
+            for scope, code, t, f in zip(raw.scopes, raw.kinds, self.targets, self.flags,
+                                         strict=True):
+                if f and t is not None:
+                    yield scope, t, kinds[code]
+        else:
+            for r, t, f in zip(raw, self.targets, self.flags, strict=True):
+                if f and t is not None:
+                    yield r.scope, t, r.kind
         for ref in self.extra:
             if ref.target is not None:
                 yield ref.src, ref.target, ref.kind
