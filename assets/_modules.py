@@ -19,8 +19,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import networkx as nx
-
 if TYPE_CHECKING:
     from fleet.graph import SymbolGraph
     from fleet.store import Store
@@ -104,6 +102,8 @@ def module_summary(graph: SymbolGraph, limit: int = MAX_MODULE_ASSETS) -> dict[s
             mod = modules[module_name(symbol.path, depth)]
             mod["symbols"] += 1
             mod["kinds"][symbol.kind] += 1
+    import networkx as nx  # here: every Dagster process loads this module, few index
+
     deps: nx.DiGraph[str] = nx.DiGraph()
     deps.add_nodes_from(modules)
     edges = list(graph.graph.edges(data=True))

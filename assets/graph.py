@@ -7,7 +7,6 @@ from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
-import networkx as nx
 from dagster import (
     AssetExecutionContext,
     AssetKey,
@@ -117,6 +116,8 @@ def code_module_assets(home: Path, summary: dict[str, Any] | None = None
 def _dependencies_first(selected: AbstractSet[AssetKey], infos: dict[AssetKey, dict[str, Any]],
                         keys: dict[str, AssetKey]) -> list[AssetKey]:
     """A multi-asset yields its outputs in topological order (dependencies first)."""
+    import networkx as nx  # here: every Dagster process loads this module, few materialize it
+
     graph: nx.DiGraph[AssetKey] = nx.DiGraph()
     graph.add_nodes_from(selected)
     for key in selected:
