@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -148,7 +149,8 @@ def test_the_whole_chain_then_nothing_new(
     assert latest.event is not None and latest.event.asset_check_evaluation is not None
     said = latest.event.asset_check_evaluation.description or ""
     assert said.startswith(f"gate {first.rejected_by} ") and " accepted" not in said
-    assert "/tmp/" not in str(latest.event.asset_check_evaluation.metadata)
+    shown = str(latest.event.asset_check_evaluation.metadata)
+    assert "/tmp/" not in shown and f"{tempfile.gettempdir()}/" not in shown  # ($TMPDIR too)
     applies = _checks(instance, AssetKey([*utc, "candidate_patches"]), "applies")
     assert set(applies.values()) == {"SUCCEEDED"}
     assert store.ledger.verify() == []

@@ -9,6 +9,7 @@ a temporary Dagster instance, through the deployment's third-party seams:
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -111,7 +112,7 @@ def test_sweep_hands_over_through_github_once(
     assert body.count("### Unit `") == len(integrated)
     assert "**Gates**" in body and "**Ledger events:** #" in body
     assert "file(s) changed" in body and "| `impacted_tests` |" in body
-    assert "/tmp/" not in body
+    assert "/tmp/" not in body and f"{tempfile.gettempdir()}/" not in body  # ($TMPDIR too)
     # ... and the issues it closes (GitHub links "#N" and closes them on merge)
     by_fp = {r.finding.fingerprint: r.issue_ref for r in records}
     merged_fps = {f.fingerprint for k in integrated for f in _unit_findings(settings, k)}
