@@ -18,6 +18,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -201,7 +202,8 @@ def test_lineage_and_a_partitions_check_results_in_the_ui(
     latest = executions[0]
     assert latest["status"] == "FAILED" and latest["evaluation"]["severity"] == "ERROR"
     assert latest["evaluation"]["description"].startswith(f"gate {gate} rejected the unit")
-    assert "/tmp/" not in json.dumps(latest["evaluation"]["metadataEntries"])
+    shown = json.dumps(latest["evaluation"]["metadataEntries"])
+    assert "/tmp/" not in shown and f"{tempfile.gettempdir()}/" not in shown  # ($TMPDIR too)
     # ... and on screen: the rejected unit's check page, its failure and the gate's words
     browser.goto(f"{webserver}/assets/datetime_utcnow/candidate_patches?view=checks"
                  f"&checkDetail=candidate_patches_{gate}")
