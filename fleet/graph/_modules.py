@@ -4,6 +4,7 @@ module symbol ids (Python dotted names and path suffixes, JS/TS paths, Go direct
 from __future__ import annotations
 
 import posixpath
+import sys
 from collections.abc import Iterable, Mapping
 
 from fleet.graph._model import MODULE, FileData
@@ -11,6 +12,7 @@ from fleet.graph._model import MODULE, FileData
 __all__ = ["module_table", "python_module_names"]
 
 _SRC_DIRS = ("src", "lib", "python")
+_STDLIB = frozenset(sys.stdlib_module_names)
 
 
 def python_module_names(paths: Iterable[str]) -> dict[str, str]:
@@ -33,8 +35,9 @@ def python_module_names(paths: Iterable[str]) -> dict[str, str]:
 
 
 def module_table(files: Mapping[str, FileData]) -> dict[str, list[str]]:
-    """Module key -> module symbol ids. Python: dotted names first, then (when unambiguous)
-    dotted suffixes of the file path, for namespace packages and scripts run from elsewhere.
+    """Module key -> module symbol ids. Python: dotted names first, then (when unambiguous, and
+    not starting with a standard library module's name) dotted suffixes of the file path, for
+    namespace packages and scripts run from elsewhere.
     JS/TS: the path without extension (and a directory for its index file). Go: the directory."""
     table: dict[str, list[str]] = {}
     aliases: dict[str, set[str]] = {}
@@ -60,6 +63,9 @@ def module_table(files: Mapping[str, FileData]) -> dict[str, list[str]]:
         elif lang == "go":
             table.setdefault(posixpath.dirname(path) or ".", []).append(mid)
     for name, ids in aliases.items():
-        if name not in table and len(ids) == 1:
+        # a suffix that starts with a standard module's name (`logging` for
+        # sphinx/util/logging.py, `collections` for django/contrib/gis/geos/collections.py) is
+        # that module in an absolute import: ambiguous at best, so no alias
+        if name not in table and len(ids) == 1 and name.partition(".")[0] not in _STDLIB:
             table[name] = sorted(ids)
     return table

@@ -140,3 +140,38 @@ def test_scoped_imports_survive_snapshots_and_incremental_index(tmp_path: Path) 
     assert sorted(inc.graph.edges(data="kinds")) == sorted(full.graph.edges(data="kinds"))
     assert by_src(inc, "n.py")[("make.Local", "Base")] == "other.py::Base"
     assert by_src(inc, "m.py")[("outer.inner", "j.dumps")] == "pickle.dumps"
+
+
+def test_a_nested_module_named_like_the_stdlib_does_not_take_its_imports(tmp_path: Path) -> None:
+    # Sphinx's sphinx/util/logging.py, Django's django/utils/inspect.py: `import logging` in a
+    # package module is the standard library, so the file's path suffix is no module name here
+    put(tmp_path, "pkg/__init__.py", "")
+    put(tmp_path, "pkg/util/__init__.py", "")
+    put(tmp_path, "pkg/util/logging.py", """\
+        import logging
+
+        def getLogger(name):
+            return logging.getLogger(name)
+        """)
+    put(tmp_path, "pkg/geo/__init__.py", "")
+    put(tmp_path, "pkg/geo/collections.py", "class Counter:\n    pass\n")
+    put(tmp_path, "pkg/tools/__init__.py", "")
+    put(tmp_path, "pkg/tools/helpers.py", "def helper():\n    return 1\n")
+    put(tmp_path, "pkg/app.py", """\
+        import collections
+        import helpers
+        from pkg.util import logging as ours
+
+        def run():
+            ours.getLogger("x")
+            helpers.helper()
+            return collections.Counter()
+        """)
+    g = index(tmp_path)
+    inside = {(r.name, r.target) for r in g.references_in("pkg/util/logging.py")}
+    assert ("logging.getLogger", "logging.getLogger") in inside
+    refs = by_src(g, "pkg/app.py")
+    assert refs[("run", "ours.getLogger")] == "pkg/util/logging.py::getLogger"
+    assert refs[("run", "collections.Counter")] == "collections.Counter"
+    # a unique path suffix that names no standard module still stands for its file
+    assert refs[("run", "helpers.helper")] == "pkg/tools/helpers.py::helper"
