@@ -157,3 +157,36 @@ def test_with_batching_off_the_same_is_recorded(tmp_path: Path,
             AssetCheckKey(KEY, "candidate_patches_parses"), limit=100)
         assert {r.partition: r.status.value for r in records if r.partition} == {
             "u1": "SUCCEEDED", "u2": "FAILED", "u3": "SUCCEEDED"}
+
+
+def test_runs_past_the_kept_engines_and_a_wipe_still_read_and_write(tmp_path: Path) -> None:
+    """Each run shard's engine is kept (least recently used dropped past ``run_engines``): a
+    run whose engine was dropped reads and writes as before, and after ``wipe()`` (which
+    deletes the run files) a run's database is created again on its next write."""
+    from dagster import job, op
+
+    @op
+    def step() -> None:
+        pass
+
+    @job
+    def tiny() -> None:
+        step()
+
+    home = tmp_path / "dagster"
+    ensure_instance_config(home)
+    with DagsterInstance.from_config(str(home)) as instance:
+        storage = instance.event_log_storage
+        assert isinstance(storage, PooledSqliteEventLogStorage) and storage.run_engines == 64
+        storage.run_engines = 3  # (fewer runs to pass it)
+        runs = [instance.create_run_for_job(tiny) for _ in range(6)]
+        for i, run in enumerate(runs):
+            instance.report_engine_event(f"first {i}", run)
+        for i in (0, 1, len(runs) - 1):  # dropped long ago, and the latest
+            instance.report_engine_event(f"second {i}", runs[i])
+            assert [e.message for e in instance.all_logs(runs[i].run_id)][-2:] == \
+                [f"first {i}", f"second {i}"]
+        storage.wipe()
+        assert instance.all_logs(runs[0].run_id) == []
+        instance.report_engine_event("after the wipe", runs[0])
+        assert [e.message for e in instance.all_logs(runs[0].run_id)] == ["after the wipe"]
