@@ -41,8 +41,7 @@ def _beyond_lines(actual: str, inputs: tuple[str, str, str]) -> set[str]:
 
 
 def _segment(text: str, stmt: ast.stmt) -> str:
-    """A statement's own source lines with its decorators (``ast``'s segment of a ``def``
-    starts at ``def``: a decorator the humans dropped went unseen, pydantic c7ee03f41137)."""
+    """A statement's source with its decorators (ast's starts at ``def``; pydantic c7ee03f41137)."""
     start = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", []))])
     if start == stmt.lineno:
         return ast.get_source_segment(text, stmt) or ""
@@ -126,10 +125,10 @@ def _single(text: str) -> ast.stmt | None:
 
 
 def _header(node: ast.stmt) -> str:
-    """A compound statement without its block (decorators, signature, bases, condition, other
-    branches kept)."""
+    """A compound statement without its block and decorators (signature, bases, condition,
+    other branches kept): the decorators are a part of their own, as the merge treats them."""
     emptied = copy.copy(node)
-    emptied.body = [ast.Pass()]  # type: ignore[attr-defined]
+    emptied.body, emptied.decorator_list = [ast.Pass()], []  # type: ignore[attr-defined]
     return ast.unparse(emptied)
 
 
@@ -171,7 +170,8 @@ def _uncontested(base: str, ours: str, theirs: str, mine: str, human: str) -> bo
     headers = [_header(node) for node in nodes if node is not None]
     if headers == [ast.unparse(node) for node in nodes if node is not None]:
         return False  # already bare headers (a ``pass`` body): nothing smaller to compare
-    if not _uncontested(*headers):
+    decorators = ["\n".join(map(ast.unparse, getattr(n, "decorator_list", []))) for n in nodes]
+    if not (_uncontested(*headers) and _uncontested(*decorators)):  # pytest 7250a1a59f76
         return False
     bodies: list[list[ast.stmt]] = [getattr(node, "body", []) for node in nodes]
     if isinstance(nodes[0], ast.ClassDef):
@@ -266,7 +266,7 @@ def _bound(stmt: ast.stmt) -> set[str]:
     return {n.asname or n.name.split(".")[0] for n in ast.walk(stmt) if isinstance(n, ast.alias)}
 
 
-def _callee(node: ast.expr) -> str:
+def _callee(node: ast.expr) -> str:  # the name a call's callee starts from
     while isinstance(node, ast.Attribute | ast.Subscript | ast.Call):
         node = node.func if isinstance(node, ast.Call) else node.value
     return node.id if isinstance(node, ast.Name) else ""

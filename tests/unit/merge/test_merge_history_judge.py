@@ -108,3 +108,16 @@ def test_a_decorator_the_humans_dropped_is_seen() -> None:
     theirs = "import a\n\n\n@skip_36\ndef test_p():\n    pass\n"
     human = "import a\n\n\ndef test_p():\n    pass\n"
     assert human_override(theirs, human, (base, base, theirs))  # the old judge saw no difference
+
+
+def test_decorators_and_signature_are_separate_parts_of_a_header() -> None:
+    # pytest 7250a1a59f76: ours changed the decorator, theirs dropped a parameter; the humans
+    # kept the parameter (theirs' uncontested signature edit undone), fleet has both edits
+    base = "@pytest.yield_fixture\ndef recwarn(request):\n    yield 1\n"
+    ours = "@yield_fixture\ndef recwarn(request):\n    yield 1\n"
+    theirs = "@pytest.yield_fixture\ndef recwarn():\n    yield 1\n"
+    mine = "@yield_fixture\ndef recwarn():\n    yield 1\n"
+    assert human_override(mine, ours, (base, ours, theirs))
+    # both sides changed the decorators: contested, not explained
+    other = "@other\ndef recwarn():\n    yield 1\n"
+    assert not human_override(mine, base, (base, ours, other))
