@@ -10,9 +10,10 @@ import random
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -206,3 +207,27 @@ def pg_url(dsn: str, scheme: str = "postgresql") -> str:
     p = conninfo_to_dict(dsn)
     return (f"{scheme}://{p.get('user', '')}:{p.get('password', '')}@{p.get('host', '')}:"
             f"{p.get('port', 5432)}/{p['dbname']}")
+
+
+@contextlib.contextmanager
+def embedded_engine(tmp_path: Path, repo: Path, say: Callable[[str], None] = print,
+                    campaigns: str = "yaml-safe-load") -> Iterator[tuple[Any, Any, Any]]:
+    """``(settings, instance, engine)``: fleet settings on ``repo`` under ``tmp_path/fleet``,
+    the embedded instance under ``tmp_path/dagster`` configured as ``fleet sweep`` configures
+    it (run queue, monitoring, retries), and a submitting engine on it (no daemon yet)."""
+    from fleet_pipelines.commands._sweep import instance_for
+    from fleet_pipelines.engine import ensure_run_queue, submitting
+    from fleet_pipelines.resources import FleetSettings
+    from fleet_pipelines.storage import ensure_instance_config
+
+    settings = FleetSettings.from_env({"FLEET_HOME": str(tmp_path / "fleet"),
+                                       "FLEET_REPO": str(repo), "FLEET_CAMPAIGNS": campaigns})
+    settings.save()
+
+    def prepare(home: Path) -> None:
+        ensure_instance_config(home)
+        ensure_run_queue(home)
+
+    with instance_for(tmp_path / "dagster", prepare) as instance, \
+            submitting(instance, settings.env(), say) as engine:
+        yield settings, instance, engine

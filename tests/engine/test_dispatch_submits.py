@@ -14,13 +14,10 @@ from fastapi.testclient import TestClient
 from fleet.api import create_app
 from fleet.store import open_store
 from fleet.types import JOB_FINISHED
-from fleet_pipelines.commands._sweep import instance_for
 from fleet_pipelines.definitions import build_campaigns, build_definitions
-from fleet_pipelines.engine import ensure_run_queue, submitting
 from fleet_pipelines.engine.launcher import SubmittingJobLauncher
 from fleet_pipelines.jobs import JOB_ID_TAG, ledger_recorder
-from fleet_pipelines.resources import FleetSettings
-from fleet_pipelines.storage import ensure_instance_config
+from tests.engine.conftest import embedded_engine
 
 pytestmark = [pytest.mark.slow]
 
@@ -28,18 +25,8 @@ pytestmark = [pytest.mark.slow]
 def test_dispatch_submits_a_run_and_records_its_outcome(tmp_path: Path, git_repo: Path) -> None:
     from dagster import DagsterRunStatus
 
-    settings = FleetSettings.from_env({"FLEET_HOME": str(tmp_path / "fleet"),
-                                       "FLEET_REPO": str(git_repo),
-                                       "FLEET_CAMPAIGNS": "yaml-safe-load"})
-    settings.save()
-
-    def prepare(home: Path) -> None:
-        ensure_instance_config(home)
-        ensure_run_queue(home)
-
     lines: list[str] = []
-    with instance_for(tmp_path / "dagster", prepare) as instance, \
-            submitting(instance, settings.env(), lines.append) as engine, \
+    with embedded_engine(tmp_path, git_repo, lines.append) as (settings, instance, engine), \
             open_store(settings.store_url) as store:
         defs = build_definitions(settings)
         launcher = SubmittingJobLauncher(engine, build_campaigns(settings),

@@ -5,58 +5,53 @@ Dagster stores a run's failure event before it writes the run's status and its
 run still starting, does not retry it, and moves its cursor past the event (CI met it: a sweep
 waited 300 s for a retry that never came). A daemon started with no cursor of its own also
 ignores every failure before it started. Here the run fails before any daemon ran (the second
-case, which is deterministic): the engine following the run must make the retry itself, once,
-as the daemon does, and follow it to its end.
+case, which is deterministic): the engine following the run (``fleet sweep``), or the coordinator
+API's dispatch launcher, must make the retry itself, once, as the daemon does.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from fleet_pipelines.commands._sweep import instance_for
-from fleet_pipelines.engine import ensure_run_queue, submitting
 from fleet_pipelines.engine._submit import submit
-from fleet_pipelines.resources import FleetSettings
-from fleet_pipelines.storage import ensure_instance_config
+from tests.engine.conftest import embedded_engine
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 
+def _failed_on_a_start_timeout(instance: Any, engine: Any, job: str,
+                               tags: dict[str, str] | None = None) -> str:
+    """A submitted run of ``job`` failed as the monitoring daemon fails a run whose start timed
+    out, before any daemon ran; Dagster decided to retry it."""
+    from dagster import DagsterRunStatus
+
+    from assets._dagster_private import RUN_FAILURE_REASON_TAG, WILL_RETRY_TAG
+
+    run_id = submit(engine.process, job, tags)  # queued; no daemon runs yet
+    instance.add_run_tags(run_id, {RUN_FAILURE_REASON_TAG: "START_TIMEOUT"})
+    queued = instance.get_run_by_id(run_id)
+    assert queued is not None
+    instance.report_run_failed(queued, "Run timed out due to taking longer than 15 seconds to "
+                                       "start.")
+    failed = instance.get_run_by_id(run_id)
+    assert failed is not None and failed.status == DagsterRunStatus.FAILURE
+    assert failed.tags[WILL_RETRY_TAG] == "true"
+    engine.missed_s = 8.0  # the daemon's consumer looks every 5 s
+    return run_id
+
+
 def test_a_retry_the_daemon_missed_is_made_once_by_the_follower(
         tmp_path: Path, git_repo: Path) -> None:
-    from dagster import DagsterRunStatus, RunsFilter
+    from dagster import RunsFilter
 
-    from assets._dagster_private import (
-        AUTO_RETRY_RUN_ID_TAG,
-        RUN_FAILURE_REASON_TAG,
-        WILL_RETRY_TAG,
-    )
-
-    settings = FleetSettings.from_env({"FLEET_HOME": str(tmp_path / "fleet"),
-                                       "FLEET_REPO": str(git_repo),
-                                       "FLEET_CAMPAIGNS": "yaml-safe-load"})
-    settings.save()
-
-    def prepare(home: Path) -> None:
-        ensure_instance_config(home)
-        ensure_run_queue(home)
+    from assets._dagster_private import AUTO_RETRY_RUN_ID_TAG
 
     lines: list[str] = []
-    with instance_for(tmp_path / "dagster", prepare) as instance, \
-            submitting(instance, settings.env(), lines.append) as engine:
-        run_id = submit(engine.process, "index_code_job")  # queued; no daemon runs yet
-        # its start timed out, as the monitoring daemon fails such a run
-        instance.add_run_tags(run_id, {RUN_FAILURE_REASON_TAG: "START_TIMEOUT"})
-        queued = instance.get_run_by_id(run_id)
-        assert queued is not None
-        instance.report_run_failed(queued, "Run timed out due to taking longer than 15 seconds "
-                                           "to start.")
-        failed = instance.get_run_by_id(run_id)
-        assert failed is not None and failed.status == DagsterRunStatus.FAILURE
-        assert failed.tags[WILL_RETRY_TAG] == "true"  # Dagster decided to retry it
-        engine.missed_s = 8.0  # the daemon's consumer looks every 5 s
+    with embedded_engine(tmp_path, git_repo, lines.append) as (_, instance, engine):
+        run_id = _failed_on_a_start_timeout(instance, engine, "index_code_job")
         done = engine.wait(run_id)  # starts the daemon, which ignores the older failure
         assert done.success, (done.messages, lines)
         assert len(done.attempts) == 2 and done.attempts[0] == run_id, done.attempts
@@ -77,33 +72,16 @@ def test_the_dispatch_launcher_makes_a_missed_retry_and_records_the_retrys_outco
         tmp_path: Path, git_repo: Path) -> None:
     from dagster import DagsterRunStatus
 
-    from assets._dagster_private import RUN_FAILURE_REASON_TAG
     from fleet.store import open_store
     from fleet.types import JOB_FINISHED
     from fleet_pipelines.definitions import build_campaigns, build_definitions
     from fleet_pipelines.engine.launcher import SubmittingJobLauncher
     from fleet_pipelines.jobs import ledger_recorder
 
-    settings = FleetSettings.from_env({"FLEET_HOME": str(tmp_path / "fleet"),
-                                       "FLEET_REPO": str(git_repo),
-                                       "FLEET_CAMPAIGNS": "yaml-safe-load"})
-    settings.save()
-
-    def prepare(home: Path) -> None:
-        ensure_instance_config(home)
-        ensure_run_queue(home)
-
-    with instance_for(tmp_path / "dagster", prepare) as instance, \
-            submitting(instance, settings.env(), print) as engine, \
+    with embedded_engine(tmp_path, git_repo) as (settings, instance, engine), \
             open_store(settings.store_url) as store:
-        run_id = submit(engine.process, "plan_yaml_safe_load_job",
-                        {"fleet/campaign": "yaml-safe-load"})
-        instance.add_run_tags(run_id, {RUN_FAILURE_REASON_TAG: "START_TIMEOUT"})
-        queued = instance.get_run_by_id(run_id)
-        assert queued is not None
-        instance.report_run_failed(queued, "Run timed out due to taking longer than 15 seconds "
-                                           "to start.")
-        engine.missed_s = 8.0
+        run_id = _failed_on_a_start_timeout(instance, engine, "plan_yaml_safe_load_job",
+                                            {"fleet/campaign": "yaml-safe-load"})
         # the launcher starts a daemon now: one that never saw the failure
         launcher = SubmittingJobLauncher(engine, build_campaigns(settings),
                                          ledger_recorder(build_definitions(settings)))
