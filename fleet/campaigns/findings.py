@@ -14,7 +14,6 @@ matched code changes it. ``occurrence`` tells apart identical matches inside one
 
 from __future__ import annotations
 
-import ast
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING, Literal
 
 import tree_sitter as ts
 
+from fleet import pyast
 from fleet.types import Finding, IssueRef
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ def _tokens(node: ts.Node, out: list[str]) -> None:
 
 def _joined(parts: list[str]) -> str:
     try:
-        values = [ast.literal_eval(p) for p in parts]
+        values = [pyast.literal_eval(p) for p in parts]
     except (ValueError, SyntaxError):
         return " ".join(parts)
     if all(isinstance(v, str) for v in values) or all(isinstance(v, bytes) for v in values):
@@ -93,7 +93,7 @@ def _joined(parts: list[str]) -> str:
 
 def _string_value(text: str) -> str:
     try:
-        return repr(ast.literal_eval(text))
+        return repr(pyast.literal_eval(text))
     except (ValueError, SyntaxError):  # f-strings, or a fragment: keep it, sans quote style
         quote = min((i for i in (text.find("'"), text.find('"')) if i >= 0), default=0)
         prefix = text[:quote].lower().replace("u", "")  # F"" is f"", U"" is ""

@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import re
 
+from fleet import pyast
 from fleet.graph._model import MODULE, FileData, RawRef
 from fleet.graph._refs import KIND_CODE, RawRefs
 
@@ -140,7 +141,7 @@ def add_facts(fd: FileData, src: bytes) -> None:
 def _literal_names(statement: bytes) -> tuple[str, ...] | None:
     """The strings of ``__all__ = [...]`` (or a tuple), or None when it is anything else."""
     try:
-        tree = ast.parse(statement.decode("utf-8"))
+        tree = pyast.parse(statement.decode("utf-8"))
     except (SyntaxError, UnicodeDecodeError, ValueError):
         return None
     if len(tree.body) != 1:

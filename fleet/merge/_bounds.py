@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import ast
 
+from fleet import pyast
+
 __all__ = [
     "MAX_DEPTH",
     "MAX_FILE_BYTES",
@@ -48,7 +50,7 @@ def parse_within_bounds(text: str) -> ast.Module | None:
     if len(text) > MAX_FILE_BYTES:
         return None
     try:
-        tree = ast.parse(text)
+        tree = pyast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     return tree if depth(tree) <= MAX_DEPTH else None

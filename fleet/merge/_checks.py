@@ -21,6 +21,7 @@ import builtins
 from collections import Counter
 from collections.abc import Iterator
 
+from fleet import pyast
 from fleet.merge._diff3 import both_inserted, compose_disjoint, diff3
 
 __all__ = ["Bindings", "unsure"]
@@ -186,7 +187,7 @@ def unsure(base: str, ours: str, theirs: str, merged: str) -> str | None:
     """Why the clean structural result ``merged`` cannot be trusted, or None when it passes
     every check above. Inputs that do not parse are unsure."""
     try:
-        trees = [ast.parse(text) for text in (base, ours, theirs, merged)]
+        trees = [pyast.parse(text) for text in (base, ours, theirs, merged)]
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return "an input does not parse"
     scopes = [dict(_scopes(tree.body)) for tree in trees]

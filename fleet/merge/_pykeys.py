@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
+from fleet import pyast
 from fleet.merge.profile import KindRule, LanguageProfile
 
 __all__ = [
@@ -171,7 +172,7 @@ def normalized(node: cst.CSTNode) -> tuple[str, tuple[str, ...]] | None:
     blank lines vanish; a changed comment does not. ``None`` when it does not parse alone."""
     text = code(node)
     try:
-        tree = ast.parse(text)
+        tree = pyast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
         return None
     return ast.dump(tree), _comments(text)

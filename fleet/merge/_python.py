@@ -9,10 +9,9 @@ would be lost or duplicated) returns ``None`` so the caller keeps the line merge
 
 from __future__ import annotations
 
-import ast
-
 import libcst as cst
 
+from fleet import pyast
 from fleet.merge._bounds import MAX_FILE_BYTES, parsed_within_bounds
 from fleet.merge._checks import unsure
 from fleet.merge._context import SENTINEL, Context, Unsure, render_markers
@@ -92,7 +91,7 @@ def structural_merge(
         text = expand(text, reduction[1])
     if SENTINEL not in text:  # conflicts abandoned for a clean alternative leave no sentinel
         try:
-            ast.parse(text)
+            pyast.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
         return Clean(text, stage="structural")

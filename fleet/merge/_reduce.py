@@ -14,6 +14,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from fleet import pyast
+
 __all__ = ["PLACEHOLDER", "PLACEHOLDER_LINE", "Segment", "expand", "reduce_unchanged", "segments"]
 
 PLACEHOLDER = "__fleet_keep_"
@@ -90,7 +92,7 @@ def segments(text: str) -> list[Segment] | None:
     """The top-level segments of ``text`` (the last one holds the trailing lines), or None if
     it does not parse."""
     try:
-        tree = ast.parse(text)
+        tree = pyast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
         return None
     lines = text.splitlines(keepends=True)

@@ -11,11 +11,12 @@ a changed token comes with the whitespace of the side that changed it.
 
 from __future__ import annotations
 
-import ast
 import io
 import keyword
 import tokenize
 from difflib import SequenceMatcher
+
+from fleet import pyast
 
 __all__ = ["Key", "merge_tokens"]
 
@@ -183,7 +184,7 @@ def _matched(base: list[Key], side: list[Key]) -> dict[int, int]:
 
 def _one_statement(text: str) -> bool:
     try:
-        return len(ast.parse(text).body) == 1
+        return len(pyast.parse(text).body) == 1
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
 
@@ -243,7 +244,7 @@ def merge_tokens(base: str, ours: str, theirs: str) -> str | None:
     unchanged(len(keys_b))
     merged = "".join(out) + tail_o
     try:
-        trees = [ast.parse(text) for text in (ours, merged)]
+        trees = [pyast.parse(text) for text in (ours, merged)]
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     kinds = [[type(stmt) for stmt in tree.body] for tree in trees]

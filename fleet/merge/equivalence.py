@@ -15,6 +15,8 @@ from __future__ import annotations
 import ast
 from typing import TypeGuard
 
+from fleet import pyast
+
 __all__ = ["canonical_dump", "same_program", "type_checking"]
 
 _DEFINITION = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -106,7 +108,7 @@ class _Canonical(ast.NodeTransformer):
 def canonical_dump(text: str) -> str | None:
     """The canonical AST dump of ``text`` (see the module docstring), None if it does not parse."""
     try:
-        tree = ast.parse(text)
+        tree = pyast.parse(text)
         return ast.dump(_Canonical().visit(tree))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None

@@ -12,6 +12,7 @@ import re
 import tomllib
 from pathlib import Path
 
+from fleet import pyast
 from fleet.verify.poetry import poetry_requirements
 
 __all__ = ["own_name", "test_requirements"]
@@ -93,7 +94,7 @@ def _setup_py(root: Path) -> list[str]:
     through a module-level name (``requires = ['six']``, ``requires += [...]``) or in a
     ``setup(**{...})`` dict."""
     try:
-        tree = ast.parse(_text(root / "setup.py") or "")
+        tree = pyast.parse(_text(root / "setup.py") or "")
     except SyntaxError:
         return []
     names: dict[str, list[str]] = {}

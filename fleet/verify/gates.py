@@ -7,6 +7,7 @@ import ast
 from collections.abc import Iterable
 from pathlib import Path
 
+from fleet import pyast
 from fleet.types import Verdict
 from fleet.verify._patch import FilePatch, Trees, read
 from fleet.verify.spans import MODULE, Span, covered_by, innermost, python_spans
@@ -60,7 +61,8 @@ def gate_parses(trees: Trees, files: Iterable[FilePatch]) -> Verdict:
             continue
         checked += 1
         try:
-            compile(ast.parse(text, fp.new_path), fp.new_path, "exec")
+            with pyast.LOCK:  # the AST built and compiled back, one thread at a time
+                compile(ast.parse(text, fp.new_path), fp.new_path, "exec")
         except SyntaxError as exc:
             failures.append(f"{fp.new_path}:{exc.lineno}: {exc.msg}")
     if failures:

@@ -14,6 +14,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
+from fleet import pyast
 from fleet.types import Verdict
 from fleet.verify._patch import FilePatch, Trees, read
 from fleet.verify.gates import is_test_path
@@ -202,7 +203,7 @@ def _dotted(node: ast.AST) -> str:
 
 def collect_tests(source: str) -> dict[str, tuple[ast.AST, int]]:
     """``qualname -> (function node, skips incl. class- and module-level markers)``."""
-    tree = ast.parse(source)
+    tree = pyast.parse(source)
     module_skips = sum(
         1 for node in tree.body if isinstance(node, ast.Assign)
         for t in node.targets if _dotted(t) == "pytestmark"
@@ -275,7 +276,7 @@ def compare_tests(path: str, before: str, after: str) -> list[str]:
 
 def _hooks(source: str) -> set[str]:
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except SyntaxError:
         return set()
     return {n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in _HOOKS}

@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from fleet import pyast
 from fleet.types import Verdict
 from fleet.verify._patch import FilePatch, Trees, read
 from fleet.verify.gates import is_test_path
@@ -56,7 +57,7 @@ def _is_false(node: ast.AST | None) -> bool:
 def scan(source: str) -> list[Hit]:
     """Every dangerous construct of ``source`` (empty when it does not parse)."""
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except SyntaxError:
         return []
     lines = source.splitlines()

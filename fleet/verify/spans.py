@@ -13,6 +13,8 @@ import io
 import tokenize
 from dataclasses import dataclass
 
+from fleet import pyast
+
 __all__ = ["MODULE", "Span", "covered_by", "decode_source", "innermost", "python_spans"]
 
 MODULE = "<module>"
@@ -52,7 +54,7 @@ def python_spans(source: str) -> dict[str, Span]:
                 for handler in getattr(node, "handlers", []) or []:
                     visit(handler.body, prefix, parent)
 
-    visit(ast.parse(source).body, "", None)
+    visit(pyast.parse(source).body, "", None)
     return spans
 
 

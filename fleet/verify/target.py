@@ -16,6 +16,8 @@ from pathlib import Path
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
+from fleet import pyast
+
 __all__ = [
     "KNOWN", "TargetPythons", "Version", "interpreters", "supported_pythons", "test_pythons",
     "version_text",
@@ -113,7 +115,7 @@ def _poetry(text: str) -> str:
 def _setup_kwarg(source: str, name: str) -> str | None:
     """The literal value of ``setup(..., name="...")``, found by parsing, never executing."""
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except SyntaxError:
         return None
     for node in ast.walk(tree):

@@ -158,3 +158,20 @@ def test_no_module_of_ours_is_over_400_lines() -> None:
             if lines > MAX_LINES:
                 over.append(f"{rel}: {lines}")
     assert over == []
+
+
+def test_the_fleet_parses_python_only_through_its_thread_safe_parse() -> None:
+    """``ast.parse`` / ``ast.literal_eval`` of a string only through ``fleet.pyast`` (CPython
+    3.11's AST constructor fails when two threads build ASTs at once: CI of 3 December 2026),
+    outside the one ``compile`` the syntax gate makes under ``fleet.pyast.LOCK``."""
+    direct = []
+    for package in PACKAGES:
+        for path in _modules(package):
+            if path.relative_to(ROOT).as_posix() == "fleet/pyast.py":
+                continue
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                        isinstance(node.func.value, ast.Name) and node.func.value.id == "ast" \
+                        and node.func.attr in ("parse", "literal_eval"):
+                    direct.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert direct == ["fleet/verify/gates.py:65"], direct  # (inside `with pyast.LOCK`)

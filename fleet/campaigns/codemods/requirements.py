@@ -28,6 +28,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 
+from fleet import pyast
 from fleet.campaigns.codemods._poetry_pins import TOML_HEADER, TOML_STRING, array_end, poetry_edits
 from fleet.graph import read_source
 from fleet.types import AgentStep, WorkUnit
@@ -128,7 +129,7 @@ def _pyproject(text: str, moves: Mapping[str, str]) -> str:
 
 def _setup_py(text: str, moves: Mapping[str, str]) -> str:
     try:
-        tree = ast.parse(text)
+        tree = pyast.parse(text)
     except SyntaxError:
         return text
     names: dict[str, list[ast.expr]] = {}
