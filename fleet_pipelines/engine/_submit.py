@@ -285,7 +285,11 @@ def _retry_of(instance: DagsterInstance, run: DagsterRun, say: Say | None, poll_
                 say(f"{run.job_name} run {run.run_id[:8]}: the Dagster daemon has not retried "
                     f"it {missed_s:.0f} s after it failed (its event log consumer missed the "
                     "failure): retrying it as the daemon does")
-            make_retry(run)
+            try:
+                make_retry(run)
+            except Exception as exc:  # (e.g. its code location gone): the wait goes on
+                if say is not None:
+                    say(f"{run.job_name} run {run.run_id[:8]}: retrying it failed: {exc}")
             fresh = instance.get_run_by_id(run.run_id)
             if fresh is None:
                 return None
