@@ -193,7 +193,8 @@ def _bad_input(repo: Path, patch: Path) -> str | None:
     except OSError as exc:
         return f"git cannot run ({exc}), needed to read {repo}"
     if probe.returncode != 0:
-        return f"{repo} is not a git repository ({probe.stderr.strip() or 'git rev-parse failed'})"
+        said = " ".join(probe.stderr.split()) or "git rev-parse failed"  # (one line: git may
+        return f"{repo} is not a git repository ({said})"  # add one below a mount point)
     if not patch.is_file():
         return f"the patch {patch} does not exist" if not patch.exists() else (
             f"the patch {patch} is not a file")
