@@ -12,6 +12,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,7 @@ from fleet.home import store_key
 from fleet.locks import hold, try_lock
 from fleet.protocols import Ledger
 from fleet.unit import UnitResult, latest_results, load_units, untouched_findings
+from fleet_pipelines.commands._unchanged import Unchanged
 from fleet_pipelines.definitions import build_campaigns, build_definitions, current_summary
 from fleet_pipelines.jobs import (
     IN_PROCESS_TAGS,
@@ -260,11 +262,12 @@ def _sweep(settings: FleetSettings, instance: DagsterInstance, say: Say,
     # one index at a time per state directory: the graph snapshot and the base-tree export are
     # written in place (a second sweep then finds the index done and re-indexes nothing)
     campaigns = build_campaigns(settings, specs)  # each campaign file read once for the sweep
+    unchanged = Unchanged(settings, instance, store, say)  # runs whose inputs are as they were
     with hold(home / "locks" / "index.lock", f"indexing {settings.repo}"):
         old = (current_summary(settings) or {}).get("modules", {})
-        _execute(build_definitions(settings, campaigns), index_job_name(), instance,
-                 selection=[SYMBOL_GRAPH])
-        runs += 1
+        runs += unchanged.index(lambda: _execute(build_definitions(settings, campaigns),
+                                                 index_job_name(), instance,
+                                                 selection=[SYMBOL_GRAPH]))
         new = (current_summary(settings) or {}).get("modules", {})  # (wherever it ran)
         # with the code module assets of the new index
         defs = build_definitions(settings, campaigns)
@@ -280,8 +283,7 @@ def _sweep(settings: FleetSettings, instance: DagsterInstance, say: Say,
         report = CampaignReport(campaign=name)
         say(f"[{name}] finding and planning")
         known = set(instance.get_dynamic_partitions(c.partitions.name or ""))
-        _execute(defs, plan_job_name(c), instance)
-        runs += 1
+        runs += unchanged.plan(c, partial(_execute, defs, plan_job_name(c), instance))
         keys = instance.get_dynamic_partitions(c.partitions.name or "")
         report.new_units = len(set(keys) - known)
         records = store.store().findings.list(campaign=name)
