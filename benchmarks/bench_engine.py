@@ -49,6 +49,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
+from _cpu_sampler import CpuSampler  # noqa: E402
 from bench_fleet import make_repo  # noqa: E402
 
 # Dagster 1.13 still stores the run events under their pipeline-era names
@@ -75,7 +76,8 @@ def _phases(instance: Any) -> dict[str, float]:
     return totals
 
 
-def run_sweep(base: Path, work: Path, mode: str, agents: int, batch: int) -> dict[str, Any]:
+def run_sweep(base: Path, work: Path, mode: str, agents: int, batch: int,
+              cpu: CpuSampler) -> dict[str, Any]:
     from dagster import DagsterInstance
 
     from fleet.store import open_store
@@ -105,6 +107,7 @@ def run_sweep(base: Path, work: Path, mode: str, agents: int, batch: int) -> dic
             report = sweep(settings, instance, say=lines.append)
         wall = time.perf_counter() - t0
         phases = _phases(instance) if mode == "submitted" else {}
+        span = _fix_span(instance)
     with open_store(settings.store_url) as store:
         results = list(latest_results(store.ledger, "yaml-safe-load").values())
     n = max(len(results), 1)
@@ -114,7 +117,20 @@ def run_sweep(base: Path, work: Path, mode: str, agents: int, batch: int) -> dic
             "dagster_runs": report.runs, "unit_time_s": round(sum(r.wall_s for r in results), 2),
             **{k: round(v, 2) for k, v in phases.items()},
             **{f"{k}_per_unit": round(v / n, 3) for k, v in phases.items() if k.endswith("_s")},
+            **(cpu.window(*span, len(results)) if span else {}),
             "load_1min": round(os.getloadavg()[0], 2)}
+
+
+def _fix_span(instance: Any) -> tuple[float, float] | None:
+    """The fix runs' first creation and last end (epoch s), or None without fix runs."""
+    from dagster import RunsFilter
+
+    records = [r for r in instance.get_run_records(RunsFilter())
+               if r.dagster_run.job_name.startswith("fix_")]
+    if not records:
+        return None
+    return (min(r.create_timestamp.timestamp() for r in records),
+            max((r.end_time or 0.0) for r in records))
 
 
 def _fix_phases(instance: Any) -> dict[str, float]:
@@ -186,7 +202,8 @@ def _idle(instance: Any, workers: int, unit_time: float) -> dict[str, float]:
 
 
 def run_celery(base: Path, work: Path, workers: int, agents: int, batch: int,
-               admin_dsn: str, template: str, pool: int | None = None) -> dict[str, Any]:
+               admin_dsn: str, template: str, cpu: CpuSampler,
+               pool: int | None = None) -> dict[str, Any]:
     """A sweep of ``base`` on a fresh multi-worker deployment with ``workers`` workers, and an
     ``agent_sandbox`` pool of ``pool`` batches at once (default: 2 x ``workers``)."""
     from fleet.store import open_store
@@ -215,6 +232,7 @@ def run_celery(base: Path, work: Path, workers: int, agents: int, batch: int,
             phases = _fix_phases(instance)
             idle = _idle(instance, workers, unit_time / agents)
             runs = len(instance.get_runs())
+            span = _fix_span(instance)
     finally:
         cluster.close()
     n = max(len(results), 1)
@@ -229,6 +247,7 @@ def run_celery(base: Path, work: Path, workers: int, agents: int, batch: int,
             **{k: round(v, 2) for k, v in phases.items() if k != "fix_wall_s"},
             **{f"{k}_per_unit": round(v / n, 3) for k, v in phases.items()
                if k != "fix_wall_s"},
+            **(cpu.window(*span, len(results)) if span else {}),
             "load_1min": round(os.getloadavg()[0], 2)}
 
 
@@ -268,11 +287,11 @@ def main() -> int:
     args = parser.parse_args()
     factors = [int(f) for f in args.pools.split(",") if f.strip()] or [2]
     ks = [int(k) for k in args.workers.split(",") if k.strip()]
-    with tempfile.TemporaryDirectory(prefix="bench-engine-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="bench-engine-") as tmp, CpuSampler() as cpu:
         work = Path(tmp)
         base = make_repo(work / "base", args.units)
         modes = ("in-process", "submitted") if args.submitted else ("in-process",)
-        rows = [run_sweep(base, work, mode, args.agents, args.batch) for mode in modes
+        rows = [run_sweep(base, work, mode, args.agents, args.batch, cpu) for mode in modes
                 if not args.no_peer]
         for row in rows:
             print(json.dumps(row), flush=True)
@@ -281,7 +300,7 @@ def main() -> int:
             for k in ks:
                 for factor in factors:
                     rows.append(run_celery(base, work, k, args.agents, args.batch, dsn,
-                                           template, pool=k * factor))
+                                           template, cpu, pool=k * factor))
                     print(json.dumps(rows[-1]), flush=True)
         finally:
             if pg is not None:
@@ -311,6 +330,12 @@ def main() -> int:
                   f"{r['idle_between_s_per_unit']} s, after the last "
                   f"{r['idle_after_last_s_per_unit']} s, in the batch steps around the units "
                   f"{r['idle_in_steps_s_per_unit']} s")
+    for r in rows:
+        if "cpu_s" in r:
+            print(f"{r['mode']}: CPU in the fix stage: the machine {r['cpu_s']} s = "
+                  f"{r['cores_busy']} of {os.cpu_count()} cores busy on average; this "
+                  f"benchmark's processes {r['tree_cpu_s']} s = {r['tree_cores']} cores, "
+                  f"{r['tree_cpu_s_per_unit']} CPU-s per unit")
     print(f"batch {args.batch}, {args.agents} unit(s) at once per worker, {os.cpu_count()} CPUs, "
           f"load {os.getloadavg()[0]:.1f}")
     if args.json:

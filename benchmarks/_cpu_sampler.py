@@ -1,0 +1,115 @@
+"""CPU time over a window of wall time: the whole machine's, and the benchmark's own.
+
+``bench_engine.py`` reads it for each fix stage:
+
+- the machine (``/proc/stat``): the CPU-seconds all processes spent while the stage ran, and how
+  many cores that is on average — whether a speedup stopped at the workers or at the cores;
+- the benchmark's own process tree (``/proc/<pid>/stat`` of this process and every descendant:
+  the run workers, the celery workers and their sandboxes, the daemon, PostgreSQL, Redis, the
+  git daemon), which other work on a shared machine does not disturb. This process becomes a
+  child subreaper, so a service that daemonizes (``pg_ctl``) stays in the tree; an exited
+  process's CPU is in its parent's ``cutime`` once reaped, or in its own line while a zombie.
+
+The tree's CPU per unit against the in-process peer's is the deployment's CPU cost per unit,
+and what a machine with more cores can expect: K workers need K x (CPU-s per unit / wall per
+unit) cores.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import ctypes
+import os
+import threading
+import time
+from types import TracebackType
+
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _read() -> tuple[int, int]:
+    """(busy, total) jiffies over all CPUs: busy is user, nice, system, irq, softirq, steal."""
+    with open("/proc/stat", encoding="ascii") as f:
+        fields = [int(v) for v in f.readline().split()[1:9]]
+    user, nice, system, idle, iowait, irq, softirq, steal = fields
+    busy = user + nice + system + irq + softirq + steal
+    return busy, busy + idle + iowait
+
+
+def _tree(root: int) -> int:
+    """utime + stime + cutime + cstime jiffies of ``root`` and all its descendants."""
+    parents: dict[int, int] = {}
+    ticks: dict[int, int] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", encoding="ascii", errors="replace") as f:
+                line = f.read()
+        except OSError:  # gone between listdir and open
+            continue
+        rest = line[line.rfind(")") + 2:].split()
+        pid = int(name)
+        parents[pid] = int(rest[1])
+        ticks[pid] = sum(int(v) for v in rest[11:15])
+    total = 0
+    for pid, value in ticks.items():
+        p, hops = pid, 0
+        while p not in (root, 0, 1) and hops < 64:
+            p, hops = parents.get(p, 0), hops + 1
+        if p == root:
+            total += value
+    return total
+
+
+def _become_subreaper() -> None:
+    """Orphaned descendants (daemonized services) are re-parented to this process, not init."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+
+
+class CpuSampler:
+    """Samples ``/proc/stat`` every ``every_s`` in a daemon thread while open."""
+
+    def __init__(self, every_s: float = 0.5) -> None:
+        self.every_s = every_s
+        self.samples: list[tuple[float, int, int, int]] = []
+        self.root = os.getpid()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="cpu-sampler", daemon=True)
+
+    def _run(self) -> None:
+        while True:
+            self.samples.append((time.time(), *_read(), _tree(self.root)))
+            if self._stop.wait(self.every_s):
+                self.samples.append((time.time(), *_read(), _tree(self.root)))
+                return
+
+    def __enter__(self) -> CpuSampler:
+        _become_subreaper()
+        self._thread.start()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def window(self, begin: float, end: float, units: int) -> dict[str, float]:
+        """CPU between the samples just before ``begin`` and just after ``end`` (epoch s):
+        ``cpu_s`` (machine CPU-seconds), ``cores_busy`` (cpu_s / wall), ``cpu_busy_share``
+        (of all cores), ``cpu_s_per_unit``; ``tree_cpu_s``, ``tree_cores`` and
+        ``tree_cpu_s_per_unit`` the same for this process's tree. Empty when not sampled."""
+        stamps = [s[0] for s in self.samples]
+        i = max(bisect.bisect_right(stamps, begin) - 1, 0)
+        j = bisect.bisect_left(stamps, end)
+        if not self.samples or j >= len(self.samples) or j <= i:
+            return {}
+        (t0, busy0, total0, tree0), (t1, busy1, total1, tree1) = self.samples[i], self.samples[j]
+        cpu_s, tree_s, wall = (busy1 - busy0) / _TICK, (tree1 - tree0) / _TICK, max(t1 - t0, 1e-9)
+        return {"cpu_s": round(cpu_s, 1), "cores_busy": round(cpu_s / wall, 2),
+                "cpu_busy_share": round((busy1 - busy0) / max(total1 - total0, 1), 3),
+                "cpu_s_per_unit": round(cpu_s / max(units, 1), 2),
+                "tree_cpu_s": round(tree_s, 1), "tree_cores": round(tree_s / wall, 2),
+                "tree_cpu_s_per_unit": round(tree_s / max(units, 1), 2)}
