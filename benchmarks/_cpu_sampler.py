@@ -24,6 +24,7 @@ import os
 import threading
 import time
 from types import TracebackType
+from typing import Any
 
 _TICK = os.sysconf("SC_CLK_TCK")
 
@@ -37,10 +38,40 @@ def _read() -> tuple[int, int]:
     return busy, busy + idle + iowait
 
 
-def _tree(root: int) -> int:
-    """utime + stime + cutime + cstime jiffies of ``root`` and all its descendants."""
+_KINDS = (("celery worker", ("celery", "worker")), ("run worker", ("execute_run",)),
+          ("run worker", ("execute_step",)), ("daemon", ("dagster-daemon",)),
+          ("code server", ("api", "grpc")), ("fleet sweep", ("fleet", "sweep")),
+          ("redis", ("redis-server",)), ("git", ("git",)), ("target tests", ("pytest",)),
+          ("sandbox", ("bwrap",)))
+
+
+def _kind(pid: int, root: int, comm: str) -> str:
+    """What a process is, from its command line (the tree's CPU is reported by kind)."""
+    if pid == root:
+        return "benchmark process"
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            argv = f.read().decode("utf-8", "replace").split("\0")
+    except OSError:
+        argv = []
+    if not argv or not argv[0]:  # a zombie: only its name is left
+        argv = [comm]
+    if argv and "postgres" in os.path.basename(argv[0]):
+        return "postgresql"
+    line = " ".join(argv)
+    for kind, words in _KINDS:
+        if all(w in line for w in words):
+            return kind
+    return "other: " + os.path.basename(argv[0])[:24]
+
+
+def _tree(root: int, kinds: dict[int, tuple[str, str]]) -> tuple[int, dict[int, int]]:
+    """utime + stime + cutime + cstime jiffies of ``root`` and all its descendants, and each
+    live descendant's own utime + stime (its name and kind noted in ``kinds``, again when its
+    name changes: a fork is classified again after its exec)."""
     parents: dict[int, int] = {}
-    ticks: dict[int, int] = {}
+    comms: dict[int, str] = {}
+    ticks: dict[int, tuple[int, int]] = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
@@ -51,16 +82,21 @@ def _tree(root: int) -> int:
             continue
         rest = line[line.rfind(")") + 2:].split()
         pid = int(name)
+        comms[pid] = line[line.find("(") + 1:line.rfind(")")]
         parents[pid] = int(rest[1])
-        ticks[pid] = sum(int(v) for v in rest[11:15])
-    total = 0
-    for pid, value in ticks.items():
+        own = int(rest[11]) + int(rest[12])
+        ticks[pid] = (own, own + int(rest[13]) + int(rest[14]))
+    total, owns = 0, {}
+    for pid, (own, whole) in ticks.items():
         p, hops = pid, 0
         while p not in (root, 0, 1) and hops < 64:
             p, hops = parents.get(p, 0), hops + 1
         if p == root:
-            total += value
-    return total
+            total += whole
+            owns[pid] = own
+            if kinds.get(pid, ("",))[0] != comms[pid]:
+                kinds[pid] = (comms[pid], _kind(pid, root, comms[pid]))
+    return total, owns
 
 
 def _become_subreaper() -> None:
@@ -75,16 +111,23 @@ class CpuSampler:
     def __init__(self, every_s: float = 0.5) -> None:
         self.every_s = every_s
         self.samples: list[tuple[float, int, int, int]] = []
+        self.owns: list[dict[int, int]] = []  # per sample: each live descendant's own ticks
+        self.kinds: dict[int, tuple[str, str]] = {}
         self.root = os.getpid()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="cpu-sampler", daemon=True)
 
     def _run(self) -> None:
         while True:
-            self.samples.append((time.time(), *_read(), _tree(self.root)))
+            self._sample()
             if self._stop.wait(self.every_s):
-                self.samples.append((time.time(), *_read(), _tree(self.root)))
+                self._sample()
                 return
+
+    def _sample(self) -> None:
+        total, owns = _tree(self.root, self.kinds)
+        self.samples.append((time.time(), *_read(), total))
+        self.owns.append(owns)
 
     def __enter__(self) -> CpuSampler:
         _become_subreaper()
@@ -96,11 +139,13 @@ class CpuSampler:
         self._stop.set()
         self._thread.join()
 
-    def window(self, begin: float, end: float, units: int) -> dict[str, float]:
+    def window(self, begin: float, end: float, units: int) -> dict[str, Any]:
         """CPU between the samples just before ``begin`` and just after ``end`` (epoch s):
         ``cpu_s`` (machine CPU-seconds), ``cores_busy`` (cpu_s / wall), ``cpu_busy_share``
         (of all cores), ``cpu_s_per_unit``; ``tree_cpu_s``, ``tree_cores`` and
-        ``tree_cpu_s_per_unit`` the same for this process's tree. Empty when not sampled."""
+        ``tree_cpu_s_per_unit`` the same for this process's tree, and ``tree_by_kind``: CPU-s per
+        unit of each kind of process (``unsampled``: processes that lived less than a sample
+        interval). Empty when not sampled."""
         stamps = [s[0] for s in self.samples]
         i = max(bisect.bisect_right(stamps, begin) - 1, 0)
         j = bisect.bisect_left(stamps, end)
@@ -112,4 +157,17 @@ class CpuSampler:
                 "cpu_busy_share": round((busy1 - busy0) / max(total1 - total0, 1), 3),
                 "cpu_s_per_unit": round(cpu_s / max(units, 1), 2),
                 "tree_cpu_s": round(tree_s, 1), "tree_cores": round(tree_s / wall, 2),
-                "tree_cpu_s_per_unit": round(tree_s / max(units, 1), 2)}
+                "tree_cpu_s_per_unit": round(tree_s / max(units, 1), 2),
+                "tree_by_kind": self._by_kind(i, j, tree1 - tree0, units)}
+
+    def _by_kind(self, i: int, j: int, tree: int, units: int) -> dict[str, float]:
+        start, last = self.owns[i], {}
+        for owns in self.owns[i:j + 1]:
+            last.update(owns)
+        kinds: dict[str, int] = {}
+        for pid, value in last.items():
+            kind = self.kinds.get(pid, ("", "other"))[1]
+            kinds[kind] = kinds.get(kind, 0) + value - start.get(pid, 0)
+        kinds["unsampled"] = tree - sum(kinds.values())
+        return {k: round(v / _TICK / max(units, 1), 3)
+                for k, v in sorted(kinds.items(), key=lambda kv: -kv[1]) if v}

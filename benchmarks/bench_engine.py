@@ -335,7 +335,8 @@ def main() -> int:
             print(f"{r['mode']}: CPU in the fix stage: the machine {r['cpu_s']} s = "
                   f"{r['cores_busy']} of {os.cpu_count()} cores busy on average; this "
                   f"benchmark's processes {r['tree_cpu_s']} s = {r['tree_cores']} cores, "
-                  f"{r['tree_cpu_s_per_unit']} CPU-s per unit")
+                  f"{r['tree_cpu_s_per_unit']} CPU-s per unit: "
+                  + ", ".join(f"{k} {v}" for k, v in r["tree_by_kind"].items()))
     print(f"batch {args.batch}, {args.agents} unit(s) at once per worker, {os.cpu_count()} CPUs, "
           f"load {os.getloadavg()[0]:.1f}")
     if args.json:
