@@ -5,7 +5,8 @@ re-materialize the same data versions).
 
 A run is skipped only when all of these equal what was recorded right after the last such run:
 
-- its inputs, read before it ran: the base branch's head commit, the fleet's code (the source,
+- its inputs, read before it ran: the base branch's head commit (of a repository by URL, the
+  remote's, fetched first), the fleet's code (the source,
   query and campaign files of ``fleet``, ``assets`` and ``fleet_pipelines``, the
   tree-sitter / libcst / Dagster versions, the interpreter), the settings that choose the
   repository, the store, the Dagster deployment and the forge, the environment that picks a
@@ -37,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from assets import SYMBOL_GRAPH
 from assets.graph import GRAPH_FILE, graph_dir, load_summary, published_summary
-from fleet.errors import ConfigError
+from fleet.errors import FleetError
 from fleet.forge import branch_commit
 
 if TYPE_CHECKING:
@@ -128,9 +129,10 @@ class Unchanged:
         return 1
 
     def _inputs(self) -> dict[str, Any] | None:
-        try:
-            commit = branch_commit(Path(self.settings.repo), self.settings.base_branch)
-        except ConfigError:
+        try:  # a repository by URL: the remote's head now (a run's first step syncs it too)
+            repo = self.settings.checkout() if self.settings.url else Path(self.settings.repo)
+            commit = branch_commit(repo, self.settings.base_branch)
+        except FleetError:
             return None
         settings = {k: str(getattr(self.settings, k)) for k in _SETTINGS}
         return {"commit": commit, "code": code_version(), "settings": settings,

@@ -14,7 +14,9 @@ import pytest
 from fleet_pipelines.cli import main
 from tests.conftest import git
 
-# ~22 runs in process, then the second demo's ~9 submitted runs (a run worker process each):
+# ~22 runs in process, then the second demo submits only the plan runs of the campaigns that
+# planned before a self-merge moved main (9 runs before unchanged ones were skipped; a run worker
+# process each):
 # at load ~20 on 2 cores the first demo took 14 min and the second's runs ~1 min each
 pytestmark = [pytest.mark.sandbox, pytest.mark.slow, pytest.mark.timeout(1800)]
 
@@ -34,6 +36,9 @@ def test_demo_twice(tmp_path: Path, capsys: pytest.CaptureFixture[str],
     assert (home / "settings.json").is_file()  # what `make ui` reads
 
     assert main(["demo", "--home", str(home), "--sandbox", "bwrap", "--submitted"]) == 0
-    second = capsys.readouterr().out
+    said = capsys.readouterr()
+    second, progress = said.out, " ".join(said.err.split())  # (the console wraps its lines)
     assert "nothing new" in second
     assert "fast-forwarded" not in second  # nothing moved in the second demo: it says nothing
+    # ... and it re-runs no index and no plan whose inputs are as the first demo left them
+    assert "no index run" in progress and progress.count("no plan run") >= 6, progress[-3000:]

@@ -105,3 +105,27 @@ def test_an_unchanged_sweep_runs_no_index_and_no_plan(
         fresh = sweep(settings, other, said.append)  # another instance has none of it
         assert fresh.runs >= 2 and _version(other, SYMBOL_GRAPH) == git(
             repo, "rev-parse", "main").strip()
+
+
+def test_a_repository_by_url_is_fetched_before_its_runs_are_skipped(
+        git_repo: Path, tmp_path: Path) -> None:
+    """By URL the head is the remote's: a commit pushed there brings the runs back although the
+    sweep's mirror had not fetched it yet (the CLI fetches first; ``sweep`` alone must too)."""
+    import subprocess
+
+    repo = commit_files(git_repo, {"app/__init__.py": "", "app/config.py": "X = 1\n"}, "clean")
+    bare = tmp_path / "target.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(bare)], check=True)
+    settings = FleetSettings.from_env({
+        "FLEET_REPO": bare.as_uri(), "FLEET_HOME": str(tmp_path / "worker"),
+        "FLEET_CAMPAIGNS": CAMPAIGN, "FLEET_SANDBOX": "bwrap", "FLEET_BASE_BRANCH": "main"})
+    settings.checkout()
+    ensure_instance_config(tmp_path / "dagster")
+    with DagsterInstance.from_config(str(tmp_path / "dagster")) as instance:
+        # index, the code modules' first materialization, plan (no finding: nothing to fix)
+        assert sweep(settings, instance, lambda _: None).runs == 3
+        assert sweep(settings, instance, lambda _: None).runs == 0
+        commit_files(repo, {"app/more.py": "Y = 2\n"}, "more")
+        git(repo, "push", "-q", str(bare), "main")
+        assert sweep(settings, instance, lambda _: None).runs == 3  # app/more.py: a new module
+        assert _version(instance, SYMBOL_GRAPH) == git(repo, "rev-parse", "main").strip()
