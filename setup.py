@@ -80,7 +80,7 @@ setup(
         Extension(
             "fleet.graph._native",
             sources=[os.path.join(_C, "pyextract.c"), os.path.join(_C, "condense.c"),
-                     os.path.join(_C, "runtime.c")],
+                     os.path.join(_C, "fanout.c"), os.path.join(_C, "runtime.c")],
             # the parts pyextract.c includes: a change to one rebuilds the extension
             depends=[os.path.join(_C, f"pyextract_{part}.c")
                      for part in ("visit", "walk", "extract")],

@@ -24,7 +24,7 @@ from fleet.graph._model import MODULE, FileData, FileRecord, Symbol
 from fleet.graph._refs import KIND_CODE, RawRefs
 from fleet.graph._shared import count_lines, pytest_file, scope_at
 
-__all__ = ["Pos", "available", "extract_python", "threaded", "threads"]
+__all__ = ["Pos", "available", "extract_python", "native_module", "threaded", "threads"]
 
 # (start, end, row, col) of an import's node
 Pos = tuple[int, int, int, int]
@@ -62,6 +62,11 @@ def threads() -> int:
 def threaded() -> bool:
     """Whether the loaded extension parses without the GIL (``threads() > 1`` at load)."""
     return _module() is not None and _LOADED_THREADED[0]
+
+
+def native_module() -> ModuleType | None:
+    """The loaded extension (its ``fanout`` serves the resolver too), or None."""
+    return _module()
 
 
 def available() -> bool:

@@ -22,10 +22,11 @@ import posixpath
 from collections.abc import Mapping
 
 from fleet.graph._affected import fixture_scopes
+from fleet.graph._extract_native import native_module
 from fleet.graph._members import Members
 from fleet.graph._model import MODULE, FileData, RawRef, Reference, Symbol
 from fleet.graph._modules import module_table, python_module_names
-from fleet.graph._refs import EXACT, PREFIX, FileRefs
+from fleet.graph._refs import EXACT, KINDS, PREFIX, FileRefs, RawRefs
 
 __all__ = ["Resolver", "python_module_names"]
 
@@ -101,6 +102,14 @@ class Resolver(Members):
         local = _locally_bound(fd)
         python = fd.record.language == "python"
         classes: dict[str, str | None] = {}  # scope -> its enclosing class
+        raw = fd.refs
+        native = native_module() if isinstance(raw, RawRefs) else None
+        if native is not None:  # the same loop in C (fanout.c) over the columns
+            assert isinstance(raw, RawRefs)
+            found, flag_bytes = native.fanout(
+                raw.scopes, raw.names, raw.kinds, KINDS, local, python, classes,
+                self._enclosing_class, cache, lambda i: self._resolve(raw[i], fd))
+            return FileRefs(fd.record.path, raw, found, flag_bytes, self._fixture_refs(fd))
         targets: list[str | None] = []
         flags = bytearray(len(fd.refs))
         for i, ref in enumerate(fd.refs):
@@ -132,6 +141,10 @@ class Resolver(Members):
                 target = None
             targets.append(target)
             flags[i] = EXACT if exact else PREFIX
+        return FileRefs(fd.record.path, fd.refs, targets, bytes(flags), self._fixture_refs(fd))
+
+    def _fixture_refs(self, fd: FileData) -> list[Reference]:
+        """A reference from each test function to each pytest fixture its parameters name."""
         extra: list[Reference] = []
         for func, names in fd.fixture_params.items():
             sym = self.symbols.get(func)
@@ -143,7 +156,7 @@ class Resolver(Members):
                     extra.append(Reference(func, fd.record.path, name, fixture, "name",
                                            sym.start_line, 0, sym.start_byte, sym.start_byte,
                                            True, True))
-        return FileRefs(fd.record.path, fd.refs, targets, bytes(flags), extra)
+        return extra
 
     def _fixtures(self, path: str) -> frozenset[str]:
         """The functions of ``path`` counted as pytest fixtures (a fixture id starts with its

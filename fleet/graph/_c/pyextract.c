@@ -260,11 +260,15 @@ static PyObject *parse(PyObject *self, PyObject *args) {
 }
 
 PyObject *fleet_condense(PyObject *self, PyObject *args); /* condense.c */
+PyObject *fleet_fanout(PyObject *self, PyObject *args);   /* fanout.c */
 
 static PyMethodDef METHODS[] = {
     {"condense", fleet_condense, METH_VARARGS,
      "condense(offsets, targets) -> (comp, rank): SCC number of each node and lock rank of "
      "each SCC, as uint32 bytes, for a graph in CSR form (see condense.c)."},
+    {"fanout", fleet_fanout, METH_VARARGS,
+     "fanout(scopes, names, kinds, kind_names, local, python, classes, enclosing, cache, miss) "
+     "-> (targets, flags): the resolver's per-reference loop over RawRefs columns (fanout.c)."},
     {"parse", parse, METH_VARARGS, "parse(src) -> has_error: parse only (for benchmarks)."},
     {"init", init, METH_VARARGS,
      "init(language_capsule, threaded=False): load the Python grammar (once); threaded: parse "

@@ -106,3 +106,49 @@ def test_an_incremental_index_over_the_same_files_reuses_the_module_table(
     third = index(repo, previous=again)
     assert third._module_table is not again._module_table
     assert content(third) == content(index(repo))
+
+
+def test_the_c_loop_over_columns_answers_as_the_python_loop(tmp_path: Path) -> None:
+    """``resolve_file`` over ``RawRefs`` runs its per-reference loop in C (``fanout.c``); over a
+    list of ``RawRef`` in Python: the same targets, flags, extra references and keys."""
+    from dataclasses import replace
+
+    from fleet.graph._extract_native import native_module
+    from fleet.graph._refs import RawRefs
+    from fleet.graph._resolve import Resolver
+
+    repo = _repo(tmp_path)
+    put(repo, "pkg/more.py", """\
+        import os.path as osp
+        from pkg.core import Engine
+
+
+        class Base(Engine):
+            @classmethod
+            def make(cls):
+                return cls().run() + cls.make()
+
+            def use(self, x):
+                y = Engine()
+                z = x
+                return y.stop() + z.run() + self.stop() + osp.join() + len(z) + q().run()
+
+
+        def q():
+            return Base()
+        """)
+    put(repo, "tests/conftest.py", "import pytest\n\n\n@pytest.fixture\ndef eng():\n    return 1\n")
+    put(repo, "tests/test_x.py", "def test_a(eng):\n    assert eng\n")
+    g = index(repo)
+    assert native_module() is not None
+    for path, fd in g._data.items():
+        assert isinstance(fd.refs, RawRefs)
+        as_list = replace(fd, refs=list(fd.refs))
+        native, native_keys = Resolver(g._data, g.symbols).resolve_with_deps(fd)
+        python, python_keys = Resolver(g._data, g.symbols).resolve_with_deps(as_list)
+        assert native.targets == python.targets, path
+        assert native.flags == python.flags, path
+        assert native.extra == python.extra, path
+        assert native_keys == python_keys, path
+        assert list(native) == list(python), path
+    assert any(r.target == "tests/conftest.py::eng" for r in g.references_in("tests/test_x.py"))
