@@ -10,7 +10,10 @@ three inputs for what no single symbol's merge can see:
 - an assignment whose value both sides changed differently, unless the value is a display or a
   call whose elements the two sides changed disjointly and the result holds exactly both edits;
 - a name the result reads but binds nowhere, that an input did bind: one side removed it (an
-  import, a helper) while the other added a use of it;
+  import, a helper) while the other added a use of it; the same inside one function, for a
+  name that function bound in an input (a parameter one side removed);
+- the counts above are asked of the statements inside ``if``/``try``/``with`` blocks too, and
+  of each function's own bindings (one statement both sides added kept twice);
 - a binding one side removed and the other left as it was, still in the result.
 """
 
@@ -30,11 +33,29 @@ Bindings = dict[str, list[str]]
 _BUILTINS = frozenset(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__path__"}
 
 
-def _scopes(body: list[ast.stmt], prefix: str = "") -> Iterator[tuple[str, list[ast.stmt]]]:
-    yield prefix, body
+_BLOCKS = (ast.If, ast.Try, ast.With)
+
+
+def _flat(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """A scope's statements, those inside its ``if``/``try``/``with`` blocks included (one
+    ``Callable`` imported twice inside ``if TYPE_CHECKING:``: sphinx ``02e781313470``)."""
     for stmt in body:
+        yield stmt
+        if isinstance(stmt, _BLOCKS):
+            for field in ("body", "orelse", "finalbody"):
+                yield from _flat(getattr(stmt, field, []))
+            for handler in getattr(stmt, "handlers", []):
+                yield from _flat(handler.body)
+
+
+def _scopes(body: list[ast.stmt], prefix: str = "") -> Iterator[tuple[str, list[ast.stmt]]]:
+    """(scope, its statements) for the module, each class and each function (``f()``)."""
+    yield prefix, list(_flat(body))
+    for stmt in _flat(body):
         if isinstance(stmt, ast.ClassDef):
             yield from _scopes(stmt.body, f"{prefix}{stmt.name}.")
+        elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            yield from _scopes(stmt.body, f"{prefix}{stmt.name}().")
 
 
 def _bindings(body: list[ast.stmt]) -> tuple[Bindings, dict[str, ast.expr]]:
@@ -139,6 +160,8 @@ def _scope_problem(bodies: list[list[ast.stmt]], scope: str) -> str | None:
         sides = [side.get(name, []) for side in (base, ours, theirs)]
         if len(sources) > max(len(sides[1]), len(sides[2])):
             return f"{scope}{name} would be bound {len(sources)} times"
+        if scope.endswith("()."):
+            continue  # a function's locals: rebinding one is ordinary, only counts are asked
         kept = [sorted(s) == sorted(sides[0]) for s in sides[1:]]
         if sides[0] and ((not sides[1] and kept[1]) or (not sides[2] and kept[0])):
             # One side removed the binding, the other left it as it was: the result must not
@@ -183,6 +206,46 @@ def _names(tree: ast.AST) -> tuple[set[str], set[str], bool]:
     return read, bound, dynamic
 
 
+_Functions = dict[str, tuple[set[str], set[str]]]
+
+
+def _functions(
+    body: list[ast.stmt], prefix: str = "", outer: frozenset[str] = frozenset()
+) -> Iterator[tuple[str, set[str], set[str]]]:
+    """(qualified name, names it reads, names bound in it or visible to it from an enclosing
+    function) for every function."""
+    for stmt in _flat(body):
+        if isinstance(stmt, ast.ClassDef):
+            yield from _functions(stmt.body, f"{prefix}{stmt.name}.", outer)
+        elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+            read, bound, _ = _names(stmt)
+            yield f"{prefix}{stmt.name}", read, bound | outer
+            yield from _functions(stmt.body, f"{prefix}{stmt.name}().", outer | bound)
+
+
+def _lost_local(trees: list[ast.Module]) -> str | None:
+    """A name a function of the result reads that nothing binds for it (not the function, an
+    enclosing one, the module nor the builtins) while that function bound it in an input: one
+    side removed a parameter, the other added a statement that reads it (aiohttp
+    ``6f7667336b92``: ``shutdown_timeout`` dropped from ``BaseSite.__init__``, a deprecation
+    warning reading it added)."""
+    module: set[str] = set()
+    for stmt in _flat(trees[3].body):
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            module.add(stmt.name)
+        else:
+            module |= _names(stmt)[1]
+    earlier: dict[str, set[str]] = {}
+    for tree in trees[:3]:
+        for name, _, bound in _functions(tree.body):
+            earlier.setdefault(name, set()).update(bound)
+    for name, read, bound in _functions(trees[3].body):
+        lost = sorted((read - bound - module - _BUILTINS) & earlier.get(name, set()))
+        if lost:
+            return f"{lost[0]} is used in {name} but no longer bound there"
+    return None
+
+
 def unsure(base: str, ours: str, theirs: str, merged: str) -> str | None:
     """Why the clean structural result ``merged`` cannot be trusted, or None when it passes
     every check above. Inputs that do not parse are unsure."""
@@ -204,4 +267,5 @@ def unsure(base: str, ours: str, theirs: str, merged: str) -> str | None:
         missing = sorted(name for name in read - bound - _BUILTINS if earlier[name])
         if missing:
             return f"{missing[0]} is used but no longer bound"
+        return _lost_local(trees)
     return None
