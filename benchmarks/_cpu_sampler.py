@@ -38,7 +38,8 @@ def _read() -> tuple[int, int]:
     return busy, busy + idle + iowait
 
 
-_KINDS = (("celery worker", ("celery", "worker")), ("run worker", ("execute_run",)),
+_KINDS = (("celery worker", ("fleet_pipelines.engine.worker",)),
+          ("celery worker", ("celery", "worker")), ("run worker", ("execute_run",)),
           ("run worker", ("execute_step",)), ("daemon", ("dagster-daemon",)),
           ("code server", ("api", "grpc")), ("fleet sweep", ("fleet", "sweep")),
           ("redis", ("redis-server",)), ("git", ("git",)), ("target tests", ("pytest",)),
