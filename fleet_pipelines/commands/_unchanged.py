@@ -6,12 +6,11 @@ re-materialize the same data versions).
 A run is skipped only when all of these equal what was recorded right after the last such run:
 
 - its inputs, read before it ran: the base branch's head commit (of a repository by URL, the
-  remote's, fetched first), the fleet's code (the source,
-  query and campaign files of ``fleet``, ``assets`` and ``fleet_pipelines``, the
-  tree-sitter / libcst / Dagster versions, the interpreter), the settings that choose the
-  repository, the store, the Dagster deployment and the forge, the environment that picks a
-  diagnostics tool (``PATH``, ``FLEET_TOOLS_DIR``, ``FLEET_TEST_PYTHON``), and for a plan the
-  loaded campaign (its whole spec);
+  remote's, fetched first), the fleet's code (the source, query and campaign files of
+  ``fleet``, ``assets`` and ``fleet_pipelines``, the tree-sitter / libcst / Dagster versions,
+  the interpreter), the settings that choose the repository, the store, the Dagster deployment
+  and the forge, the environment that picks a diagnostics tool (``PATH``, ``FLEET_TOOLS_DIR``,
+  ``FLEET_TEST_PYTHON``), and for a plan the loaded campaign (its whole spec);
 - what it left, read after it ran: the saved graph file (size, mtime, inode) - for a plan
   whether it exists; for a plan, the campaign's finding records (fingerprint, status, filed
   issue: a suppression or a finding whose issue was never filed re-plans), its registered
