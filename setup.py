@@ -3,8 +3,8 @@
 It compiles the vendored tree-sitter runtime (third_party/tree-sitter, MIT, unmodified: see its
 VENDORED.md) through fleet/graph/_c/runtime.c (the runtime's lib.c without the Wasm store)
 together with the Python extractor (fleet/graph/_c/pyextract.c, one translation unit that
-includes pyextract_visit.c, pyextract_walk.c and pyextract_extract.c) and the SCC condensation
-(fleet/graph/_c/condense.c).
+includes pyextract_visit.c, pyextract_walk.c and pyextract_extract.c), the SCC condensation
+(fleet/graph/_c/condense.c) and the resolver's per-reference loop (fleet/graph/_c/fanout.c).
 
 With gcc the build is profile-guided: an instrumented build extracts a quarter of this
 interpreter's stdlib (fleet/graph/_c/train.py, a few seconds), then the final build uses that
