@@ -90,46 +90,31 @@ def _args(config_value: Any) -> dict[str, Any]:
             "token_provider": get_token_provider_from_config(config_value)}
 
 
-class PooledRunStorage(PostgresRunStorage):
+class _Pooled:
+    """Mixin for one of dagster-postgres' storages: its engine pooled, built from its config."""
+
+    _engine: Engine
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        _pool(self)
+
+    @classmethod
+    def from_config_value(cls, inst_data: ConfigurableClassData | None,
+                          config_value: Any) -> Any:
+        return cls(inst_data=inst_data, **_args(config_value))
+
+
+class PooledRunStorage(_Pooled, PostgresRunStorage):
     """``PostgresRunStorage`` on a pooled engine."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        _pool(self)
 
-    @classmethod
-    def from_config_value(
-        cls, inst_data: ConfigurableClassData | None, config_value: Any
-    ) -> PooledRunStorage:
-        return cls(inst_data=inst_data, **_args(config_value))
-
-
-class PooledEventLogStorage(PostgresEventLogStorage):
+class PooledEventLogStorage(_Pooled, PostgresEventLogStorage):
     """``PostgresEventLogStorage`` on a pooled engine."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        _pool(self)
 
-    @classmethod
-    def from_config_value(
-        cls, inst_data: ConfigurableClassData | None, config_value: Any
-    ) -> PooledEventLogStorage:
-        return cls(inst_data=inst_data, **_args(config_value))
-
-
-class PooledScheduleStorage(PostgresScheduleStorage):
+class PooledScheduleStorage(_Pooled, PostgresScheduleStorage):
     """``PostgresScheduleStorage`` on a pooled engine."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        _pool(self)
-
-    @classmethod
-    def from_config_value(
-        cls, inst_data: ConfigurableClassData | None, config_value: Any
-    ) -> PooledScheduleStorage:
-        return cls(inst_data=inst_data, **_args(config_value))
 
 
 class PooledPostgresStorage(DagsterPostgresStorage):

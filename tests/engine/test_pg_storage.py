@@ -8,9 +8,11 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
+import yaml
 from dagster import DagsterInstance
 from sqlalchemy import text
 
@@ -101,3 +103,23 @@ def test_a_dropped_or_inherited_connection_is_replaced(tmp_path: Path, dagster_u
         _, status = os.waitpid(pid, 0)
         assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
         _work(instance)  # the parent's pooled connections still work after the child's exit
+
+
+def test_each_storage_named_by_the_pooled_storage_is_pooled_on_its_own(
+        tmp_path: Path, dagster_url: str) -> None:
+    from assets._dagster_private import ConfigurableClassData
+
+    url = os.environ["DAGSTER_POSTGRES_URL"]
+    whole = ConfigurableClassData("fleet_pipelines.pg_storage", "PooledPostgresStorage",
+                                  yaml.safe_dump({"postgres_url": url}))
+    storage: Any = whole.rehydrate(as_type=object)
+    for data in (storage.run_storage_data, storage.event_storage_data,
+                 storage.schedule_storage_data):
+        assert data.module_name == "fleet_pipelines.pg_storage", data
+        part: Any = data.rehydrate(as_type=object)
+        assert type(part._engine.pool).__name__ == "QueuePool", data
+        with part._engine.connect() as conn:
+            assert conn.execute(text("SELECT 1")).scalar() == 1
+        part.dispose()
+    for inner in (storage.run_storage, storage.event_log_storage, storage.schedule_storage):
+        inner.dispose()
