@@ -7,8 +7,7 @@ its members, a function on its nested functions): what a class does is what its 
 changing a method reaches everything that uses the class. A module symbol is the module-level
 code only and contains nothing in this sense. A use of an enclosing symbol (``self.attr`` in a
 method resolving to its own class) adds no edge: containment already orders them, and such
-edges would make every class one SCC with its methods. Use
-``dependencies(id, structural=False)`` to see only uses.
+edges would make every class one SCC with its methods. ``dependencies(id, structural=False)``: uses.
 """
 
 from __future__ import annotations
@@ -100,9 +99,10 @@ class SymbolGraph:
         self._rank: dict[str, int] | None = None
         self._scc: SccMap | None = None
         self._resolver: Resolver | None = None
-        # the module table ``index`` resolved with (``Resolver.modules``), reused by the next
-        # incremental index over the same files; not in snapshots
+        # reused by the next incremental index (not in snapshots): the module table resolved
+        # with (``Resolver.modules``); the size cap and each file's stat signature (``_index``)
         self._module_table: dict[str, list[str]] | None = None
+        self._stats: tuple[int, dict[str, tuple[int, ...]]] | None = None
         self._by_path: dict[str, list[Symbol]] | None = None
 
     @classmethod

@@ -151,6 +151,23 @@ def _read(root: Path, rel: str, language: str, max_bytes: int
     return FileRecord(rel, language, digest, lines, len(src), "ok"), src
 
 
+_RACY_NS = 2_000_000_000
+
+
+def _signature(full: str, now: int) -> tuple[int, ...] | None:
+    """``lstat``'s (size, mtime, ctime, inode, device, mode) of a file, or None when it was
+    changed within 2 s of ``now`` (a write in the same clock tick would leave the signature as
+    it was: git's racy-clean case) or cannot be stat'ed. An unchanged signature is an unchanged
+    file (a write moves ctime, which no user can set back)."""
+    try:
+        st = os.lstat(full)
+    except OSError:
+        return None
+    if now - max(st.st_mtime_ns, st.st_ctime_ns) < _RACY_NS:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, st.st_mode)
+
+
 MAX_FILE_BYTES = 1_000_000
 """The size cap of one source file (``index``'s ``max_file_bytes`` default)."""
 
@@ -223,18 +240,32 @@ def _index(repo: str | Path, previous: SymbolGraph | None = None, *,
         modules = python_module_names(p for p in paths if spec_for(p, langs).name == "python")  # type: ignore[union-attr]
     data: dict[str, FileData] = {}
     changed: list[str] = []
+    # stat signatures of the files read (``_signature``), valid for this size cap only
+    prev_cap, prev_stats = (previous._stats if previous is not None and previous._stats
+                            and prev_data else (max_file_bytes, {}))
+    if prev_cap != max_file_bytes:
+        prev_stats = {}
+    stats: dict[str, tuple[int, ...]] = {}
+    now = time.time_ns()
 
     Fresh = tuple[str, LanguageSpec, FileRecord, bytes | None, str | None]
 
     def read(rel: str) -> tuple[FileData | None, Fresh | None]:
-        """The previous data when the file is unchanged, else what extracting it needs."""
+        """The previous data when the file is unchanged (the same stat signature, else the
+        same content hash), else what extracting it needs."""
         spec = spec_for(rel, langs)
         assert spec is not None
-        record, src = _read(root, rel, spec.name, max_file_bytes)
         module = modules.get(rel)
         old = prev_data.get(rel)
-        if (old is not None and record.sha256 and old.record.sha256 == record.sha256
-                and old.module == module and old.record.language == spec.name):
+        same = old is not None and old.module == module and old.record.language == spec.name
+        sig = _signature(os.path.join(root, rel), now)
+        if same and sig is not None and prev_stats.get(rel) == sig:
+            stats[rel] = sig
+            return old, None
+        record, src = _read(root, rel, spec.name, max_file_bytes)
+        if sig is not None and record.sha256:  # taken before the read: a later write shows
+            stats[rel] = sig
+        if same and old is not None and record.sha256 and old.record.sha256 == record.sha256:
             return old, None
         return None, (rel, spec, record, src, module)
 
@@ -324,6 +355,7 @@ def _index(repo: str | Path, previous: SymbolGraph | None = None, *,
     else:
         result = SymbolGraph(root, data, refs, deps=deps, symbols=symbols)
     result._module_table = table
+    result._stats = (max_file_bytes, stats)
     result.resolve_processes = workers
     result.seconds = time.perf_counter() - started
     return result

@@ -123,6 +123,7 @@ def _save(graph: SymbolGraph, path: Path, repository: str) -> Path:
         "kinds": sorted(kinds, key=kinds.__getitem__),
         "edges": edges.tobytes(),
         "sections": _SECTIONS,
+        "stats": graph._stats,  # optional: the files' stat signatures (``_index._signature``)
     }
     del nodes, number, edges
     raw_of = graph._data
@@ -262,5 +263,7 @@ def _load(path: Path, repository: str | None) -> SymbolGraph:
                               exports)
         return out
 
-    return SymbolGraph._restore(Path(state["root"]), files, symbols, imports, modules, adj,
-                                pred, state["seconds"], lazy)
+    graph = SymbolGraph._restore(Path(state["root"]), files, symbols, imports, modules, adj,
+                                 pred, state["seconds"], lazy)
+    graph._stats = state.get("stats")  # None in snapshots written before they were kept
+    return graph
