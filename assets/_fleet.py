@@ -232,6 +232,7 @@ def unit_env(campaign: Campaign, repo: Path, home: Path, store: StoreSource, san
         gates=VerifyGates(repo, graph, GateOptions(campaign=campaign.name), spec),
         budget=spec.budget, campaign=spec,
         killed=opened.controls.engaged, requests=lambda unit: lease_requests(graph, unit),
+        ttl_s=store.lease_ttl_s,
     )
 
 

@@ -22,6 +22,9 @@ __all__ = ["AgentSource", "ForgeSource", "RepoSource", "SandboxSource", "StoreSo
 class StoreSource(Protocol):
     """The fleet store: leases, ledger, and the kill switch."""
 
+    lease_ttl_s: float
+    """How long a unit's leases outlive their holder's last heartbeat."""
+
     def store(self) -> Store: ...
 
     def leases(self) -> LeaseStore: ...

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from sandbox import Sandbox
 
 __all__ = [
+    "DEFAULT_LEASE_TTL_S",
     "Agent",
     "Controls",
     "Forge",
@@ -49,6 +50,10 @@ __all__ = [
     "TaskQueue",
     "Workspaces",
 ]
+
+DEFAULT_LEASE_TTL_S = 60.0
+"""A unit's leases outlive their holder's last heartbeat (renewed every third of it) by this
+much: how soon a dead worker's units are free again (a deployment's ``FLEET_LEASE_TTL_S``)."""
 
 
 @runtime_checkable

@@ -16,7 +16,7 @@ from dagster import ConfigurableResource, EnvVar
 from fleet.agents.anthropic_model import DEFAULT_MODEL
 from fleet.errors import ConfigError
 from fleet.forge.remote import checkout
-from fleet.protocols import Agent, Forge, LeaseStore, Ledger
+from fleet.protocols import DEFAULT_LEASE_TTL_S, Agent, Forge, LeaseStore, Ledger
 from fleet.store import Store, open_store
 from fleet_pipelines.settings import (  # re-exported: importers of resources keep working
     FALLBACK_BASE_BRANCH,
@@ -59,6 +59,8 @@ class StoreResource(ConfigurableResource):
 
     url: str
     repo: str = ""
+    lease_ttl_s: float = DEFAULT_LEASE_TTL_S
+    """A unit's leases outlive their holder's last heartbeat by this (``FLEET_LEASE_TTL_S``)."""
 
     def store(self) -> Store:
         from fleet.store.repo_scope import scoped_store
@@ -196,7 +198,8 @@ class RepoResource(ConfigurableResource):
 def build_resources(settings: FleetSettings) -> dict[str, Any]:
     """The resource dict of ``Definitions`` for ``settings``."""
     return {
-        "store": StoreResource(url=settings.store_url, repo=settings.repository_key()),
+        "store": StoreResource(url=settings.store_url, repo=settings.repository_key(),
+                               lease_ttl_s=settings.lease_ttl_s),
         "sandbox": SandboxResource(backend=settings.sandbox),
         "agent": AgentResource(kind=settings.agent, api_key=anthropic_key(settings.agent)),
         "forge": forge_resource(settings),

@@ -20,6 +20,7 @@ from fleet.errors import ConfigError
 from fleet.forge import commit_of, git_output, run_git
 from fleet.forge.remote import Remote, checkout, head_branch, is_url, mirror_path
 from fleet.home import default_home, normalise_remote, store_key
+from fleet.protocols import DEFAULT_LEASE_TTL_S
 
 __all__ = ["FALLBACK_BASE_BRANCH", "SETTINGS_FILE", "FleetSettings", "builtin_campaign_names",
            "checked_out_branch", "default_base_branch", "remote_head_branch"]
@@ -71,6 +72,18 @@ def builtin_campaign_names() -> tuple[str, ...]:
     return tuple(builtin_campaigns())
 
 
+def lease_ttl(env: Mapping[str, str]) -> float:
+    """``FLEET_LEASE_TTL_S`` (seconds, > 0; default 60)."""
+    text = env.get("FLEET_LEASE_TTL_S", "") or str(DEFAULT_LEASE_TTL_S)
+    try:
+        ttl = float(text)
+    except ValueError as exc:
+        raise ConfigError(f"FLEET_LEASE_TTL_S: {exc}") from exc
+    if not ttl > 0:
+        raise ConfigError(f"FLEET_LEASE_TTL_S: expected seconds > 0, got {text!r}")
+    return ttl
+
+
 @dataclass(frozen=True)
 class FleetSettings:
     """One deployment's choices. ``home`` holds the fleet's state (``.fleet`` by default)."""
@@ -97,6 +110,9 @@ class FleetSettings:
     remote: str = ""
     """``FLEET_REMOTE``: a fleet-owned remote that unit and integration branches go to (a bare
     repository by URL) instead of the repository's own; ``""``: the repository's own."""
+    lease_ttl_s: float = DEFAULT_LEASE_TTL_S
+    """``FLEET_LEASE_TTL_S``: how long a unit's leases outlive their holder's last heartbeat
+    (renewed every third of it): how soon the units of a worker that died are free again."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> FleetSettings:
@@ -127,6 +143,7 @@ class FleetSettings:
             batch = int(env.get("FLEET_BATCH_SIZE", "8"))
         except ValueError as exc:
             raise ConfigError(f"FLEET_AGENTS / FLEET_BATCH_SIZE: {exc}") from exc
+        lease_ttl_s = lease_ttl(env)
         url, remote = env.get("FLEET_REPO", ".").strip(), env.get("FLEET_REMOTE", "").strip()
         if is_url(url) or remote:
             url = url if is_url(url) else Path(url).resolve().as_uri()
@@ -155,7 +172,7 @@ class FleetSettings:
             campaigns=tuple(c.strip() for c in campaigns) or builtin_campaign_names(),
             github_repo=env.get("FLEET_GITHUB_REPO", ""),
             github_url=env.get("FLEET_GITHUB_API_URL") or "https://api.github.com",
-            url=url, remote=remote,
+            url=url, remote=remote, lease_ttl_s=lease_ttl_s,
         )
 
     def checkout(self) -> Path:

@@ -26,7 +26,7 @@ from fleet.agents.rollback import step_recorder
 from fleet.backoff import backoff_s as jittered_backoff
 from fleet.errors import FleetError
 from fleet.forge._git import git
-from fleet.protocols import Agent, Gates, LeaseStore, Ledger, Workspaces
+from fleet.protocols import DEFAULT_LEASE_TTL_S, Agent, Gates, LeaseStore, Ledger, Workspaces
 from fleet.types import (
     Acquired,
     AgentOutcome,
@@ -64,7 +64,7 @@ class UnitEnv:
     gates: Gates
     budget: Budget = field(default_factory=Budget)
     killed: Callable[[], bool] = lambda: False
-    ttl_s: float = 60.0
+    ttl_s: float = DEFAULT_LEASE_TTL_S
     deadline_s: float = 45.0
     holder_prefix: str = "fleet"
     requests: Callable[[WorkUnit], list[LeaseRequest]] | None = None

@@ -103,18 +103,29 @@ def celery_settings(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The Celery settings the executor (in the run worker) and every fleet celery worker share
     (``config_source``): a task is acknowledged only when it has ended, so a batch whose worker
     was killed is delivered again (to another worker) once ``FLEET_CELERY_VISIBILITY_S`` has
-    passed — which must exceed the longest batch; one task per worker at a time."""
+    passed — which must exceed the longest batch; one task per worker at a time. An idle worker
+    looks for such messages every ``FLEET_CELERY_RESTORE_S`` (default 100 s, kombu's own: a
+    scan every 10th of its 10 s ticks), so one is redelivered within visibility + restore."""
     env = os.environ if environ is None else environ
     try:
         visibility = float(env.get("FLEET_CELERY_VISIBILITY_S", "3600"))
     except ValueError as exc:
         raise ConfigError(f"FLEET_CELERY_VISIBILITY_S: {exc}") from exc
+    try:
+        restore = float(env.get("FLEET_CELERY_RESTORE_S", "100"))
+    except ValueError as exc:
+        raise ConfigError(f"FLEET_CELERY_RESTORE_S: {exc}") from exc
+    if not restore > 0:
+        raise ConfigError(f"FLEET_CELERY_RESTORE_S: expected seconds > 0, got {restore}")
+    # kombu's redis transport scans on every ``throttle``-th tick of ``interval`` seconds
+    transport = {"visibility_timeout": visibility, "unacked_restore_interval": restore,
+                 "unacked_restore_throttle": 1}
     return {
         "task_acks_late": True,
         "task_reject_on_worker_lost": True,
         "worker_prefetch_multiplier": 1,
         "broker_connection_retry_on_startup": True,
-        "broker_transport_options": {"visibility_timeout": visibility},
+        "broker_transport_options": transport,
         "result_backend_transport_options": {"visibility_timeout": visibility},
         # a broker restart: publishing and reading results wait for it instead of failing
         "task_publish_retry_policy": {"max_retries": 60, "interval_start": 0.5,
