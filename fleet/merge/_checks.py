@@ -14,7 +14,10 @@ three inputs for what no single symbol's merge can see:
   name that function bound in an input (a parameter one side removed);
 - the counts above are asked of the statements inside ``if``/``try``/``with`` blocks too, and
   of each function's own bindings (one statement both sides added kept twice);
-- a binding one side removed and the other left as it was, still in the result.
+- a binding one side removed and the other left as it was, still in the result;
+- a name the result binds only inside ``if TYPE_CHECKING:`` and reads when it runs (outside
+  annotations), where no input did: one side moved an import under ``TYPE_CHECKING``, the other
+  added a call of it (mkdocs ``9d56fa21d9ef``).
 """
 
 from __future__ import annotations
@@ -248,6 +251,73 @@ def _lost_local(trees: list[ast.Module]) -> str | None:
     return None
 
 
+def _checking(stmt: ast.stmt) -> bool:
+    """``if TYPE_CHECKING:`` (or ``if typing.TYPE_CHECKING:``): false when the code runs."""
+    if not isinstance(stmt, ast.If):
+        return False
+    test = stmt.test
+    name = test.attr if isinstance(test, ast.Attribute) else getattr(test, "id", "")
+    return name == "TYPE_CHECKING"
+
+
+def _module_bound(body: list[ast.stmt], checking: bool, out: dict[bool, set[str]]) -> None:
+    """The module's bindings, sorted by whether only a type checker sees them (``out[True]``)."""
+    for stmt in body:
+        if _checking(stmt):
+            assert isinstance(stmt, ast.If)
+            _module_bound(stmt.body, True, out)
+            _module_bound(stmt.orelse, checking, out)
+        elif isinstance(stmt, _BLOCKS):
+            for field in ("body", "orelse", "finalbody"):
+                _module_bound(getattr(stmt, field, []), checking, out)
+            for handler in getattr(stmt, "handlers", []):
+                _module_bound(handler.body, checking, out)
+                out[checking] |= {handler.name} if handler.name else set()
+            if isinstance(stmt, ast.If):
+                out[checking] |= _names(stmt.test)[1]  # a walrus
+            if isinstance(stmt, ast.With):
+                for item in stmt.items:
+                    if item.optional_vars is not None:
+                        out[checking] |= _names(item.optional_vars)[1]
+        elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            out[checking].add(stmt.name)
+        else:
+            out[checking] |= _names(stmt)[1]
+
+
+def _runtime_reads(
+    node: ast.AST, names: set[str], hidden: frozenset[str] = frozenset()
+) -> set[str]:
+    """Which of ``names`` the code reads when it runs: not in annotations nor in ``if
+    TYPE_CHECKING:`` blocks, nor inside a function that binds the name itself."""
+    if isinstance(node, ast.If) and _checking(node):
+        return set().union(*(_runtime_reads(s, names, hidden) for s in node.orelse))
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+        args = node.args
+        outer: list[ast.AST] = [*args.defaults, *(d for d in args.kw_defaults if d is not None)]
+        if not isinstance(node, ast.Lambda):
+            outer += node.decorator_list
+        inner = node.body if isinstance(node.body, list) else [node.body]
+        local = hidden | frozenset(_names(node)[1] - {getattr(node, "name", "")})
+        found = set().union(*(_runtime_reads(n, names, hidden) for n in outer))
+        return found.union(*(_runtime_reads(s, names, local) for s in inner))
+    if isinstance(node, ast.AnnAssign):
+        parts = [node.target] + ([node.value] if node.value is not None else [])
+        return set().union(*(_runtime_reads(n, names, hidden) for n in parts))
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+        return {node.id} if node.id in names and node.id not in hidden else set()
+    return set().union(*(_runtime_reads(n, names, hidden) for n in ast.iter_child_nodes(node)))
+
+
+def _checking_only_reads(tree: ast.Module) -> set[str]:
+    """Names the module binds only for a type checker (``if TYPE_CHECKING:``) but reads when it
+    runs: a ``NameError`` there."""
+    bound: dict[bool, set[str]] = {True: set(), False: set()}
+    _module_bound(tree.body, False, bound)
+    only = bound[True] - bound[False]
+    return _runtime_reads(tree, only) if only else set()
+
+
 def unsure(base: str, ours: str, theirs: str, merged: str) -> str | None:
     """Why the clean structural result ``merged`` cannot be trusted, or None when it passes
     every check above. Inputs that do not parse are unsure."""
@@ -271,5 +341,10 @@ def unsure(base: str, ours: str, theirs: str, merged: str) -> str | None:
         missing = sorted(name for name in read - bound - _BUILTINS if earlier[name])
         if missing:
             return f"{missing[0]} is used but no longer bound"
+        hidden = _checking_only_reads(trees[3]) - set().union(
+            *(_checking_only_reads(tree) for tree in trees[:3])
+        )
+        if hidden:  # mkdocs 9d56fa21d9ef: an import moved under TYPE_CHECKING, a call added
+            return f"{sorted(hidden)[0]} is read at run time but bound only for type checking"
         return _lost_local(trees)
     return None
