@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from psycopg.rows import dict_row
@@ -62,6 +63,15 @@ def _text(value: bytes | None) -> str | None:
     return None if value is None else value.decode()
 
 
+def shown_url(url: str) -> str:
+    """``url`` with its password, if any, replaced by ``***`` (for messages and logs)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
+
+
 def translate(exc: psycopg.Error) -> StoreError:
     message = f"postgres: {str(exc).strip()}"
     if "append-only" in str(exc):
@@ -94,7 +104,12 @@ class PostgresDatabase(Database):
                 application_name="fleet",
             )
         except psycopg.Error as exc:
-            raise translate(exc) from exc
+            error = translate(exc)
+            if isinstance(error, StoreUnavailable):  # name the store: which of the databases
+                reason = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+                error = StoreUnavailable(
+                    f"the fleet store {shown_url(self.url)} cannot be reached: {reason}")
+            raise error from exc
 
     @contextmanager
     def transaction(self, write: bool) -> Iterator[Tx]:

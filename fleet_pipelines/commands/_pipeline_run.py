@@ -3,7 +3,10 @@ Dagster instance is opened (``$DAGSTER_HOME``, default ``<home>/dagster``; creat
 claimed for one repository) and the sweep runs on it, every run submitted to the instance or, with
 ``--in-process``, executed in this process. A campaign that another sweep holds on the state
 directory is refused in one line (exit 3), an instance that is another repository's likewise
-(exit 2). Dagster is imported inside the functions only."""
+(exit 2). Whatever else stops the sweep is one line too, never a traceback (``FLEET_TRACEBACK=1``
+shows it): a run that failed (exit 1: the failed step and its error, the run in the UI), the kill
+switch, a store or remote that cannot be reached (exit 2). Dagster is imported inside the
+functions only."""
 
 from __future__ import annotations
 
@@ -20,9 +23,18 @@ if TYPE_CHECKING:
     from fleet_pipelines.commands._sweep import SweepReport
     from fleet_pipelines.resources import FleetSettings
 
-__all__ = ["BUSY_EXIT", "dagster_home_of", "redo_units", "run_sweep", "swept"]
+__all__ = ["BUSY_EXIT", "FAILED_EXIT", "STOPPED_EXIT", "dagster_home_of", "one_line",
+           "redo_units", "run_sweep", "swept"]
 
+FAILED_EXIT = 1  # a run of the sweep failed
+STOPPED_EXIT = 2  # the sweep could not go on: kill switch, store, remote, instance
 BUSY_EXIT = 3  # another sweep holds the campaign on this state directory
+
+
+def one_line(exc: BaseException) -> str:
+    """An error's message on one line (a driver's message spans several: psycopg's "Is the
+    server running ..." hint, git's "fatal:" lines)."""
+    return " ".join(part.strip() for part in str(exc).splitlines() if part.strip())
 
 
 def dagster_home_of(home: Path) -> Path:
@@ -71,19 +83,22 @@ def run_sweep(settings: FleetSettings, dagster_home: Path, local: bool = False,
 
 def swept(settings: FleetSettings, dagster_home: Path, local: bool = False,
           campaigns: Sequence[Campaign] | None = None) -> SweepReport:
-    """``run_sweep``, with a campaign that another sweep holds on the state directory refused
-    in one line (exit 3)."""
-    from fleet.home import HomeMismatch
-    from fleet_pipelines.commands._sweep import SweepBusy
+    """``run_sweep``, with what stops it said in one line on stderr: a campaign that another
+    sweep holds on the state directory (exit 3), a failed run (exit 1), any other
+    :class:`FleetError` (exit 2: the kill switch, a store or remote that cannot be reached, an
+    instance that is another repository's). ``FLEET_TRACEBACK=1`` lets the exception through."""
+    from fleet.errors import FleetError
+    from fleet_pipelines.commands._sweep import RunFailed, SweepBusy
 
     try:
         return run_sweep(settings, dagster_home, local, campaigns)
-    except SweepBusy as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(BUSY_EXIT) from exc
-    except HomeMismatch as exc:  # the Dagster instance is another repository's
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+    except FleetError as exc:
+        if os.environ.get("FLEET_TRACEBACK", "") not in ("", "0"):
+            raise
+        code = (BUSY_EXIT if isinstance(exc, SweepBusy)
+                else FAILED_EXIT if isinstance(exc, RunFailed) else STOPPED_EXIT)
+        typer.echo(f"error: {one_line(exc)}", err=True)
+        raise typer.Exit(code) from exc
 
 
 def redo_units(settings: FleetSettings, home: Path, keys: list[str]) -> None:

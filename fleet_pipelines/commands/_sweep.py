@@ -27,6 +27,7 @@ from fleet.home import store_key
 from fleet.locks import hold, try_lock
 from fleet.protocols import Ledger
 from fleet.unit import UnitResult, latest_results, load_units, untouched_findings
+from fleet_pipelines.commands._instance import INSTANCE_LOCK, InstanceUnavailable, instance_for
 from fleet_pipelines.commands._unchanged import Unchanged
 from fleet_pipelines.definitions import build_campaigns, build_definitions, current_summary
 from fleet_pipelines.jobs import (
@@ -72,40 +73,6 @@ class SweepReport:
     wall_s: float
     runs: int
     dagster_home: str
-
-
-INSTANCE_LOCK = ".fleet-instance.lock"
-
-
-def instance_for(dagster_home: Path, prepare: Callable[[Path], object] | None = None,
-                 repo: Path | str | None = None) -> DagsterInstance:
-    """The Dagster instance at ``dagster_home``, created (``prepare`` writes its
-    ``dagster.yaml``) and its storages migrated under one lock: Dagster's SQLite storages
-    create their tables and stamp their alembic revision when first opened, and two processes
-    doing that at once leave two heads or fail on ``alembic_version``'s unique key. With
-    ``repo``, the instance is claimed for that repository under the same lock
-    (:func:`fleet_pipelines.instance_owner.claim_instance`: ``HomeMismatch`` for another's)."""
-    from fleet_pipelines.instance_owner import claim_instance
-
-    dagster_home.mkdir(parents=True, exist_ok=True)
-    with hold(dagster_home / INSTANCE_LOCK, f"creating the Dagster instance {dagster_home}"):
-        if prepare is not None:
-            prepare(dagster_home)
-        config = dagster_home / "dagster.yaml"
-        if not config.exists():
-            config.write_text("telemetry:\n  enabled: false\n")
-        os.environ["DAGSTER_HOME"] = str(dagster_home)
-        instance = DagsterInstance.get()
-        try:  # every storage's tables now, while the lock is held (some open lazily)
-            instance.get_runs(limit=1)
-            instance.get_dynamic_partitions("fleet-instance-check")
-            instance.all_instigator_state()
-            if repo is not None:
-                claim_instance(instance, repo)
-        except BaseException:
-            instance.dispose()
-            raise
-    return instance
 
 
 def _raised(error: Any, cls: type[BaseException]) -> bool:
@@ -390,6 +357,5 @@ def outcome(result: UnitResult, ledger: Ledger | None = None) -> tuple[str, str]
     return result.status.replace("_", " "), _line(result.detail)
 
 
-__all__ = ["CampaignAssets", "CampaignReport", "RunFailed", "SweepBusy", "SweepReport",
-           "campaign_locks", "instance_for",
-           "outcome", "sweep"]
+__all__ = ["INSTANCE_LOCK", "CampaignAssets", "CampaignReport", "InstanceUnavailable", "RunFailed",
+           "SweepBusy", "SweepReport", "campaign_locks", "instance_for", "outcome", "sweep"]

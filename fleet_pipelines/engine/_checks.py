@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-__all__ = ["broker_down", "database_down"]
+import logging
+
+__all__ = ["OneLineRetries", "broker_down", "database_down", "storage_failure"]
 
 
 def broker_down(url: str, timeout_s: float = 5.0) -> str | None:
@@ -45,3 +47,38 @@ def _safe(url: str) -> str:
 def _reason(exc: BaseException) -> str:
     lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
     return lines[-1] if lines else type(exc).__name__
+
+
+def storage_failure(exc: BaseException) -> str | None:
+    """Why a database refused Dagster's storage, in one line, when ``exc`` (or one of its
+    causes) is a database driver's error or dagster-postgres giving up its retries; else None
+    (anything else is not a storage that is down)."""
+    seen: list[BaseException] = []
+    error: BaseException | None = exc
+    while error is not None and error not in seen and len(seen) < 20:
+        seen.append(error)
+        error = error.__cause__ or error.__context__
+    driver = [e for e in seen if type(e).__module__.split(".")[0] in {"psycopg", "psycopg2",
+                                                                      "sqlite3", "sqlalchemy"}
+              or type(e).__name__ == "DagsterPostgresException"]
+    if not driver:
+        return None
+    lines = [ln.strip() for ln in str(driver[-1]).splitlines() if ln.strip()
+             and not ln.strip().startswith("(Background on this error")]
+    return " ".join(lines) or type(driver[-1]).__name__
+
+
+class OneLineRetries(logging.Filter):
+    """dagster-postgres says each retry of a refused connection as a root-logger warning of
+    three lines (the driver's hint, SQLAlchemy's link): as a filter on the root logger, each
+    becomes one line that says what is waited for."""
+
+    PREFIX = "Retrying failed database connection"
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name == "root" and str(record.msg).startswith(self.PREFIX):
+            reason = storage_failure(record.args[0]) if isinstance(record.args, tuple) and \
+                record.args and isinstance(record.args[0], BaseException) else None
+            record.msg = f"the Dagster storage's database refused a connection, retrying: {reason}"
+            record.args = ()
+        return True
