@@ -4,7 +4,8 @@ It compiles the vendored tree-sitter runtime (third_party/tree-sitter, MIT, unmo
 VENDORED.md) through fleet/graph/_c/runtime.c (the runtime's lib.c without the Wasm store)
 together with the Python extractor (fleet/graph/_c/pyextract.c, one translation unit that
 includes pyextract_visit.c, pyextract_walk.c and pyextract_extract.c), the SCC condensation
-(fleet/graph/_c/condense.c) and the resolver's per-reference loop (fleet/graph/_c/fanout.c).
+(fleet/graph/_c/condense.c), the resolver's per-reference loop (fleet/graph/_c/fanout.c) and
+the type facts' scan for calls on a call's result (fleet/graph/_c/facts.c).
 
 With gcc the build is profile-guided: an instrumented build extracts a quarter of this
 interpreter's stdlib (fleet/graph/_c/train.py, a few seconds), then the final build uses that
@@ -80,7 +81,8 @@ setup(
         Extension(
             "fleet.graph._native",
             sources=[os.path.join(_C, "pyextract.c"), os.path.join(_C, "condense.c"),
-                     os.path.join(_C, "fanout.c"), os.path.join(_C, "runtime.c")],
+                     os.path.join(_C, "fanout.c"), os.path.join(_C, "facts.c"),
+                     os.path.join(_C, "runtime.c")],
             # the parts pyextract.c includes: a change to one rebuilds the extension
             depends=[os.path.join(_C, f"pyextract_{part}.c")
                      for part in ("visit", "walk", "extract")],

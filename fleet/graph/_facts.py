@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 
 from fleet import pyast
+from fleet.graph._extract_native import native_module
 from fleet.graph._model import MODULE, FileData, RawRef
 from fleet.graph._refs import KIND_CODE, RawRefs
 
@@ -101,41 +103,51 @@ def add_facts(fd: FileData, src: bytes) -> None:
     extra: list[RawRef] = []
     refs = RawRefs.of(fd.refs)
     names, scopes, kinds, ends = refs.names, refs.scopes, refs.kinds, refs.ends
-    for i, kind in enumerate(kinds):  # over the columns: no RawRef built per reference
-        if kind == _ATTRIBUTE:
-            name = names[i]
-            if not name.startswith("self.") or name.count(".") != 1:
-                continue
+    i = kinds.find(_ATTRIBUTE)
+    while i >= 0:  # over the columns: no RawRef built per reference
+        name = names[i]
+        if name.startswith("self.") and name.count(".") == 1:
             method = symbols.get(scopes[i])
-            if method is None or method.kind != "method" or method.parent is None:
+            if method is not None and method.kind == "method" and method.parent is not None:
+                found = _ASSIGN.match(src, ends[i])
+                value = found and (found.group("ann") or found.group("value"))
+                if found is not None and value is not None and value != b"None":
+                    expr = value.decode("ascii") + ("()" if found.group("call") else "")
+                    attr_types.setdefault(method.parent, {}).setdefault(name[5:], []).append(
+                        (scopes[i], expr))
+        i = kinds.find(_ATTRIBUTE, i + 1)
+    for i, args, rest, called, end in _call_tails(refs, src):
+        callee = names[i]
+        if callee == "super" and args.strip():  # super(Cls, self): after Cls
+            first = args.split(b",", 1)[0].strip().decode("ascii", "replace")
+            if not _DOTTED.match(first):
                 continue
-            found = _ASSIGN.match(src, ends[i])
-            if found is None:
-                continue
-            value = found.group("ann") or found.group("value")
-            if value is None or value == b"None":
-                continue
-            expr = value.decode("ascii") + ("()" if found.group("call") else "")
-            attr_types.setdefault(method.parent, {}).setdefault(name[5:], []).append(
-                (scopes[i], expr))
-        elif kind == _CALL:
-            tail = _CALL_TAIL.match(src, ends[i])
-            if tail is None:
-                continue
-            rest = _WS.sub(b"", tail.group(2)).decode("ascii")
-            callee = names[i]
-            if callee == "super" and tail.group(1).strip():  # super(Cls, self): after Cls
-                first = tail.group(1).split(b",", 1)[0].strip().decode("ascii", "replace")
-                if not _DOTTED.match(first):
-                    continue
-                callee = f"super({first})"
-            called = tail.group(3) is not None
-            extra.append(RawRef(scopes[i], f"{callee}(){rest}", "call" if called else
-                                "attribute", refs.lines[i], refs.cols[i], refs.starts[i],
-                                tail.end(2)))
+            callee = f"super({first})"
+        extra.append(RawRef(scopes[i], f"{callee}(){rest}", "call" if called else
+                            "attribute", refs.lines[i], refs.cols[i], refs.starts[i], end))
     fd.attr_types = {cls: {a: tuple(v) for a, v in attrs.items()}
                      for cls, attrs in attr_types.items()}
     fd.refs = refs.extended(extra)
+
+
+def _call_tails(refs: RawRefs, src: bytes) -> Iterator[tuple[int, bytes, str, bool, int]]:
+    """For each call followed by ``(args).name...`` (``_CALL_TAIL``): its index, the argument
+    list's bytes, the ``.name`` part without blanks, whether it is called, where it ends. In C
+    (``_c/facts.c``) when the extension is built: the same matches."""
+    native = native_module()
+    if native is not None:
+        for i, a0, a1, rest, called, end in native.call_tails(src, refs.kinds, refs.ends,
+                                                              _CALL):
+            yield i, src[a0:a1], rest, called, end
+        return
+    ends, kinds = refs.ends, refs.kinds
+    i = kinds.find(_CALL)
+    while i >= 0:
+        tail = _CALL_TAIL.match(src, ends[i])
+        if tail is not None:
+            yield (i, tail.group(1), _WS.sub(b"", tail.group(2)).decode("ascii"),
+                   tail.group(3) is not None, tail.end(2))
+        i = kinds.find(_CALL, i + 1)
 
 
 def _literal_names(statement: bytes) -> tuple[str, ...] | None:

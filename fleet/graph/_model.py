@@ -22,6 +22,7 @@ __all__ = [
     "Reference",
     "Symbol",
     "SymbolKind",
+    "name_ref",
 ]
 
 SymbolKind = Literal["module", "class", "function", "method", "variable"]
@@ -116,6 +117,15 @@ class RawRef(NamedTuple):
     col: int
     start_byte: int
     end_byte: int
+
+
+_new = tuple.__new__
+
+
+def name_ref(scope: str, name: str) -> RawRef:
+    """``RawRef(scope, name, "name", 0, 0, 0, 0)`` without the named tuple's Python-level
+    ``__new__`` (the resolver builds one per type lookup; it never reads the positions)."""
+    return _new(RawRef, (scope, name, "name", 0, 0, 0, 0))
 
 
 @dataclass(slots=True)

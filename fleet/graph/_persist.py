@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from fleet.errors import FleetError
+from fleet.graph._extract_native import native_module
 from fleet.graph._graph import SymbolGraph
 from fleet.graph._index import gc_paused
 from fleet.graph._model import FileData, FileRecord, RawRef, Reference, Symbol
@@ -104,11 +105,16 @@ def _save(graph: SymbolGraph, path: Path, repository: str) -> Path:
     nodes = list(graph._succ)
     number = {n: i for i, n in enumerate(nodes)}
     kinds: dict[tuple[str, ...], int] = {}
-    edges = array.array("I")
-    for u, row in graph._succ.items():
-        for v, attr in row.items():
-            kind: tuple[str, ...] = attr["kinds"]
-            edges.extend((number[u], number[v], kinds.setdefault(kind, len(kinds))))
+    native = native_module()
+    if native is not None:  # the same loop in C (condense.c): 0.15 -> ~0.01 CPU-s on Django
+        edges = native.edge_rows(graph._succ, number, kinds)
+    else:
+        packed = array.array("I")
+        for u, row in graph._succ.items():
+            for v, attr in row.items():
+                kind: tuple[str, ...] = attr["kinds"]
+                packed.extend((number[u], number[v], kinds.setdefault(kind, len(kinds))))
+        edges = packed.tobytes()
     key_number: dict[str, int] = {}
     header = {
         "format": FORMAT,
@@ -121,7 +127,7 @@ def _save(graph: SymbolGraph, path: Path, repository: str) -> Path:
         "imports": graph.imports,
         "nodes": nodes,
         "kinds": sorted(kinds, key=kinds.__getitem__),
-        "edges": edges.tobytes(),
+        "edges": edges,
         "sections": _SECTIONS,
         "stats": graph._stats,  # optional: the files' stat signatures (``_index._signature``)
     }
@@ -148,13 +154,14 @@ def _save(graph: SymbolGraph, path: Path, repository: str) -> Path:
         for name in _SECTIONS:
             start = fh.tell()
             fh.write(bytes(8))  # the section's length, written once known
-            pickler = pickle.Pickler(fh, protocol=pickle.HIGHEST_PROTOCOL)
+            # a pickler per record: the same bytes as one pickler whose memo is cleared after
+            # each record, but ``clear_memo`` walks the memo table at the size the largest
+            # record grew it to, for every record (Django: ~0.1 CPU-s of the save)
             for record in records[name]:
-                pickler.dump(record)
-                pickler.clear_memo()
+                pickle.dump(record, fh, protocol=pickle.HIGHEST_PROTOCOL)
             if name == "deps":
-                pickler.dump(list(key_number))
-            pickler.dump(None)
+                pickle.dump(list(key_number), fh, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump(None, fh, protocol=pickle.HIGHEST_PROTOCOL)
             end = fh.tell()
             fh.seek(start)
             fh.write((end - start - 8).to_bytes(8, "little"))

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from fleet.graph._affected import fixture_scopes
 from fleet.graph._extract_native import native_module
 from fleet.graph._members import Members
-from fleet.graph._model import MODULE, FileData, RawRef, Reference, Symbol
+from fleet.graph._model import MODULE, FileData, RawRef, Reference, Symbol, name_ref
 from fleet.graph._modules import module_table, python_module_names
 from fleet.graph._refs import EXACT, KINDS, PREFIX, FileRefs, RawRefs
 
@@ -108,7 +108,7 @@ class Resolver(Members):
             assert isinstance(raw, RawRefs)
             found, flag_bytes = native.fanout(
                 raw.scopes, raw.names, raw.kinds, KINDS, local, python, classes,
-                self._enclosing_class, cache, lambda i: self._resolve(raw[i], fd))
+                self._enclosing_class, cache, self._resolve, fd, RawRef)
             return FileRefs(fd.record.path, raw, found, flag_bytes, self._fixture_refs(fd))
         targets: list[str | None] = []
         flags = bytearray(len(fd.refs))
@@ -245,7 +245,7 @@ class Resolver(Members):
             return "", False
         self._depth += 1
         try:
-            cls, exact = self._resolve(RawRef(scope, type_expr, "name", 0, 0, 0, 0), fd)
+            cls, exact = self._resolve(name_ref(scope, type_expr), fd)
         finally:
             self._depth -= 1
         if cls is None or cls == "" or not exact:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TypeVar
 
-from fleet.graph._model import FileData, RawRef, Symbol
+from fleet.graph._model import FileData, RawRef, Symbol, name_ref
 
 __all__ = ["T", "Typing"]
 
@@ -102,7 +102,7 @@ class Typing:
                     return None if call else base
                 member, exact = self._walk(base, rest.split("."))
                 return self._value_type(member, call) if exact else None
-        target, exact = self._resolve(RawRef(scope, expr, "name", 0, 0, 0, 0), fd)
+        target, exact = self._resolve(name_ref(scope, expr), fd)
         if target is None or not exact or "::" not in target:
             return None
         return self._value_type(target, call)
@@ -186,7 +186,7 @@ class Typing:
                 cls = self._enclosing_class(ref.scope)
             else:
                 cls, exact = self._resolve(
-                    RawRef(ref.scope, callee[6:-1], "name", 0, 0, 0, 0), fd)
+                    name_ref(ref.scope, callee[6:-1]), fd)
                 if cls is None or not exact or self.symbols.get(cls) is None or (
                         self.symbols[cls].kind != "class"):
                     return None, False

@@ -205,3 +205,71 @@ out:
   PyBuffer_Release(&targets);
   return result;
 }
+
+/*
+ * edge_rows(succ, number, kinds) -> bytes: the snapshot's edge encoding (fleet.graph._persist):
+ * for each node u of succ (dict of dicts, in its order) and each (v, attr) of its row, the
+ * uint32 triple (number[u], number[v], kinds.setdefault(attr["kinds"], len(kinds))), native
+ * byte order, as array('I').tobytes() gives it; ``kinds`` is filled as the Python loop fills
+ * it. Holds the GIL (it reads dicts).
+ */
+PyObject *fleet_edge_rows(PyObject *self, PyObject *args) {
+  PyObject *succ, *number, *kinds;
+  if (!PyArg_ParseTuple(args, "O!O!O!", &PyDict_Type, &succ, &PyDict_Type, &number,
+                        &PyDict_Type, &kinds))
+    return NULL;
+  PyObject *key_kinds = PyUnicode_InternFromString("kinds");
+  if (key_kinds == NULL) return NULL;
+  size_t cap = 1024, len = 0;
+  uint32_t *out = malloc(cap * sizeof(uint32_t));
+  PyObject *result = NULL;
+  if (out == NULL) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  Py_ssize_t pos = 0;
+  PyObject *u, *row;
+  while (PyDict_Next(succ, &pos, &u, &row)) {
+    PyObject *nu = PyDict_GetItemWithError(number, u);
+    if (nu == NULL || !PyDict_Check(row)) {
+      if (!PyErr_Occurred()) PyErr_SetString(PyExc_KeyError, "edge_rows: a node or row");
+      goto done;
+    }
+    unsigned long iu = PyLong_AsUnsignedLong(nu);
+    if (iu == (unsigned long)-1 && PyErr_Occurred()) goto done;
+    Py_ssize_t at = 0;
+    PyObject *v, *attr;
+    while (PyDict_Next(row, &at, &v, &attr)) {
+      PyObject *nv = PyDict_GetItemWithError(number, v);
+      PyObject *kind = nv && PyDict_Check(attr) ? PyDict_GetItemWithError(attr, key_kinds)
+                                                : NULL;
+      if (kind == NULL) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_KeyError, "edge_rows: a target or kinds");
+        goto done;
+      }
+      PyObject *next = PyLong_FromSsize_t(PyDict_GET_SIZE(kinds));
+      PyObject *code = next ? PyDict_SetDefault(kinds, kind, next) : NULL; /* borrowed */
+      Py_XDECREF(next);
+      if (code == NULL) goto done;
+      unsigned long iv = PyLong_AsUnsignedLong(nv), ik = PyLong_AsUnsignedLong(code);
+      if (PyErr_Occurred()) goto done;
+      if (len + 3 > cap) {
+        uint32_t *grown = realloc(out, 2 * cap * sizeof(uint32_t));
+        if (grown == NULL) {
+          PyErr_NoMemory();
+          goto done;
+        }
+        out = grown;
+        cap *= 2;
+      }
+      out[len++] = (uint32_t)iu;
+      out[len++] = (uint32_t)iv;
+      out[len++] = (uint32_t)ik;
+    }
+  }
+  result = PyBytes_FromStringAndSize((const char *)out, (Py_ssize_t)(len * sizeof(uint32_t)));
+done:
+  free(out);
+  Py_DECREF(key_kinds);
+  return result;
+}

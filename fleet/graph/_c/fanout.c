@@ -1,14 +1,15 @@
 /*
  * The per-reference loop of fleet.graph._resolve.Resolver.resolve_file, over RawRefs' columns.
  *
- * fanout(scopes, names, kinds, kind_names, local, python, classes, enclosing, cache, miss)
- *   -> (targets, flags)
+ * fanout(scopes, names, kinds, kind_names, local, python, classes, enclosing, cache, miss,
+ *        fd, rawref) -> (targets, flags)
  *
  * scopes, names: tuples of str; kinds: bytes (codes into the tuple kind_names); local: the set
  * of names some function or class scope of the file binds; classes: dict scope -> enclosing
  * class (filled here through enclosing(scope)); cache: dict (scope, name, kind) -> (target,
- * exact), shared over the file; miss(i): the resolution of reference i when its key is not in
- * the cache. The same keys, the same order of misses and the same targets and flags as the
+ * exact), shared over the file; miss(ref, fd): the resolution of reference i when its key is
+ * not in the cache, where ref is a ``rawref`` (the RawRef named tuple) of its scope, name and
+ * kind, built here without a Python frame; its positions are 0 (resolution never reads them). The same keys, the same order of misses and the same targets and flags as the
  * Python loop (which stays for references not in columns): see resolve_file for the rules.
  */
 #define PY_SSIZE_T_CLEAN
@@ -17,7 +18,7 @@
 
 enum { DROPPED = 0, EXACT = 1, PREFIX = 2 };
 
-static PyObject *EMPTY, *PARENS, *SELF, *CLS;
+static PyObject *EMPTY, *PARENS, *SELF, *CLS, *ZERO;
 
 static int ensure_constants(void) {
   if (EMPTY != NULL) return 0;
@@ -25,7 +26,8 @@ static int ensure_constants(void) {
   PARENS = PyUnicode_InternFromString("()");
   SELF = PyUnicode_InternFromString("self");
   CLS = PyUnicode_InternFromString("cls");
-  return (EMPTY && PARENS && SELF && CLS) ? 0 : -1;
+  ZERO = PyLong_FromLong(0);
+  return (EMPTY && PARENS && SELF && CLS && ZERO) ? 0 : -1;
 }
 
 /* the key's scope for reference (scope, name, kind): a new reference, or NULL on error */
@@ -67,12 +69,18 @@ static PyObject *key_scope(PyObject *scope, PyObject *name, int has_call, PyObje
 
 PyObject *fleet_fanout(PyObject *self, PyObject *args) {
   PyObject *scopes, *names, *kinds, *kind_names, *local, *classes, *enclosing, *cache, *miss;
+  PyObject *fd;
+  PyTypeObject *rawref;
   int python;
-  if (!PyArg_ParseTuple(args, "O!O!SO!O!pO!OO!O", &PyTuple_Type, &scopes, &PyTuple_Type,
+  if (!PyArg_ParseTuple(args, "O!O!SO!O!pO!OO!OOO!", &PyTuple_Type, &scopes, &PyTuple_Type,
                         &names, &kinds, &PyTuple_Type, &kind_names, &PySet_Type, &local,
                         &python, &PyDict_Type, &classes, &enclosing, &PyDict_Type, &cache,
-                        &miss))
+                        &miss, &fd, &PyType_Type, &rawref))
     return NULL;
+  if (!PyType_IsSubtype(rawref, &PyTuple_Type)) {
+    PyErr_SetString(PyExc_TypeError, "fanout: rawref is not a tuple type");
+    return NULL;
+  }
   if (ensure_constants()) return NULL;
   Py_ssize_t n = PyTuple_GET_SIZE(names);
   if (PyTuple_GET_SIZE(scopes) != n || PyBytes_GET_SIZE(kinds) != n) {
@@ -107,9 +115,19 @@ PyObject *fleet_fanout(PyObject *self, PyObject *args) {
       Py_DECREF(key);
       goto fail;
     } else {
-      PyObject *at = PyLong_FromSsize_t(i);
-      hit = at ? PyObject_CallOneArg(miss, at) : NULL;
-      Py_XDECREF(at);
+      /* RawRef(scope, name, kind, 0, 0, 0, 0) as tuple.__new__ builds it */
+      PyObject *ref = rawref->tp_alloc(rawref, 7);
+      if (ref != NULL) {
+        PyTuple_SET_ITEM(ref, 0, Py_NewRef(scope));
+        PyTuple_SET_ITEM(ref, 1, Py_NewRef(name));
+        PyTuple_SET_ITEM(ref, 2, Py_NewRef(kind));
+        for (int f = 3; f < 7; f++) PyTuple_SET_ITEM(ref, f, Py_NewRef(ZERO));
+        PyObject *argv[2] = {ref, fd};
+        hit = PyObject_Vectorcall(miss, argv, 2, NULL);
+        Py_DECREF(ref);
+      } else {
+        hit = NULL;
+      }
       if (hit == NULL || PyDict_SetItem(cache, key, hit)) {
         Py_XDECREF(hit);
         Py_DECREF(key);

@@ -260,15 +260,24 @@ static PyObject *parse(PyObject *self, PyObject *args) {
 }
 
 PyObject *fleet_condense(PyObject *self, PyObject *args); /* condense.c */
+PyObject *fleet_edge_rows(PyObject *self, PyObject *args); /* condense.c */
 PyObject *fleet_fanout(PyObject *self, PyObject *args);   /* fanout.c */
+PyObject *fleet_call_tails(PyObject *self, PyObject *args); /* facts.c */
 
 static PyMethodDef METHODS[] = {
     {"condense", fleet_condense, METH_VARARGS,
      "condense(offsets, targets) -> (comp, rank): SCC number of each node and lock rank of "
      "each SCC, as uint32 bytes, for a graph in CSR form (see condense.c)."},
+    {"edge_rows", fleet_edge_rows, METH_VARARGS,
+     "edge_rows(succ, number, kinds) -> bytes: a snapshot's edges, (u, v, kind) as uint32 "
+     "triples (condense.c)."},
     {"fanout", fleet_fanout, METH_VARARGS,
-     "fanout(scopes, names, kinds, kind_names, local, python, classes, enclosing, cache, miss) "
+     "fanout(scopes, names, kinds, kind_names, local, python, classes, enclosing, cache, miss, "
+     "fd, rawref) "
      "-> (targets, flags): the resolver's per-reference loop over RawRefs columns (fanout.c)."},
+    {"call_tails", fleet_call_tails, METH_VARARGS,
+     "call_tails(src, kinds, ends, code) -> [(i, args_start, args_end, rest, called, end)]: "
+     "the calls followed by (args).name, as _facts._CALL_TAIL matches them (facts.c)."},
     {"parse", parse, METH_VARARGS, "parse(src) -> has_error: parse only (for benchmarks)."},
     {"init", init, METH_VARARGS,
      "init(language_capsule, threaded=False): load the Python grammar (once); threaded: parse "

@@ -1,0 +1,116 @@
+/*
+ * The scan of fleet.graph._facts.add_facts for calls on a call's result, over RawRefs' columns.
+ *
+ * call_tails(src, kinds, ends, code) -> [(i, args_start, args_end, rest, called, end), ...]
+ *
+ * For each reference i whose kind byte is ``code`` (a call), what _facts._CALL_TAIL matches at
+ * src[ends[i]:] (``ends``: the uint32 column), only where it matches: the argument list (its
+ * bytes are src[args_start:args_end]), then one or more ``.name`` (``rest``: that text without
+ * its spaces and tabs, as str), and whether a ``(`` follows (``called``); ``end`` is where the
+ * ``.name`` part ends. The regular expression stays the specification (the Python loop runs
+ * it when the extension is not built); the same matches, tested on every stdlib file:
+ *
+ *   [ \t]*\(((?:[^()]++|\((?:[^()]++|\([^()]*+\))*+\))*+)\)
+ *   ((?:[ \t]*\.[ \t]*[A-Za-z_]\w*)+)([ \t]*\()?
+ *
+ * Being possessive, the argument list is balanced parentheses nested at most three deep
+ * (the call's own included); \w of a bytes pattern is [A-Za-z0-9_].
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+static int is_head(unsigned char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+}
+
+static int is_word(unsigned char c) { return is_head(c) || (c >= '0' && c <= '9'); }
+
+static Py_ssize_t skip_blank(const unsigned char *s, Py_ssize_t at, Py_ssize_t n) {
+  while (at < n && (s[at] == ' ' || s[at] == '\t')) at++;
+  return at;
+}
+
+/* One match at ``at``: 1 (and the spans) or 0. */
+static int match_tail(const unsigned char *s, Py_ssize_t n, Py_ssize_t at, Py_ssize_t *a0,
+                      Py_ssize_t *a1, Py_ssize_t *r0, Py_ssize_t *r1, int *called) {
+  at = skip_blank(s, at, n);
+  if (at >= n || s[at] != '(') return 0;
+  *a0 = ++at;
+  int depth = 1;
+  for (; at < n; at++) {
+    if (s[at] == '(') {
+      if (++depth > 3) return 0;
+    } else if (s[at] == ')') {
+      if (--depth == 0) break;
+    }
+  }
+  if (at >= n) return 0;
+  *a1 = at++;
+  *r0 = at;
+  Py_ssize_t end = -1;
+  for (;;) {  /* (?:[ \t]*\.[ \t]*[A-Za-z_]\w*)+, each repetition whole or not at all */
+    Py_ssize_t p = skip_blank(s, at, n);
+    if (p >= n || s[p] != '.') break;
+    p = skip_blank(s, p + 1, n);
+    if (p >= n || !is_head(s[p])) break;
+    p++;
+    while (p < n && is_word(s[p])) p++;
+    at = end = p;
+  }
+  if (end < 0) return 0;
+  *r1 = end;
+  Py_ssize_t p = skip_blank(s, end, n);
+  *called = p < n && s[p] == '(';
+  return 1;
+}
+
+PyObject *fleet_call_tails(PyObject *self, PyObject *args) {
+  Py_buffer src, ends;
+  const char *kinds;
+  Py_ssize_t nkinds;
+  int code;
+  if (!PyArg_ParseTuple(args, "y*y#y*i", &src, &kinds, &nkinds, &ends, &code)) return NULL;
+  PyObject *out = NULL;
+  if (ends.len != nkinds * 4) {
+    PyErr_SetString(PyExc_ValueError, "call_tails: ends is not one uint32 per kind");
+    goto done;
+  }
+  out = PyList_New(0);
+  if (out == NULL) goto done;
+  const unsigned char *s = (const unsigned char *)src.buf;
+  const uint32_t *end_of = (const uint32_t *)ends.buf;
+  char rest[256];
+  for (Py_ssize_t i = 0; i < nkinds; i++) {
+    if ((unsigned char)kinds[i] != code) continue;
+    Py_ssize_t a0, a1, r0, r1;
+    int called;
+    if ((Py_ssize_t)end_of[i] > src.len ||
+        !match_tail(s, src.len, end_of[i], &a0, &a1, &r0, &r1, &called))
+      continue;
+    /* the .name part without its blanks (ASCII by construction) */
+    Py_ssize_t len = 0, cap = r1 - r0;
+    char *buf = cap <= (Py_ssize_t)sizeof rest ? rest : PyMem_Malloc((size_t)cap);
+    if (buf == NULL) {
+      PyErr_NoMemory();
+      Py_CLEAR(out);
+      goto done;
+    }
+    for (Py_ssize_t p = r0; p < r1; p++)
+      if (s[p] != ' ' && s[p] != '\t') buf[len++] = (char)s[p];
+    PyObject *row = Py_BuildValue("(nnns#Nn)", i, a0, a1, buf, len, PyBool_FromLong(called),
+                                  r1);
+    if (buf != rest) PyMem_Free(buf);
+    if (row == NULL || PyList_Append(out, row)) {
+      Py_XDECREF(row);
+      Py_CLEAR(out);
+      goto done;
+    }
+    Py_DECREF(row);
+  }
+done:
+  PyBuffer_Release(&src);
+  PyBuffer_Release(&ends);
+  return out;
+}
