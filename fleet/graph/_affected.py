@@ -18,9 +18,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from fleet.graph._model import MODULE, FileData
-from fleet.graph._refs import of_kind
+from fleet.graph._refs import KIND_CODE, RawRefs, of_kind
 
 __all__ = ["affected_files", "fixture_scopes", "interface_keys"]
+
+_FIXTURE_KINDS = frozenset(KIND_CODE[k] for k in ("call", "attribute", "name"))
 
 
 def _bases(fd: FileData) -> dict[str, tuple[str, ...]]:
@@ -34,8 +36,14 @@ def fixture_scopes(fd: FileData) -> frozenset[str]:
     """The functions of this file that ``Resolver`` counts as pytest fixtures."""
     if not (fd.fixture_params or fd.record.path.endswith("conftest.py")):
         return frozenset()
+    refs = fd.refs
+    if isinstance(refs, RawRefs):  # over the columns: no RawRef built per reference
+        return frozenset(
+            scope for scope, name, kind in zip(refs.scopes, refs.names, refs.kinds, strict=True)
+            if kind in _FIXTURE_KINDS and name.endswith("fixture")
+        )
     return frozenset(
-        ref.scope for ref in fd.refs
+        ref.scope for ref in refs
         if ref.name.endswith("fixture") and ref.kind in ("call", "attribute", "name")
     )
 
