@@ -95,10 +95,26 @@ def _beside(point: int, start: int, end: int, new_length: int) -> bool:
     return point in (start, end) and new_length == end - start
 
 
+def _covered(
+    base: Sequence[Hashable], ours: Sequence[Hashable], theirs: Sequence[Hashable]
+) -> list[tuple[str, int]] | None:
+    """One side's edit of a run holds all of the other side's: the three are equally long, and
+    at each place the other side has the base's item or this side's (httpx ``64fd48eaa2ae``:
+    ``self.backend = lookup_backend(backend)`` written by both sides, one also renaming
+    ``self.http_2`` on the line above). That side's run is the merge."""
+    if not base or not len(base) == len(ours) == len(theirs):
+        return None
+    for name, side, other in (("ours", ours, theirs), ("theirs", theirs, ours)):
+        if all(o in (b, s) for b, s, o in zip(base, side, other, strict=True)):
+            return [(name, index) for index in range(len(side))]
+    return None
+
+
 def compose_disjoint(
     base: Sequence[Hashable], ours: Sequence[Hashable], theirs: Sequence[Hashable]
 ) -> list[tuple[str, int]] | None:
-    """Merge a conflicting gap when the two sides change *different* base tokens.
+    """Merge a conflicting gap when the two sides change *different* base tokens, or when one
+    side's edit holds the other's (``_covered``: the same edit made by both, more by one).
 
     Each side's changes are ranges of base tokens; changes of disjoint ranges compose even when
     adjacent (git would conflict on the touching lines), and an insertion at the edge of the
@@ -121,7 +137,7 @@ def compose_disjoint(
                 if not _beside(t1, o1, o2, p2 - p1):
                     return None
             elif max(o1, t1) < min(o2, t2):
-                return None
+                return _covered(base, ours, theirs)
     edits = sorted(
         [(i1, i2, "ours", j1, j2) for i1, i2, j1, j2 in ours_changes]
         + [(i1, i2, "theirs", j1, j2) for i1, i2, j1, j2 in theirs_changes]
