@@ -65,7 +65,7 @@ def instance_for(dagster_home: Path, prepare: Callable[[Path], object] | None = 
 
 @contextmanager
 def _retries_in_one_line() -> Iterator[None]:
-    from fleet_pipelines.engine._checks import OneLineRetries
+    from fleet_pipelines.engine import OneLineRetries
 
     root, one_line = logging.getLogger(), OneLineRetries()
     root.addFilter(one_line)
@@ -78,7 +78,7 @@ def _retries_in_one_line() -> Iterator[None]:
 def _unavailable(dagster_home: Path, exc: Exception) -> Exception:
     """``InstanceUnavailable`` naming the instance when its storage's database refused it,
     else ``exc`` itself."""
-    from fleet_pipelines.engine._checks import storage_failure
+    from fleet_pipelines.engine import storage_failure
 
     reason = storage_failure(exc)
     if reason is None:
