@@ -17,6 +17,7 @@ import array
 import hashlib
 import os
 from functools import cache
+from sys import intern
 from types import ModuleType
 
 from fleet.graph._imports import _absolute
@@ -100,6 +101,7 @@ def extract_python(path: str, src: bytes, module: str | None, record: FileRecord
     lines, cols, starts, ends = (_u32(b) for b in numbers)
     bindings = _bindings(imports, package)
     for local, target, (start, end, row, col) in bindings:
+        target = intern(target)  # as the C walk's reference names: one object per name
         scope = scope_at(spans, module_id, start)
         ref_scopes.append(scope)
         lines.append(row + 1)

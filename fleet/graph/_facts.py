@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
+from sys import intern
 
 from fleet import pyast
 from fleet.graph._extract_native import native_module
@@ -89,7 +90,9 @@ def add_facts(fd: FileData, src: bytes) -> None:
                 typed = annotation_name(param.group("ann").decode("ascii"))
                 local = param.group("name").decode("ascii")
                 if typed is not None and local in fd.params.get(sym.id, ()):
-                    fd.local_types.setdefault(sym.id, {}).setdefault(local, typed)
+                    # interned as the C walk's locals and type expressions are
+                    fd.local_types.setdefault(sym.id, {}).setdefault(intern(local),
+                                                                     intern(typed))
             if (sym.kind == "method" and sym.start_byte < sym.sig_start_byte
                     and _PROPERTY.search(src, sym.start_byte, sym.sig_start_byte)):
                 properties.add(sym.id)

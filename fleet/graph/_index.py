@@ -24,7 +24,7 @@ from pathlib import Path
 
 from fleet.errors import FleetError
 from fleet.graph._affected import affected_files
-from fleet.graph._extract import extract
+from fleet.graph._extract import extract, forget_shared_locals
 from fleet.graph._extract_native import available as native_available
 from fleet.graph._extract_native import threaded as native_threaded
 from fleet.graph._extract_native import threads as native_threads
@@ -321,6 +321,7 @@ def _index(repo: str | Path, previous: SymbolGraph | None = None, *,
                 if progress is not None:
                     progress(done, len(paths), rel)
 
+    forget_shared_locals()
     if len(changed) >= 64:
         release_free_memory()  # the parsers' freed trees, before the resolvers fork
     if phase is not None:

@@ -315,6 +315,25 @@ static PyObject *body_hash(const unsigned char *src, uint32_t a, uint32_t b) {
     return r;
 }
 
+/* The int objects of the symbols' positions, shared: a value below 2^18 is one object for
+   the whole process (the stdlib's 87k symbols held 447k int objects for 90k distinct values,
+   12 MB; Python itself shares only -5..256). Filled under the GIL, never freed (at most 2^18
+   ints, ~9 MB, and only the values some file had). */
+#define SHARED_INTS (1u << 18)
+static PyObject *shared_ints[SHARED_INTS];
+
+static PyObject *shared_int(uint32_t v) {
+    if (v >= SHARED_INTS) return PyLong_FromUnsignedLong(v);
+    PyObject *o = shared_ints[v];
+    if (!o) {
+        o = PyLong_FromUnsignedLong(v);
+        if (!o) return NULL;
+        shared_ints[v] = o; /* the table's reference */
+    }
+    Py_INCREF(o);
+    return o;
+}
+
 /* a Symbol named tuple (its fields in order); the references passed in are borrowed */
 static PyObject *new_symbol(PyTypeObject *type, PyObject *id, PyObject *path, PyObject *qual,
                             PyObject *name, PyObject *kind, const uint32_t nums[6],
@@ -327,7 +346,7 @@ static PyObject *new_symbol(PyTypeObject *type, PyObject *id, PyObject *path, Py
         PyTuple_SET_ITEM(t, i, objs[i]);
     }
     for (int i = 0; i < 6; i++) {
-        PyObject *v = PyLong_FromUnsignedLong(nums[i]);
+        PyObject *v = shared_int(nums[i]);
         if (!v) { Py_DECREF(t); return NULL; }
         PyTuple_SET_ITEM(t, 6 + i, v);
     }
