@@ -7,12 +7,13 @@ class's members (tokens = symbol identities) and a function's statements (tokens
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Literal
 
-__all__ = ["Chunk", "ChunkKind", "both_inserted", "compose_disjoint", "diff3"]
+__all__ = ["Chunk", "ChunkKind", "both_inserted", "compose_disjoint", "covered", "diff3"]
 
 ChunkKind = Literal["stable", "ours", "theirs", "both", "conflict"]
 
@@ -95,17 +96,33 @@ def _beside(point: int, start: int, end: int, new_length: int) -> bool:
     return point in (start, end) and new_length == end - start
 
 
-def _covered(
+def _holds(base: Sequence[Hashable], holder: Sequence[Hashable], other: Sequence[Hashable]) -> bool:
+    """Does ``holder`` make every change ``other`` makes, and more? From ``other`` to
+    ``holder`` there are only insertions and rewrites of items ``other`` kept from the base,
+    and no base item ``other`` dropped is anywhere in ``holder``."""
+    kept = _matches(base, other)
+    dropped = [index for index in range(len(base)) if index not in kept]
+    from_base = set(kept.values())
+    matcher = SequenceMatcher(None, other, holder, autojunk=False)
+    for tag, i1, i2, _, _ in matcher.get_opcodes():
+        if tag in ("replace", "delete") and not all(i in from_base for i in range(i1, i2)):
+            return False  # a change of ``other``'s own is not in ``holder``
+    # By value, not by alignment: an item ``other`` dropped and ``holder`` moved is still there.
+    return not {base[index] for index in dropped} & set(holder)
+
+
+def covered(
     base: Sequence[Hashable], ours: Sequence[Hashable], theirs: Sequence[Hashable]
 ) -> list[tuple[str, int]] | None:
-    """One side's edit of a run holds all of the other side's: the three are equally long, and
-    at each place the other side has the base's item or this side's (httpx ``64fd48eaa2ae``:
-    ``self.backend = lookup_backend(backend)`` written by both sides, one also renaming
-    ``self.http_2`` on the line above). That side's run is the merge."""
-    if not base or not len(base) == len(ours) == len(theirs):
+    """One side's edit of a run holds all of the other side's (``_holds``): the same edit made
+    by both, more by one (httpx ``64fd48eaa2ae``: ``self.backend = lookup_backend(backend)``
+    written by both sides, one also renaming ``self.http_2`` on the line above; werkzeug
+    ``b69901bf72a8``: a link fixed by both, a ``deprecated`` note added below it by one). That
+    side's run is the merge. Not when the two are equal or either is the base's."""
+    if list(ours) == list(theirs) or list(base) in (list(ours), list(theirs)):
         return None
     for name, side, other in (("ours", ours, theirs), ("theirs", theirs, ours)):
-        if all(o in (b, s) for b, s, o in zip(base, side, other, strict=True)):
+        if _holds(base, side, other):
             return [(name, index) for index in range(len(side))]
     return None
 
@@ -114,7 +131,7 @@ def compose_disjoint(
     base: Sequence[Hashable], ours: Sequence[Hashable], theirs: Sequence[Hashable]
 ) -> list[tuple[str, int]] | None:
     """Merge a conflicting gap when the two sides change *different* base tokens, or when one
-    side's edit holds the other's (``_covered``: the same edit made by both, more by one).
+    side's edit holds the other's (``covered``: the same edit made by both, more by one).
 
     Each side's changes are ranges of base tokens; changes of disjoint ranges compose even when
     adjacent (git would conflict on the touching lines), and an insertion at the edge of the
@@ -128,8 +145,8 @@ def compose_disjoint(
     for o1, o2, p1, p2 in ours_changes:
         for t1, t2, q1, q2 in theirs_changes:
             if o1 == o2 and t1 == t2:
-                if o1 == t1:
-                    return None  # both insert at one point: their order is unknown
+                if o1 == t1:  # both insert at one point: their order is unknown
+                    return covered(base, ours, theirs)  # unless one holds the other's
             elif o1 == o2:
                 if not _beside(o1, t1, t2, q2 - q1):
                     return None
@@ -137,7 +154,7 @@ def compose_disjoint(
                 if not _beside(t1, o1, o2, p2 - p1):
                     return None
             elif max(o1, t1) < min(o2, t2):
-                return _covered(base, ours, theirs)
+                return covered(base, ours, theirs)
     edits = sorted(
         [(i1, i2, "ours", j1, j2) for i1, i2, j1, j2 in ours_changes]
         + [(i1, i2, "theirs", j1, j2) for i1, i2, j1, j2 in theirs_changes]
@@ -149,6 +166,13 @@ def compose_disjoint(
         merged.extend((side, index) for index in range(j1, j2))
         position = max(position, i2)
     merged.extend(("base", index) for index in range(position, len(base)))
+    sources = {"base": base, "ours": ours, "theirs": theirs}
+    counts = Counter(sources[side][index] for side, index in merged)
+    if any(n > max(list(ours).count(item), list(theirs).count(item)) for item, n in counts.items()):
+        # An item both sides added, once each (one rewriting a run, the other inserting beside
+        # it), would be there twice (bokeh 2634352f4770: two ``print`` lines ours rewrote and
+        # theirs inserted above the originals).
+        return None
     return merged
 
 

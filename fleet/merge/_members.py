@@ -9,6 +9,7 @@ smallest node that holds it; what cannot be reasoned about raises ``Unsure``.
 
 from __future__ import annotations
 
+import difflib
 import io
 import keyword
 import tokenize
@@ -17,10 +18,17 @@ import libcst as cst
 
 from fleet.merge._context import Context, Maps, Stmts, Unsure
 from fleet.merge._diff3 import compose_disjoint, diff3
-from fleet.merge._order import fields_both_added, match_renames, ordered_fields, resolve_order
+from fleet.merge._order import (
+    fields_both_added,
+    match_renames,
+    ordered_fields,
+    renamed_two_ways,
+    resolve_order,
+)
 from fleet.merge._pykeys import Key, code, formatting_only, keyed, normalized, rule_for
 from fleet.merge._pytext import (
     header_merge,
+    held_merge,
     merge_decorators,
     multiline_strings,
     text_merge,
@@ -123,6 +131,9 @@ def merge_node(
         return [theirs]
     if formatting_only(base, theirs):
         return [ours]
+    same = _same_change([base], [ours], [theirs])
+    if same is not None:
+        return same
     result: cst.BaseStatement | None = None
     if rule is not None and rule.strategy in ("members", "statements"):
         result = _merge_block(ctx, base, ours, theirs, members=rule.strategy == "members")
@@ -137,6 +148,30 @@ def merge_node(
         # re-indented, which is exact unless a string spans lines (its inner lines would shift).
         return ctx.raw_conflict(marked)
     return ctx.conflict([ours], [base], [theirs])
+
+
+def _changed_lines(base: list[cst.BaseStatement], side: list[cst.BaseStatement]) -> int:
+    before = "".join(code(node) for node in base).splitlines()
+    after = "".join(code(node) for node in side).splitlines()
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    return len(after) - sum(block.size for block in matcher.get_matching_blocks())
+
+
+def _same_change(
+    base: list[cst.BaseStatement], ours: list[cst.BaseStatement], theirs: list[cst.BaseStatement]
+) -> list[cst.BaseStatement] | None:
+    """Both sides changed these statements into the same program, told apart by formatting only
+    (quotes, wrapping, trailing commas; comments equal): one change, made twice. The side with
+    more changed lines is the merge, its formatting being the later edit (black
+    ``8b427c789db8``: ``str(self.filename)`` written by both, one also rewrapping the call);
+    ours on a tie. None when they differ as programs or one does not parse alone."""
+    if len(ours) != len(theirs) or not ours:
+        return None
+    for node_o, node_t in zip(ours, theirs, strict=True):
+        shape = normalized(node_o)
+        if shape is None or shape != normalized(node_t):
+            return None
+    return theirs if _changed_lines(base, theirs) > _changed_lines(base, ours) else ours
 
 
 def _resolve_key(ctx: Context, key: Key, maps: Maps) -> list[cst.BaseStatement]:
@@ -227,6 +262,8 @@ def merge_members(ctx: Context, base: Stmts, ours: Stmts, theirs: Stmts) -> list
             settled.update(part_t)
         elif fields_both_added(part_b, part_o, part_t, maps, ctx.ordered_fields):
             chosen = None  # where both sides' fields meet, their order is unknown
+        elif renamed_two_ways(part_b, part_o, part_t, maps):
+            chosen = None  # one definition renamed two ways: both copies would be kept
         else:
             chosen = resolve_order(ctx.profile, part_b, part_o, part_t, maps)
             if chosen is None:
@@ -287,7 +324,8 @@ def _nested_block(
     if isinstance(nodes[0], cst.FunctionDef | cst.ClassDef):
         return None  # symbols are merged by identity, not here
     if isinstance(nodes[0], cst.SimpleStatementLine):
-        return token_merge(ctx.module, nodes[0], nodes[1], nodes[2])
+        merged = token_merge(ctx.module, nodes[0], nodes[1], nodes[2])
+        return merged if merged is not None else held_merge(ctx.module, *nodes)
     return _merge_block(ctx, nodes[0], nodes[1], nodes[2], members=members)
 
 
@@ -350,6 +388,10 @@ def merge_statements(
             continue
         if _reformatted(part_b, part_t):
             out.extend(part_o)
+            continue
+        same = _same_change(part_b, part_o, part_t)
+        if same is not None:
+            out.extend(same)
             continue
         text_parts = [t[slice(*span)] for t, span in zip(texts, spans, strict=True)]
         composed = compose_disjoint(*text_parts)

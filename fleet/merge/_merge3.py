@@ -40,13 +40,33 @@ def after_line_stage(
     from fleet.merge._python import structural_merge  # libcst only when needed
 
     structural = structural_merge(base, ours, theirs, profile)
-    if structural is None:
-        return line
     if isinstance(structural, Clean):
         return structural
+    held = held_file(base, ours, theirs, line)
+    if held is not None:
+        return held
+    if structural is None:
+        return line
     if structural.conflicted_lines < line.conflicted_lines:
         return structural
     return line
+
+
+def held_file(base: str, ours: str, theirs: str, line: Conflicted) -> Clean | None:
+    """git's conflicted line merge of a whole Python file, each region one side's lines holding
+    the other's (``_pytext.held_lines``), when the result parses and passes the whole-result
+    checks (``_checks.unsure``): a module-level statement no symbol merge sees (a call's lines,
+    a comment block), resolved as inside a symbol."""
+    from fleet.merge._bounds import parse_within_bounds
+    from fleet.merge._checks import unsure
+    from fleet.merge._pytext import held_lines
+
+    if any(parse_within_bounds(text) is None for text in (base, ours, theirs)):
+        return None  # the bounds of the structural stage hold here too
+    text = held_lines(line.text_with_markers, [base, ours, theirs])
+    if text is None or parse_within_bounds(text) is None:
+        return None
+    return None if unsure(base, ours, theirs, text) is not None else Clean(text, "structural")
 
 
 __all__ = ["Clean", "Conflicted", "MergeResult", "merge3"]

@@ -4,13 +4,21 @@ of commutative members that both sides changed (used by ``_members.merge_members
 from __future__ import annotations
 
 import re
+from difflib import SequenceMatcher
 
 import libcst as cst
 
 from fleet.merge._pykeys import Key, code, rule_for
 from fleet.merge.profile import LanguageProfile
 
-__all__ = ["Maps", "fields_both_added", "match_renames", "ordered_fields", "resolve_order"]
+__all__ = [
+    "Maps",
+    "fields_both_added",
+    "match_renames",
+    "ordered_fields",
+    "renamed_two_ways",
+    "resolve_order",
+]
 
 Maps = list[dict[Key, cst.BaseStatement]]
 
@@ -146,3 +154,50 @@ def fields_both_added(
 
     both = adds(ours, maps[1]) & adds(theirs, maps[2])
     return both and (ordered or annotated)
+
+
+def _shape(node: cst.BaseStatement) -> tuple[str, ...]:
+    """A definition's parameter names (a ``def``) or base expressions (a ``class``)."""
+    if isinstance(node, cst.FunctionDef):
+        params = node.params
+        every = [*params.posonly_params, *params.params, *params.kwonly_params]
+        star = [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+        return tuple(p.name.value for p in [*every, *star])
+    if isinstance(node, cst.ClassDef):
+        return tuple(code(base.value) for base in node.bases)
+    return ()
+
+
+def _resembles(old: cst.BaseStatement, new: cst.BaseStatement) -> bool:
+    """``new`` (under another name) looks like ``old``: the same parameters or bases, or at
+    least half of its lines the same."""
+    if _shape(old) == _shape(new):
+        return True
+    lines = [code(node).splitlines()[1:] for node in (old, new)]
+    return SequenceMatcher(None, lines[0], lines[1], autojunk=False).ratio() >= 0.5
+
+
+def renamed_two_ways(base: list[Key], ours: list[Key], theirs: list[Key], maps: Maps) -> bool:
+    """A ``def`` or ``class`` both sides removed, each adding one of its kind under a name of
+    its own that resembles it (``_resembles``): one symbol renamed two ways, whose two copies
+    would both be kept (networkx ``d24c7432824a``: ``S1_graph`` made
+    ``soft_random_S1_H2_geometric_graph`` on one side and ``S1_model`` on the other, each
+    with its own edits)."""
+    base_map, ours_map, theirs_map = maps
+    for key in base:
+        if key[0] not in ("def", "class") or key in ours_map or key in theirs_map:
+            continue
+        old = base_map[key]
+        sides = ((ours, ours_map, theirs_map), (theirs, theirs_map, ours_map))
+        if all(
+            any(
+                k[0] == key[0]
+                and k not in base_map
+                and k not in other
+                and _resembles(old, mapping[k])
+                for k in part
+            )
+            for part, mapping, other in sides
+        ):
+            return True
+    return False

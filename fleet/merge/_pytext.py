@@ -9,13 +9,22 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from fleet.merge._diff3 import compose_disjoint, diff3
+from fleet.merge._diff3 import compose_disjoint, covered, diff3
 from fleet.merge._line import decode, encode, git_merge_file_bytes
 from fleet.merge._pykeys import code
+from fleet.merge._result import (
+    MARKER_BASE,
+    MARKER_OURS,
+    MARKER_SEP,
+    MARKER_THEIRS,
+    parse_conflicts,
+)
 from fleet.merge._tokens import merge_tokens
 
 __all__ = [
     "header_merge",
+    "held_lines",
+    "held_merge",
     "indent_flags",
     "merge_decorators",
     "multiline_strings",
@@ -27,15 +36,62 @@ __all__ = [
 def text_merge(
     module: cst.Module, base: cst.BaseStatement, ours: cst.BaseStatement, theirs: cst.BaseStatement
 ) -> tuple[cst.BaseStatement | None, str | None]:
-    """git's line merge of one symbol's text: the merged statement if clean and still one
+    """git's line merge of one symbol's text: the merged statement if clean (or if each of its
+    conflict regions is one side's lines holding the other's, ``held_lines``) and still one
     statement of its kind, else git's marker text when it conflicted."""
     plain = module.default_indent == "    " and module.default_newline == "\n"
     render = code if plain else module.code_for_node
     texts = [encode(render(node)) for node in (base, ours, theirs)]
     merged, conflicts = git_merge_file_bytes(*texts)
     if conflicts:
-        return None, decode(merged)
+        marked = decode(merged)
+        held = held_lines(marked, [decode(text) for text in texts])
+        node = None if held is None else _reparsed(module, held, (ours, theirs, base))
+        return (node, None) if node is not None else (None, marked)
     return _reparsed(module, decode(merged), (ours, theirs, base)), None
+
+
+def held_merge(
+    module: cst.Module, base: cst.BaseStatement, ours: cst.BaseStatement, theirs: cst.BaseStatement
+) -> cst.BaseStatement | None:
+    """One statement both sides edited, where git's line merge of its text conflicts only in
+    regions that one side's lines hold (``held_lines``): that merge, else None. A clean line
+    merge of the statement is not taken here (only the checked paths of ``merge_node`` do)."""
+    plain = module.default_indent == "    " and module.default_newline == "\n"
+    render = code if plain else module.code_for_node
+    texts = [encode(render(node)) for node in (base, ours, theirs)]
+    merged, conflicts = git_merge_file_bytes(*texts)
+    if not conflicts:
+        return None
+    held = held_lines(decode(merged), [decode(text) for text in texts])
+    return None if held is None else _reparsed(module, held, (ours, theirs, base))
+
+
+def held_lines(marked: str, inputs: Sequence[str]) -> str | None:
+    """git's conflicted line merge ``marked`` resolved where every conflict region is one side's
+    lines holding all of the other side's (``_diff3.covered``: the three equally long, the other
+    side having at each line the base's or this side's): that side's lines. None if a region is
+    changed two ways, or if an input has a line that reads as a conflict marker. Lines inside
+    one statement, where git conflicts and no token rule applies (a docstring whose typo both
+    sides fixed, one also rewording the next line: jinja ``a9895c88f69e``)."""
+    markers = (MARKER_OURS, MARKER_BASE, MARKER_SEP, MARKER_THEIRS)
+    if any(line.startswith(markers) for text in inputs for line in text.splitlines()):
+        return None
+    lines = marked.splitlines(keepends=True)
+    out: list[str] = []
+    index = 0
+    for region in parse_conflicts(marked):
+        out.extend(lines[index : region.start_line - 1])
+        index = region.end_line
+        texts = (region.base, region.ours, region.theirs)
+        parts = [text.splitlines(keepends=True) for text in texts]
+        held = covered(*parts)
+        if held is None:
+            return None
+        by_side = dict(zip(("base", "ours", "theirs"), parts, strict=True))
+        out.extend(by_side[side][position] for side, position in held)
+    out.extend(lines[index:])
+    return "".join(out)
 
 
 def _reparsed(

@@ -1,0 +1,126 @@
+"""Two rules for one statement both sides edited, found in the held set's conflicts.
+
+- *Held lines*: git conflicts on a run of lines where one side's lines hold all of the other
+  side's (equally long, the other side having at each line the base's or this side's). jinja
+  ``a9895c88f69e`` (``environment.py``, BSD-3-Clause): a docstring's "will be will be" fixed by
+  both sides, the next line reworded by one; the humans kept that side.
+- *The same change made twice*: both sides' statements are one program, told apart by formatting
+  only. black ``8b427c789db8`` (``blib2to3/pgen2/pgen.py``, MIT): ``str(self.filename)`` written
+  by both, one also rewrapping the call; the humans kept the rewrapped one.
+
+Reduced to the lines that matter. Either rule stops at a real second edit: a conflict.
+"""
+
+from __future__ import annotations
+
+from fleet.merge import Clean, merge3
+from fleet.merge._diff3 import compose_disjoint
+from fleet.merge._pytext import held_lines
+
+DOC_BASE = (
+    "class Environment:\n"
+    "    def compile_templates(self, target, zip=True):\n"
+    '        """Finds all the templates and compiles them.  If `zip` is `None`, instead of in a\n'
+    "        zipfile, the templates will be will be stored in a directory.\n"
+    "        By default a deflate zip algorithm is used, to switch to\n"
+    "        the stored algorithm, `zip` can be set to ``'stored'``.\n"
+    '        """\n'
+    "        return self._compile(target, zip)\n"
+)
+DOC_THEIRS = DOC_BASE.replace("will be will be", "will be")
+DOC_OURS = DOC_THEIRS.replace("is used, to switch to", "is used. To switch to")
+
+
+def test_a_docstring_whose_lines_one_side_holds_is_that_side() -> None:
+    result = merge3(DOC_BASE, DOC_OURS, DOC_THEIRS, "environment.py")
+    assert isinstance(result, Clean), result.text_with_markers
+    assert result.text == DOC_OURS
+    result = merge3(DOC_BASE, DOC_THEIRS, DOC_OURS, "environment.py")
+    assert isinstance(result, Clean), result.text_with_markers
+    assert result.text == DOC_OURS
+
+
+def test_a_docstring_line_edited_two_ways_still_conflicts() -> None:
+    theirs = DOC_THEIRS.replace("to switch to", "and to switch to")
+    assert not isinstance(merge3(DOC_BASE, DOC_OURS, theirs, "environment.py"), Clean)
+    # Each side edits one line only, a different one: git's conflict stays (no line composing).
+    ours = DOC_BASE.replace("is used, to switch to", "is used. To switch to")
+    assert not isinstance(merge3(DOC_BASE, ours, DOC_THEIRS, "environment.py"), Clean)
+
+
+def test_held_lines_asks_every_region_to_be_held() -> None:
+    marked = (
+        "a\n<<<<<<< ours\nX\nY\n||||||| base\nx\ny\n=======\nX\ny\n>>>>>>> theirs\nb\n"
+        "<<<<<<< ours\nP\n||||||| base\np\n=======\nQ\n>>>>>>> theirs\n"
+    )
+    assert held_lines(marked, ["a\nx\ny\nb\np\n"]) is None
+    assert held_lines(marked.split("b\n")[0] + "b\n", ["a\nx\ny\nb\n"]) == "a\nX\nY\nb\n"
+    # An input holding a line that reads as a marker (an RST underline) is never parsed so.
+    assert held_lines(marked.split("b\n")[0] + "b\n", ["Title\n=======\n"]) is None
+
+
+SAME_BASE = (
+    "class ParserGenerator:\n"
+    "    def raise_error(self, msg):\n"
+    "        msg = msg.strip()\n"
+    "        raise SyntaxError(msg, (self.filename, self.end[0], self.end[1], self.line))\n"
+)
+SAME_OURS = SAME_BASE.replace("(self.filename,", "(str(self.filename),")
+SAME_THEIRS = SAME_BASE.replace(
+    "        raise SyntaxError(msg, (self.filename, self.end[0], self.end[1], self.line))\n",
+    "        raise SyntaxError(\n"
+    "            msg, (str(self.filename), self.end[0], self.end[1], self.line)\n"
+    "        )\n",
+)
+
+
+def test_the_same_change_made_twice_is_the_side_that_also_rewrapped_it() -> None:
+    for ours, theirs in ((SAME_OURS, SAME_THEIRS), (SAME_THEIRS, SAME_OURS)):
+        result = merge3(SAME_BASE, ours, theirs, "pgen.py")
+        assert isinstance(result, Clean), result.text_with_markers
+        assert result.text == SAME_THEIRS
+
+
+def test_a_rewrapped_statement_with_another_change_still_conflicts() -> None:
+    theirs = SAME_THEIRS.replace("self.end[1], self.line", "self.end[1], None")
+    assert not isinstance(merge3(SAME_BASE, SAME_OURS, theirs, "pgen.py"), Clean)
+    # A changed comment is not formatting.
+    theirs = SAME_THEIRS.replace("        )\n", "        )  # the line too\n")
+    assert not isinstance(merge3(SAME_BASE, SAME_OURS, theirs, "pgen.py"), Clean)
+
+
+LINK_BASE = (
+    "class ProtobufRequestMixin:\n"
+    '    """Adds protobuf parsing.\n\n'
+    "    .. _protobuf: http://code.google.com/p/protobuf/\n"
+    '    """\n\n'
+    "    protobuf_check_initialization = True\n"
+)
+LINK_THEIRS = LINK_BASE.replace(
+    "http://code.google.com/p/protobuf/", "https://github.com/protocolbuffers/protobuf"
+)
+LINK_OURS = LINK_THEIRS.replace(
+    "protocolbuffers/protobuf\n",
+    "protocolbuffers/protobuf\n\n    .. deprecated:: 0.15\n        Removed in 1.0.\n",
+)
+
+
+def test_lines_one_side_fixed_and_the_other_fixed_alike_and_extended() -> None:
+    """werkzeug ``b69901bf72a8`` (``contrib/wrappers.py``, BSD-3-Clause): the link fixed by
+    both sides, a ``deprecated`` note added below it by one."""
+    for ours, theirs in ((LINK_OURS, LINK_THEIRS), (LINK_THEIRS, LINK_OURS)):
+        result = merge3(LINK_BASE, ours, theirs, "wrappers.py")
+        assert isinstance(result, Clean), result.text_with_markers
+        assert result.text == LINK_OURS
+    theirs = LINK_BASE.replace("http://code.google.com/p/protobuf/", "https://protobuf.dev")
+    assert not isinstance(merge3(LINK_BASE, LINK_OURS, theirs, "wrappers.py"), Clean)
+
+
+def test_holding_asks_for_every_change_of_the_other_side() -> None:
+    assert compose_disjoint([], ["x"], ["x", "y"]) == [("theirs", 0), ("theirs", 1)]
+    assert compose_disjoint(["a"], ["A"], ["A", "y"]) == [("theirs", 0), ("theirs", 1)]
+    assert compose_disjoint([], ["x"], ["y", "z"]) is None  # two insertions at one point
+    assert compose_disjoint(["a", "b"], ["A", "b"], ["A"]) == [("theirs", 0)]  # and b dropped
+    assert compose_disjoint(["a", "b"], ["A", "B"], ["A", "c"]) is None
+    # A base item one side dropped and the other moved is no holding.
+    assert compose_disjoint(["x", "y"], ["y", "c"], ["y", "x", "c", "d"]) is None
