@@ -29,6 +29,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import IO
 
+from fleet.graph._extract_native import native_module
 from fleet.graph._model import FileData
 from fleet.graph._refs import FileRefs
 from fleet.graph._resolve import Resolver
@@ -107,6 +108,8 @@ def resolve_files(resolver: Resolver, data: Mapping[str, FileData], paths: Seque
                 results[rel] = resolver.resolve_with_deps(data[rel])
         symbols = resolver.symbols
         canon: dict[str, str] = {}  # one string object per distinct external target or key
+        native = native_module()
+        reintern = native.reintern if native is not None and type(symbols) is dict else None
 
         def intern(t: str) -> str:
             # a symbol's own id string (not the dict key: a duplicate id keeps its first key)
@@ -121,10 +124,16 @@ def resolve_files(resolver: Resolver, data: Mapping[str, FileData], paths: Seque
                     results[rel] = resolver.resolve_with_deps(data[rel])
                 continue
             for rel, (targets, flags, extra, deps) in zip(part, rows, strict=True):
-                for i, t in enumerate(targets):  # in place: no second list per file
-                    if t is not None:
-                        targets[i] = intern(t)
-                keys = frozenset(map(intern, deps))
+                if reintern is not None:  # the loop below in C (fanout.c)
+                    reintern(targets, symbols, canon)
+                    listed = list(deps)
+                    reintern(listed, symbols, canon)
+                    keys = frozenset(listed)
+                else:
+                    for i, t in enumerate(targets):  # in place: no second list per file
+                        if t is not None:
+                            targets[i] = intern(t)
+                    keys = frozenset(map(intern, deps))
                 results[rel] = (FileRefs(rel, data[rel].refs, targets, flags, extra), keys)
     finally:
         for pid, _, out in children:  # interrupted: stop the children still running

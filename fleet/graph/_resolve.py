@@ -83,6 +83,10 @@ class Resolver(Members):
         self._computing_bases = 0
         self._chains = {}
         self._fixture_ids: dict[str, frozenset[str]] = {}  # path -> its fixtures, on first need
+        native = native_module()
+        # ``_lookup_scopes`` in C (fanout.c) when the symbols are a dict, as ``index`` gives
+        self._c_lookup = (native.lookup_scopes
+                          if native is not None and type(symbols) is dict else None)
 
     # -- public --------------------------------------------------------------------------
     def resolve_with_deps(self, fd: FileData) -> tuple[FileRefs, frozenset[str]]:
@@ -91,6 +95,9 @@ class Resolver(Members):
         self._deps = deps
         refs = self.resolve_file(fd)
         self._deps = set()
+        native = native_module()
+        if native is not None:  # the same filter in C (fanout.c)
+            return refs, native.foreign_keys(deps, fd.record.path)
         return refs, _foreign_keys(deps, fd.record.path)
 
     def resolve_file(self, fd: FileData) -> FileRefs:
@@ -260,7 +267,18 @@ class Resolver(Members):
 
     def _lookup_scopes(self, head: str, scope: str, fd: FileData) -> str | None:
         """Innermost-first: returns a symbol id, ``""`` for a local binding, ``"\\1"`` + the
-        dotted target for a name imported in a function or class body, or None."""
+        dotted target for a name imported in a function or class body, or None. In C
+        (``lookup_scopes``, fanout.c) when the extension is built; this method stays the
+        specification (a test compares both) and the path of Go packages."""
+        c_lookup = self._c_lookup
+        if c_lookup is not None:
+            found = c_lookup(head, scope, self.symbols, self._deps, fd.scoped_imports,
+                             fd.params, fd.local_types)
+            if found is not NotImplemented:
+                return found
+        return self._lookup_scopes_py(head, scope, fd)
+
+    def _lookup_scopes_py(self, head: str, scope: str, fd: FileData) -> str | None:
         symbols = self.symbols
         deps = self._deps
         scoped = fd.scoped_imports

@@ -169,3 +169,247 @@ fail:
   Py_XDECREF(flags);
   return NULL;
 }
+
+/*
+ * lookup_scopes(head, scope, symbols, deps, scoped, params, local_types) -> str | None, or
+ * NotImplemented at a Go module (its package's other files: the Python method's)
+ *
+ * Resolver._lookup_scopes (fleet/graph/_resolve.py, which stays the specification and the
+ * path of Go files) in C: from ``scope`` outwards, innermost first, a function's nested
+ * definition, an import in its body, a local (``""``, or ``"\0<function>\0<type>"`` when its
+ * type is known), a class body's member or import (only for code directly in that body), then
+ * the module's symbol; each symbol id asked for is added to ``deps``. An import found in an
+ * enclosing body is ``"\1"`` + its dotted target. symbols: dict id -> Symbol; scoped, params,
+ * local_types: the file's FileData fields (dicts).
+ */
+static PyObject *KIND_FUNCTION, *KIND_METHOD, *KIND_CLASS, *KIND_MODULE, *DOT, *COLONS, *ONE,
+    *NUL;
+
+static int ensure_lookup_constants(void) {
+  if (NUL != NULL) return 0;
+  KIND_FUNCTION = PyUnicode_InternFromString("function");
+  KIND_METHOD = PyUnicode_InternFromString("method");
+  KIND_CLASS = PyUnicode_InternFromString("class");
+  KIND_MODULE = PyUnicode_InternFromString("module");
+  DOT = PyUnicode_InternFromString(".");
+  COLONS = PyUnicode_InternFromString("::");
+  ONE = PyUnicode_InternFromString("\1");
+  NUL = PyUnicode_FromStringAndSize("\0", 1);
+  return (KIND_FUNCTION && KIND_METHOD && KIND_CLASS && KIND_MODULE && DOT && COLONS && ONE &&
+          NUL) ? 0 : -1;
+}
+
+static int same_str(PyObject *a, PyObject *b) {
+  if (a == b) return 1;
+  return PyUnicode_Check(a) && PyUnicode_Compare(a, b) == 0;
+}
+
+/* ``sid + tail`` added to deps: 1 and *out (a new reference) when it is a symbol, 0 when
+   not, -1 on error */
+static int ask(PyObject *sid, PyObject *tail, PyObject *symbols, PyObject *deps,
+               PyObject **out) {
+  PyObject *id = PyUnicode_Concat(sid, tail);
+  if (id == NULL || PySet_Add(deps, id) < 0) {
+    Py_XDECREF(id);
+    return -1;
+  }
+  int found = PyDict_Contains(symbols, id);
+  if (found <= 0) {
+    Py_DECREF(id);
+    return found;
+  }
+  *out = id;
+  return 1;
+}
+
+/* scoped.get(sid, {}).get(head): borrowed, NULL when absent (check PyErr_Occurred) */
+static PyObject *scoped_import(PyObject *scoped, PyObject *sid, PyObject *head) {
+  PyObject *in = PyDict_GetItemWithError(scoped, sid);
+  if (in == NULL || !PyDict_Check(in)) return NULL;
+  return PyDict_GetItemWithError(in, head);
+}
+
+PyObject *fleet_lookup_scopes(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+  /* METH_FASTCALL: called once per resolver miss, PyArg_ParseTuple's cost showed */
+  if (nargs != 7) {
+    PyErr_SetString(PyExc_TypeError, "lookup_scopes takes 7 arguments");
+    return NULL;
+  }
+  PyObject *head = args[0], *scope = args[1], *symbols = args[2], *deps = args[3],
+           *scoped = args[4], *params = args[5], *local_types = args[6];
+  if (!PyUnicode_Check(head) || !PyDict_Check(symbols) || !PySet_Check(deps) ||
+      !PyDict_Check(scoped) || !PyDict_Check(params) || !PyDict_Check(local_types)) {
+    PyErr_SetString(PyExc_TypeError, "lookup_scopes: head str, symbols dict, deps set, "
+                    "scoped, params and local_types dicts");
+    return NULL;
+  }
+  if (ensure_constants() || ensure_lookup_constants()) return NULL;
+  PyObject *dot_head = PyUnicode_Concat(DOT, head);
+  if (dot_head == NULL) return NULL;
+  PyObject *result = NULL;
+  int first = 1, has_scoped = PyDict_GET_SIZE(scoped) > 0;
+  PyObject *sid = scope; /* borrowed: a symbol's field or the argument */
+  while (sid != Py_None) {
+    PyObject *sym = PyDict_GetItemWithError(symbols, sid);
+    if (sym == NULL) {
+      if (PyErr_Occurred()) goto fail;
+      break;
+    }
+    if (!PyTuple_Check(sym) || PyTuple_GET_SIZE(sym) < 14) {
+      PyErr_SetString(PyExc_TypeError, "lookup_scopes: a symbol that is not a Symbol");
+      goto fail;
+    }
+    PyObject *kind = PyTuple_GET_ITEM(sym, 4);
+    if (same_str(kind, KIND_FUNCTION) || same_str(kind, KIND_METHOD)) {
+      int found = ask(sid, dot_head, symbols, deps, &result);
+      if (found) {
+        if (found < 0) goto fail;
+        goto done;
+      }
+      if (has_scoped) {
+        PyObject *imported = scoped_import(scoped, sid, head);
+        if (imported != NULL) {
+          result = PyUnicode_Concat(ONE, imported);
+          goto done;
+        }
+        if (PyErr_Occurred()) goto fail;
+      }
+      PyObject *names = PyDict_GetItemWithError(params, sid);
+      if (names == NULL && PyErr_Occurred()) goto fail;
+      int bound = names == NULL ? 0 : PySequence_Contains(names, head);
+      if (bound < 0) goto fail;
+      if (bound) {
+        PyObject *typed = PyDict_GetItemWithError(local_types, sid);
+        if (typed == NULL && PyErr_Occurred()) goto fail;
+        PyObject *type = typed != NULL && PyDict_Check(typed)
+                             ? PyDict_GetItemWithError(typed, head) : NULL;
+        if (type == NULL && PyErr_Occurred()) goto fail;
+        if (type != NULL) {
+          PyObject *parts[4] = {NUL, sid, NUL, type};
+          PyObject *seq = PyTuple_Pack(4, parts[0], parts[1], parts[2], parts[3]);
+          if (seq == NULL) goto fail;
+          result = PyUnicode_Join(EMPTY, seq);
+          Py_DECREF(seq);
+          goto done;
+        }
+        result = Py_NewRef(EMPTY);
+        goto done;
+      }
+      first = 0;
+    } else if (same_str(kind, KIND_CLASS)) {
+      if (first) {
+        int found = ask(sid, dot_head, symbols, deps, &result);
+        if (found) {
+          if (found < 0) goto fail;
+          goto done;
+        }
+        if (has_scoped) {
+          PyObject *imported = scoped_import(scoped, sid, head);
+          if (imported != NULL) {
+            result = PyUnicode_Concat(ONE, imported);
+            goto done;
+          }
+          if (PyErr_Occurred()) goto fail;
+        }
+      }
+      first = 0;
+    } else if (same_str(kind, KIND_MODULE)) {
+      PyObject *language = PyTuple_GET_ITEM(sym, 5);
+      if (PyUnicode_Check(language) && PyUnicode_CompareWithASCIIString(language, "go") == 0) {
+        result = Py_NewRef(Py_NotImplemented); /* a Go package's other files: Python's */
+        goto done;
+      }
+      PyObject *colons_head = PyUnicode_Concat(COLONS, head);
+      if (colons_head == NULL) goto fail;
+      int found = ask(PyTuple_GET_ITEM(sym, 1), colons_head, symbols, deps, &result);
+      Py_DECREF(colons_head);
+      if (found < 0) goto fail;
+      if (!found) result = Py_NewRef(Py_None);
+      goto done;
+    }
+    sid = PyTuple_GET_ITEM(sym, 13);
+  }
+  result = Py_NewRef(Py_None);
+done:
+  Py_DECREF(dot_head);
+  return result;
+fail:
+  Py_DECREF(dot_head);
+  return NULL;
+}
+
+/*
+ * foreign_keys(keys, path) -> frozenset: _resolve._foreign_keys in C (which stays the
+ * specification): the keys that name something outside ``path``, i.e. neither starting with
+ * ``path::`` nor with a tail after their last NUL that is ``path`` or starts with ``path::``.
+ */
+static int names_file(PyObject *k, PyObject *own, PyObject *path) {
+  Py_ssize_t n = PyUnicode_GET_LENGTH(k);
+  if (PyUnicode_Tailmatch(k, own, 0, n, -1) == 1) return 1;
+  Py_ssize_t nul = PyUnicode_FindChar(k, 0, 0, n, -1);
+  if (nul == -2) return -1;
+  Py_ssize_t from = nul + 1; /* the whole key when it has no NUL */
+  Py_ssize_t plen = PyUnicode_GET_LENGTH(path);
+  if (n - from == plen && PyUnicode_Tailmatch(k, path, from, n, -1) == 1) return 1;
+  return PyUnicode_Tailmatch(k, own, from, n, -1) == 1;
+}
+
+PyObject *fleet_foreign_keys(PyObject *self, PyObject *args) {
+  PyObject *keys, *path;
+  if (!PyArg_ParseTuple(args, "O!U", &PySet_Type, &keys, &path)) return NULL;
+  PyObject *own = PyUnicode_FromFormat("%U::", path);
+  PyObject *out = PyFrozenSet_New(NULL);
+  if (own == NULL || out == NULL) goto fail;
+  Py_ssize_t pos = 0;
+  PyObject *k;
+  Py_hash_t hash;
+  while (_PySet_NextEntry(keys, &pos, &k, &hash)) {
+    if (!PyUnicode_Check(k)) {
+      PyErr_SetString(PyExc_TypeError, "foreign_keys: a key that is not a str");
+      goto fail;
+    }
+    int mine = names_file(k, own, path);
+    if (mine < 0 || (!mine && PySet_Add(out, k) < 0)) goto fail;
+  }
+  Py_DECREF(own);
+  return out;
+fail:
+  Py_XDECREF(own);
+  Py_XDECREF(out);
+  return NULL;
+}
+
+/*
+ * reintern(values, symbols, canon) -> None: in place, each str of the list ``values`` replaced
+ * by the id string of the symbol it names (``symbols[t][0]``), else by ``canon.setdefault(t,
+ * t)``; None stays. The loop of _fork.resolve_files over a forked child's targets (which
+ * stays the specification when the extension is not built).
+ */
+PyObject *fleet_reintern(PyObject *self, PyObject *args) {
+  PyObject *values, *symbols, *canon;
+  if (!PyArg_ParseTuple(args, "O!O!O!", &PyList_Type, &values, &PyDict_Type, &symbols,
+                        &PyDict_Type, &canon))
+    return NULL;
+  for (Py_ssize_t i = 0; i < PyList_GET_SIZE(values); i++) {
+    PyObject *t = PyList_GET_ITEM(values, i);
+    if (t == Py_None) continue;
+    PyObject *sym = PyDict_GetItemWithError(symbols, t);
+    PyObject *same;
+    if (sym != NULL) {
+      if (!PyTuple_Check(sym) || PyTuple_GET_SIZE(sym) < 1) {
+        PyErr_SetString(PyExc_TypeError, "reintern: a symbol that is not a Symbol");
+        return NULL;
+      }
+      same = PyTuple_GET_ITEM(sym, 0);
+    } else {
+      if (PyErr_Occurred()) return NULL;
+      same = PyDict_SetDefault(canon, t, t);
+      if (same == NULL) return NULL;
+    }
+    if (same != t) {
+      Py_INCREF(same);
+      PyList_SetItem(values, i, same); /* drops the old reference */
+    }
+  }
+  Py_RETURN_NONE;
+}

@@ -262,6 +262,10 @@ static PyObject *parse(PyObject *self, PyObject *args) {
 PyObject *fleet_condense(PyObject *self, PyObject *args); /* condense.c */
 PyObject *fleet_edge_rows(PyObject *self, PyObject *args); /* condense.c */
 PyObject *fleet_fanout(PyObject *self, PyObject *args);   /* fanout.c */
+PyObject *fleet_lookup_scopes(PyObject *self, PyObject *const *args,
+                              Py_ssize_t nargs); /* fanout.c */
+PyObject *fleet_foreign_keys(PyObject *self, PyObject *args); /* fanout.c */
+PyObject *fleet_reintern(PyObject *self, PyObject *args); /* fanout.c */
 PyObject *fleet_call_tails(PyObject *self, PyObject *args); /* facts.c */
 
 static PyMethodDef METHODS[] = {
@@ -275,6 +279,14 @@ static PyMethodDef METHODS[] = {
      "fanout(scopes, names, kinds, kind_names, local, python, classes, enclosing, cache, miss, "
      "fd, rawref) "
      "-> (targets, flags): the resolver's per-reference loop over RawRefs columns (fanout.c)."},
+    {"lookup_scopes", (PyCFunction)(void (*)(void))fleet_lookup_scopes, METH_FASTCALL,
+     "lookup_scopes(head, scope, symbols, deps, scoped, params, local_types) -> str | None: "
+     "Resolver._lookup_scopes in C (fanout.c); NotImplemented at a Go module."},
+    {"foreign_keys", fleet_foreign_keys, METH_VARARGS,
+     "foreign_keys(keys, path) -> frozenset: _resolve._foreign_keys in C (fanout.c)."},
+    {"reintern", fleet_reintern, METH_VARARGS,
+     "reintern(values, symbols, canon) -> None: a list's str replaced in place by the symbol's "
+     "id string, else canon.setdefault(t, t) (fanout.c)."},
     {"call_tails", fleet_call_tails, METH_VARARGS,
      "call_tails(src, kinds, ends, code) -> [(i, args_start, args_end, rest, called, end)]: "
      "the calls followed by (args).name, as _facts._CALL_TAIL matches them (facts.c)."},

@@ -1,6 +1,7 @@
 """The C helpers beside the extractor against the Python they replace: the type facts' scan for
-calls on a call's result (``facts.c``, ``_facts._CALL_TAIL``) and a snapshot's edge encoding
-(``condense.c``, the loop in ``_persist._save``)."""
+calls on a call's result (``facts.c``, ``_facts._CALL_TAIL``), a snapshot's edge encoding
+(``condense.c``, the loop in ``_persist._save``) and the resolver's scope lookup (``fanout.c``,
+``Resolver._lookup_scopes_py``)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import fleet.graph._persist as persist
 from fleet.graph import index
 from fleet.graph._extract_native import available, extract_python
 from fleet.graph._model import FileRecord
+from fleet.graph._resolve import Resolver
 from tests.unit.graph.graph_helpers import put
 
 pytestmark = pytest.mark.skipif(not available(), reason="the extension is not built")
@@ -84,3 +86,108 @@ def test_edge_rows_in_c_encode_as_the_python_loop(tmp_path: Path,
         python = g.save(tmp_path / "python.pickle").read_bytes()
     assert native == python
     assert len(g.edge_list()) >= 5
+
+
+_SCOPES = {
+    "pkg/__init__.py": "",
+    "pkg/core.py": """\
+        import os
+        from typing import Optional
+
+
+        class Base:
+            import json
+            limit: int = 3
+            loader = json.loads
+
+            def run(self, n: "Base", m: Optional[Base] = None, *rest, **kw):
+                import re as regex
+                b = Base()
+
+                def inner(x):
+                    y = x + n
+                    return regex, b, limit, inner, y, os, self, json
+
+                class Local:
+                    z = b
+                    def m(self):
+                        return z, Local, inner
+                return inner(b)
+
+
+        def helper(a):
+            from pkg import app
+            for i in range(3):
+                a = app.App()
+            return a, i, helper, Base, missing
+        """,
+    "pkg/app.py": """\
+        from pkg.core import Base, helper
+        from pkg import *
+
+
+        class App(Base):
+            go = helper
+
+            def go(self):
+                return self.run() + helper() + go
+        """,
+}
+
+
+def test_scope_lookup_in_c_answers_as_the_python_method(tmp_path: Path) -> None:
+    """``lookup_scopes`` (C) and ``Resolver._lookup_scopes_py`` give the same answer and record
+    the same dependency keys for every name of every file, from every scope of the file: a
+    small repository of scoped imports, typed locals and nested classes, then the stdlib's
+    ``email`` and ``json`` packages."""
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    compared = 0
+    for rel, text in _SCOPES.items():
+        put(tmp_path, rel, text)
+    for root in (tmp_path, stdlib / "email", stdlib / "json"):
+        g = index(root)
+        resolver = Resolver(g._data, g.symbols)
+        assert resolver._c_lookup is not None
+        for fd in g._data.values():
+            heads = {n.partition(".")[0] for n in fd.refs.names} | {"missing", "self", ""}
+            scopes = [s.id for s in fd.symbols] + ["nowhere.py::x"]
+            for head in sorted(heads):
+                for scope in scopes:
+                    c_deps: set[str] = set()
+                    resolver._deps = c_deps
+                    c = resolver._c_lookup(head, scope, g.symbols, c_deps, fd.scoped_imports,
+                                           fd.params, fd.local_types)
+                    py_deps: set[str] = set()
+                    resolver._deps = py_deps
+                    py = resolver._lookup_scopes_py(head, scope, fd)
+                    assert (c, c_deps) == (py, py_deps), (fd.record.path, head, scope)
+                    compared += 1
+    assert compared > 10_000
+
+
+def test_foreign_keys_in_c_filter_as_the_python_function() -> None:
+    """``foreign_keys`` (C) keeps exactly the keys ``_resolve._foreign_keys`` keeps."""
+    from fleet.graph import _resolve
+    from fleet.graph._extract_native import native_module
+
+    native = native_module()
+    assert native is not None
+    path = "pkg/mod.py"
+    keys = {
+        "pkg/mod.py::f", "pkg/mod.py::C.m", "pkg/mod.py", "pkg/mod.pyx::f", "pkg/mod.py:",
+        "pkg/other.py::f", "bases\0pkg/mod.py::C", "bases\0pkg/other.py::C",
+        "stars\0pkg/mod.py", "stars\0pkg/mod.pyc", "exports\0pkg/mod.py", "attrs\0pkg/x.py::C",
+        "a\0b\0pkg/mod.py::f", "pkg/mod.py::f\0other.py::g", "\0", "", "pkg/mod.py\0",
+        "fixture\0pkg/conftest.py::db", "x.pkg/mod.py::f", "pkg/mod.py::\0x", "ü\0pkg/mod.py",
+    }
+    assert native.foreign_keys(keys, path) == _resolve._foreign_keys(keys, path)
+    assert native.foreign_keys(keys, "") == _resolve._foreign_keys(keys, "")
+    g = index(Path(sysconfig.get_paths()["stdlib"]) / "json")
+    resolver = Resolver(g._data, g.symbols)
+    for fd in g._data.values():
+        deps: set[str] = set()
+        resolver._deps = deps
+        resolver.resolve_file(fd)
+        assert deps
+        assert native.foreign_keys(deps, fd.record.path) == _resolve._foreign_keys(
+            deps, fd.record.path)
