@@ -97,18 +97,25 @@ def _beside(point: int, start: int, end: int, new_length: int) -> bool:
 
 
 def _holds(base: Sequence[Hashable], holder: Sequence[Hashable], other: Sequence[Hashable]) -> bool:
-    """Does ``holder`` make every change ``other`` makes, and more? From ``other`` to
-    ``holder`` there are only insertions and rewrites of items ``other`` kept from the base,
-    and no base item ``other`` dropped is anywhere in ``holder``."""
-    kept = _matches(base, other)
-    dropped = [index for index in range(len(base)) if index not in kept]
-    from_base = set(kept.values())
+    """Does ``holder`` make every change ``other`` makes, and more? ``other`` only rewrote base
+    items one for one and inserted items (a deletion of its own may be a deletion the holder
+    edited instead: httpx ``0f2cf9849207``); from ``other`` to ``holder`` there are only
+    insertions and rewrites or deletions of items ``other`` kept from the base; and no base
+    item ``other`` rewrote is anywhere in ``holder``."""
+    matcher = SequenceMatcher(None, base, other, autojunk=False)
+    rewritten: list[Hashable] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "delete" or (tag == "replace" and i2 - i1 != j2 - j1):
+            return False
+        if tag == "replace":
+            rewritten.extend(base[i1:i2])
+    from_base = set(_matches(base, other).values())
     matcher = SequenceMatcher(None, other, holder, autojunk=False)
     for tag, i1, i2, _, _ in matcher.get_opcodes():
         if tag in ("replace", "delete") and not all(i in from_base for i in range(i1, i2)):
             return False  # a change of ``other``'s own is not in ``holder``
-    # By value, not by alignment: an item ``other`` dropped and ``holder`` moved is still there.
-    return not {base[index] for index in dropped} & set(holder)
+    # By value, not by alignment: an item ``other`` rewrote and ``holder`` moved is still there.
+    return not set(rewritten) & set(holder)
 
 
 def covered(

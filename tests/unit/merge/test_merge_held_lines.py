@@ -124,3 +124,62 @@ def test_holding_asks_for_every_change_of_the_other_side() -> None:
     assert compose_disjoint(["a", "b"], ["A", "B"], ["A", "c"]) is None
     # A base item one side dropped and the other moved is no holding.
     assert compose_disjoint(["x", "y"], ["y", "c"], ["y", "x", "c", "d"]) is None
+
+
+IDNA_BASE = (
+    "class URL:\n"
+    "    def __init__(self, url):\n"
+    "        self._uri = parse(url)\n\n"
+    "        # Handle IDNA domain names.\n"
+    "        if self._uri.authority:\n"
+    '            idna = self._uri.authority.encode("idna").decode("ascii")\n'
+    "            if idna != self._uri.authority:\n"
+    "                self._uri = self._uri.copy_with(\n"
+    "                    authority=idna\n"
+    "                )\n\n"
+    "        # Normalize scheme and domain name.\n"
+    "        self._uri = self._uri.normalize()\n"
+)
+IDNA_OURS = IDNA_BASE.replace("                )\n", "                )  # pragma: nocover\n")
+IDNA_THEIRS = IDNA_BASE.replace(IDNA_BASE[IDNA_BASE.index("        # Handle") :], "").replace(
+    "\n\n",
+    "\n\n        # Normalize scheme and domain name.\n        self._uri = self._uri.normalize()\n",
+)
+
+
+def test_a_block_one_side_deleted_and_the_other_edited_inside_conflicts() -> None:
+    """httpx ``0f2cf9849207`` (``models.py``, BSD-3-Clause): the IDNA block deleted on one side,
+    a ``# pragma: nocover`` added inside it on the other. No side holds the other's edit."""
+    assert "Handle IDNA" not in IDNA_THEIRS and "normalize()" in IDNA_THEIRS
+    for ours, theirs in ((IDNA_OURS, IDNA_THEIRS), (IDNA_THEIRS, IDNA_OURS)):
+        result = merge3(IDNA_BASE, ours, theirs, "models.py")
+        assert not isinstance(result, Clean), result.text
+
+
+CLOSE_BASE = (
+    "class Response:\n"
+    "    def iter_raw(self):\n"
+    "        with map_exceptions():\n"
+    "            for part in self.stream:\n"
+    "                yield part\n"
+    "        self.close()\n"
+)
+CLOSE_OURS = CLOSE_BASE.replace("        self.close()\n", "")
+WITH = "        with map_exceptions():\n            for part in self.stream:\n"
+CLOSE_THEIRS = CLOSE_BASE.replace(
+    WITH + "                yield part\n        self.close()\n",
+    "        chunker = ByteChunker()\n"
+    "        with map_exceptions():\n"
+    "            for raw in self.stream:\n"
+    "                yield from chunker.decode(raw)\n"
+    "        yield from chunker.flush()\n\n"
+    "        self.close()\n",
+)
+
+
+def test_a_statement_one_side_deleted_beside_the_others_rewrite_is_not_held() -> None:
+    """httpx ``bf46cad3295c`` (``_models.py``, BSD-3-Clause): ``self.close()`` (and ``close``)
+    removed on one side, the loop above it rewritten on the other, which kept the call."""
+    for ours, theirs in ((CLOSE_OURS, CLOSE_THEIRS), (CLOSE_THEIRS, CLOSE_OURS)):
+        result = merge3(CLOSE_BASE, ours, theirs, "_models.py")
+        assert not isinstance(result, Clean) or "self.close()" not in result.text, result.text
