@@ -45,6 +45,12 @@ Why each is needed (no public equivalent in 1.13):
   dagster-celery 0.29.27): the fleet celery executor submits a step that reads the worker's
   mirror as dagster-celery does (fleet_pipelines/engine/executor.py; test_deployment.py).
   Imported on first call: dagster-celery imports celery, which no other process needs.
+- ``CheckRunHealthResult``, ``WorkerStatus``, ``InstanceRef``, ``capture_interrupts``,
+  ``get_run_crash_explanation`` and ``execute_run_body`` (``dagster._cli.api``'s
+  ``_execute_run_command_body``, what ``dagster api execute_run`` does with a run): the forking
+  run launcher runs a run worker in a child of a warm process, reports the health of its run
+  workers to the daemon's run monitoring and a crashed one as Dagster's code server does
+  (fleet_pipelines/engine/run_launcher.py; tests/engine/test_forking_launcher.py).
 """
 
 from dagster._core.definitions.asset_checks.asset_check_evaluation import (
@@ -63,6 +69,8 @@ from dagster._core.events import (
     generate_event_batch_id,
 )
 from dagster._core.events.log import EventLogEntry
+from dagster._core.instance.ref import InstanceRef
+from dagster._core.launcher.base import CheckRunHealthResult, WorkerStatus
 from dagster._core.remote_representation.code_location import CodeLocation
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import (
     INDEX_SHARD_NAME,
@@ -82,6 +90,8 @@ from dagster._core.workspace.context import WorkspaceProcessContext, WorkspaceRe
 from dagster._core.workspace.load_target import WorkspaceFileTarget
 from dagster._grpc.types import ExecuteStepArgs
 from dagster._serdes import ConfigurableClassData, pack_value, unpack_value
+from dagster._utils import get_run_crash_explanation
+from dagster._utils.interrupts import capture_interrupts
 from dagster._utils.merger import merge_dicts
 
 DAGSTER_VERSION_CHECKED = "1.13.27"
@@ -94,6 +104,17 @@ def retry_failed_run(run: object, process: object) -> None:
     from dagster._daemon.auto_run_reexecution.auto_run_reexecution import retry_run
 
     retry_run(run, process)  # type: ignore[arg-type]
+
+
+def execute_run_body(run_id: str, instance: object) -> int:
+    """``dagster._cli.api._execute_run_command_body``: the run ``run_id`` executed in this
+    process from its code origin, as ``dagster api execute_run`` does (its cancellation and
+    metrics threads included); its events go to the instance only. 0 unless it raised before
+    the run could be reported."""
+    from dagster._cli.api import _execute_run_command_body
+
+    return _execute_run_command_body(run_id, instance, lambda _event: None,  # type: ignore[arg-type]
+                                     set_exit_code_on_failure=False)
 
 
 def submit_celery_task(*args: object) -> object:
@@ -116,6 +137,7 @@ __all__ = [
     "SQLITE_BUSY_TIMEOUT_SECONDS",
     "WILL_RETRY_TAG",
     "AssetCheckEvaluationTargetMaterializationData",
+    "CheckRunHealthResult",
     "CodeLocation",
     "ConfigurableClassData",
     "DagsterEvent",
@@ -123,14 +145,19 @@ __all__ = [
     "DagsterEventType",
     "EventLogEntry",
     "ExecuteStepArgs",
+    "InstanceRef",
     "JobSubsetSelector",
     "SqliteEventLogStorage",
     "UnresolvedAssetJobDefinition",
+    "WorkerStatus",
     "WorkspaceFileTarget",
     "WorkspaceProcessContext",
     "WorkspaceRequestContext",
+    "capture_interrupts",
     "create_engine",
+    "execute_run_body",
     "generate_event_batch_id",
+    "get_run_crash_explanation",
     "merge_dicts",
     "pack_value",
     "retry_failed_run",

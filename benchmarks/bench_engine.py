@@ -9,7 +9,10 @@ fresh instance configured as ``fleet sweep`` configures it:
 - ``submitted``: ``sweep()`` inside ``fleet_pipelines.engine.submitting`` — every run created
   with the code location's origin, queued by the ``QueuedRunCoordinator``, dequeued by a
   ``dagster-daemon`` this script starts (as ``fleet sweep`` does on the embedded default) and
-  launched as a run worker process by the code server.
+  launched by the embedded default's run launcher (a run worker forked from a warm fork server,
+  fleet_pipelines/engine/run_launcher.py);
+- ``submitted-default`` (with ``--submitted``, its peer): the same with Dagster's
+  ``DefaultRunLauncher``, whose code server spawns a fresh interpreter per run.
 
 Reported per mode: sweep wall, fix wall (the batched ``fix_<campaign>_job`` runs), Dagster runs,
 and for the submitted runs the orchestration phases read back from the event log: queue
@@ -96,17 +99,23 @@ def run_sweep(base: Path, work: Path, mode: str, agents: int, batch: int,
     settings.save()
     dagster_home = work / f"dagster-{mode}"
     ensure_instance_config(dagster_home)
+    if mode == "submitted-default":  # the peer: Dagster's own launcher (the code server spawns)
+        config = dagster_home / "dagster.yaml"
+        config.write_text(config.read_text() + "run_launcher:\n  module: dagster\n"
+                          "  class: DefaultRunLauncher\n")
     ensure_run_queue(dagster_home, agents)
     lines: list[str] = []
     with DagsterInstance.from_config(str(dagster_home)) as instance:
         t0 = time.perf_counter()
-        if mode == "submitted":
+        begun = time.time()
+        if mode.startswith("submitted"):
             with submitting(instance, settings.env(), lines.append):
                 report = sweep(settings, instance, say=lines.append)
         else:
             report = sweep(settings, instance, say=lines.append)
         wall = time.perf_counter() - t0
-        phases = _phases(instance) if mode == "submitted" else {}
+        ended = time.time()
+        phases = _phases(instance) if mode.startswith("submitted") else {}
         span = _fix_span(instance)
     with open_store(settings.store_url) as store:
         results = list(latest_results(store.ledger, "yaml-safe-load").values())
@@ -118,6 +127,8 @@ def run_sweep(base: Path, work: Path, mode: str, agents: int, batch: int,
             **{k: round(v, 2) for k, v in phases.items()},
             **{f"{k}_per_unit": round(v / n, 3) for k, v in phases.items() if k.endswith("_s")},
             **(cpu.window(*span, len(results)) if span else {}),
+            **{f"sweep_{k}": v for k, v in cpu.window(begun, ended, len(results)).items()
+               if k in ("tree_cpu_s", "tree_cpu_s_per_unit", "tree_by_kind")},
             "load_1min": round(os.getloadavg()[0], 2)}
 
 
@@ -279,7 +290,8 @@ def main() -> int:
     parser.add_argument("--no-peer", action="store_true",
                         help="skip the in-process peer (celery rows only)")
     parser.add_argument("--submitted", action="store_true",
-                        help="also the submitted runs on one machine (the default launcher)")
+                        help="also the submitted runs on one machine: the embedded default "
+                             "(the forking run launcher) and Dagster's default launcher")
     parser.add_argument("--pools", default="2",
                         help="agent_sandbox pool sizes per worker count, as multiples of it "
                              "(e.g. 1,2: each worker count with pool = K and = 2K)")
@@ -290,7 +302,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-engine-") as tmp, CpuSampler() as cpu:
         work = Path(tmp)
         base = make_repo(work / "base", args.units)
-        modes = ("in-process", "submitted") if args.submitted else ("in-process",)
+        modes = (("in-process", "submitted", "submitted-default") if args.submitted
+                 else ("in-process",))
         rows = [run_sweep(base, work, mode, args.agents, args.batch, cpu) for mode in modes
                 if not args.no_peer]
         for row in rows:
@@ -330,6 +343,11 @@ def main() -> int:
                   f"{r['idle_between_s_per_unit']} s, after the last "
                   f"{r['idle_after_last_s_per_unit']} s, in the batch steps around the units "
                   f"{r['idle_in_steps_s_per_unit']} s")
+    for r in rows:
+        if "sweep_tree_cpu_s" in r:
+            print(f"{r['mode']}: CPU of the whole sweep (this benchmark's process tree: daemon, "
+                  f"code server, run workers, sandboxes) {r['sweep_tree_cpu_s']} s, "
+                  f"{r['sweep_tree_cpu_s_per_unit']} per unit")
     for r in rows:
         if "cpu_s" in r:
             print(f"{r['mode']}: CPU in the fix stage: the machine {r['cpu_s']} s = "
