@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from fleet.graph._extract_native import _module as native_module
 from fleet.graph._model import EDGE_KIND, MODULE, Reference, Symbol
-from fleet.graph._refs import FileRefs
+from fleet.graph._refs import KINDS, FileRefs, RawRefs
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -47,6 +47,7 @@ Masks = dict[str, dict[str, int]]
 _BITS = {"calls": 1, "contains": 2, "imports": 4, "inherits": 8, "references": 16}
 _REF_BIT = {kind: _BITS[edge] for kind, edge in EDGE_KIND.items()}
 _CONTAINS = _BITS["contains"]
+_CODE_BITS = tuple(_REF_BIT[kind] for kind in KINDS)  # a ``RawRefs`` kind code -> its bit
 # the row of a node without edges, shared (rows are never mutated once built: a patch copies
 # a row before changing it); a row is a dict of its own from its first edge on (Django:
 # 115k row dicts allocated, most of them to stay empty)
@@ -68,6 +69,15 @@ def _uses(refs: Iterable[Reference]) -> Iterator[tuple[str, str | None, str]]:
 def add_refs(succ: Masks, refs: Iterable[Reference], symbols: Mapping[str, Symbol]) -> None:
     """Add the dependency edges of ``refs`` whose target is a repository symbol."""
     bits = _REF_BIT
+    native = native_module()
+    if (native is not None and isinstance(refs, FileRefs) and isinstance(refs.raw, RawRefs)
+            and type(symbols) is dict and type(refs.targets) is list
+            and type(refs.flags) is bytes):
+        # the loop below over the columns in C (condense.c), then the few extra references
+        raw = refs.raw
+        native.edge_masks(succ, raw.scopes, raw.kinds, refs.targets, refs.flags, _CODE_BITS,
+                          symbols, _EMPTY)
+        refs = refs.extra
     for src, target, kind in _uses(refs):
         if target is None or target not in symbols:
             continue

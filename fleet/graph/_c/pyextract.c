@@ -261,6 +261,8 @@ static PyObject *parse(PyObject *self, PyObject *args) {
 
 PyObject *fleet_condense(PyObject *self, PyObject *args); /* condense.c */
 PyObject *fleet_edge_rows(PyObject *self, PyObject *args); /* condense.c */
+PyObject *fleet_edge_masks(PyObject *self, PyObject *args); /* condense.c */
+PyObject *fleet_ref_counts(PyObject *self, PyObject *args); /* condense.c */
 PyObject *fleet_fanout(PyObject *self, PyObject *args);   /* fanout.c */
 PyObject *fleet_lookup_scopes(PyObject *self, PyObject *const *args,
                               Py_ssize_t nargs); /* fanout.c */
@@ -275,6 +277,12 @@ static PyMethodDef METHODS[] = {
     {"edge_rows", fleet_edge_rows, METH_VARARGS,
      "edge_rows(succ, number, kinds) -> bytes: a snapshot's edges, (u, v, kind) as uint32 "
      "triples (condense.c)."},
+    {"edge_masks", fleet_edge_masks, METH_VARARGS,
+     "edge_masks(succ, scopes, kinds, targets, flags, bits, symbols, empty) -> None: "
+     "_edges.add_refs over one file's FileRefs columns (condense.c)."},
+    {"ref_counts", fleet_ref_counts, METH_VARARGS,
+     "ref_counts(targets, flags) -> (references, resolved, exact, internal): FileRefs.counts "
+     "over the columns, without the extra references (condense.c)."},
     {"fanout", fleet_fanout, METH_VARARGS,
      "fanout(scopes, names, kinds, kind_names, local, python, classes, enclosing, cache, miss, "
      "fd, rawref) "
