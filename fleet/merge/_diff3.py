@@ -96,40 +96,68 @@ def _beside(point: int, start: int, end: int, new_length: int) -> bool:
     return point in (start, end) and new_length == end - start
 
 
-def _holds(base: Sequence[Hashable], holder: Sequence[Hashable], other: Sequence[Hashable]) -> bool:
+def _holds(
+    base: Sequence[Hashable],
+    holder: Sequence[Hashable],
+    other: Sequence[Hashable],
+    deletions: bool,
+) -> bool:
     """Does ``holder`` make every change ``other`` makes, and more? ``other`` only rewrote base
-    items one for one and inserted items (a deletion of its own may be a deletion the holder
-    edited instead: httpx ``0f2cf9849207``); from ``other`` to ``holder`` there are only
-    insertions and rewrites or deletions of items ``other`` kept from the base; and no base
-    item ``other`` rewrote is anywhere in ``holder``."""
+    items one for one, inserted items and (if ``deletions``) deleted items; every item it
+    deleted ``holder`` deleted too, not rewrote (one side deleting a block the other edited is
+    no holding: httpx ``0f2cf9849207``); from ``other`` to ``holder`` only insertions and
+    rewrites or deletions of items ``other`` kept from the base; and no base item ``other``
+    rewrote or deleted is anywhere in ``holder``."""
     matcher = SequenceMatcher(None, base, other, autojunk=False)
-    rewritten: list[Hashable] = []
+    gone: list[int] = []
+    deleted: list[int] = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "delete" or (tag == "replace" and i2 - i1 != j2 - j1):
+        if tag == "replace" and i2 - i1 != j2 - j1:
             return False
-        if tag == "replace":
-            rewritten.extend(base[i1:i2])
+        if tag in ("replace", "delete"):
+            gone.extend(range(i1, i2))
+        if tag == "delete":
+            if not deletions:
+                return False
+            deleted.extend(range(i1, i2))
+    if deleted:
+        matcher = SequenceMatcher(None, base, holder, autojunk=False)
+        dropped = {
+            index
+            for tag, i1, i2, _, _ in matcher.get_opcodes()
+            if tag == "delete"
+            for index in range(i1, i2)
+        }
+        if not dropped.issuperset(deleted):
+            return False
     from_base = set(_matches(base, other).values())
     matcher = SequenceMatcher(None, other, holder, autojunk=False)
     for tag, i1, i2, _, _ in matcher.get_opcodes():
         if tag in ("replace", "delete") and not all(i in from_base for i in range(i1, i2)):
             return False  # a change of ``other``'s own is not in ``holder``
-    # By value, not by alignment: an item ``other`` rewrote and ``holder`` moved is still there.
-    return not set(rewritten) & set(holder)
+    # By value, not by alignment: an item ``other`` changed and ``holder`` moved is still there.
+    return not {base[index] for index in gone} & set(holder)
 
 
 def covered(
-    base: Sequence[Hashable], ours: Sequence[Hashable], theirs: Sequence[Hashable]
+    base: Sequence[Hashable],
+    ours: Sequence[Hashable],
+    theirs: Sequence[Hashable],
+    deletions: bool = True,
 ) -> list[tuple[str, int]] | None:
     """One side's edit of a run holds all of the other side's (``_holds``): the same edit made
     by both, more by one (httpx ``64fd48eaa2ae``: ``self.backend = lookup_backend(backend)``
     written by both sides, one also renaming ``self.http_2`` on the line above; werkzeug
     ``b69901bf72a8``: a link fixed by both, a ``deprecated`` note added below it by one). That
-    side's run is the merge. Not when the two are equal or either is the base's."""
+    side's run is the merge. Not when the two are equal or either is the base's. Items are
+    statements, elements or decorators; for lines (``deletions=False``) a deletion on the other
+    side is never held: lines deleted from a statement the holder deleted whole are an edit of
+    it (sanic ``055ad6bd6d13``: a test's last lines dropped on one side, the test on the
+    other)."""
     if list(ours) == list(theirs) or list(base) in (list(ours), list(theirs)):
         return None
     for name, side, other in (("ours", ours, theirs), ("theirs", theirs, ours)):
-        if _holds(base, side, other):
+        if _holds(base, side, other, deletions):
             return [(name, index) for index in range(len(side))]
     return None
 

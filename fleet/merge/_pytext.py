@@ -85,7 +85,7 @@ def held_lines(marked: str, inputs: Sequence[str]) -> str | None:
         index = region.end_line
         texts = (region.base, region.ours, region.theirs)
         parts = [text.splitlines(keepends=True) for text in texts]
-        held = covered(*parts)
+        held = covered(parts[0], parts[1], parts[2], deletions=False)
         if held is None:
             return None
         by_side = dict(zip(("base", "ours", "theirs"), parts, strict=True))

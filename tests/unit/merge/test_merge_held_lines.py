@@ -183,3 +183,38 @@ def test_a_statement_one_side_deleted_beside_the_others_rewrite_is_not_held() ->
     for ours, theirs in ((CLOSE_OURS, CLOSE_THEIRS), (CLOSE_THEIRS, CLOSE_OURS)):
         result = merge3(CLOSE_BASE, ours, theirs, "_models.py")
         assert not isinstance(result, Clean) or "self.close()" not in result.text, result.text
+
+
+TAIL_BASE = (
+    "def test_port(app):\n    return 1\n\n\n"
+    "async def test_port_asgi(app):\n"
+    "    port = app.port\n"
+    "    assert isinstance(port, int)\n\n"
+    '    delattr(app, "_port")\n'
+    "    port = app.port\n"
+    '    assert hasattr(app, "_port")\n\n\n'
+    "def test_socket(app):\n    return 2\n"
+)
+TAIL_OURS = TAIL_BASE.replace('\n    delattr(app, "_port")\n    port = app.port\n', "").replace(
+    '    assert hasattr(app, "_port")\n', ""
+)
+TAIL_THEIRS = (
+    TAIL_BASE[: TAIL_BASE.index("async def")] + TAIL_BASE[TAIL_BASE.index("def test_socket") :]
+)
+
+
+def test_lines_dropped_from_a_function_the_other_side_deleted_conflict() -> None:
+    """sanic ``055ad6bd6d13`` (``tests/test_requests.py``, MIT): a test's last lines dropped on
+    one side, the whole test on the other; the humans kept the shortened test."""
+    for ours, theirs in ((TAIL_OURS, TAIL_THEIRS), (TAIL_THEIRS, TAIL_OURS)):
+        result = merge3(TAIL_BASE, ours, theirs, "test_requests.py")
+        assert not isinstance(result, Clean), result.text
+
+
+def test_items_one_side_deleted_and_the_other_deleted_with_more() -> None:
+    """attrs ``25b23361f61f``: ``import warnings`` dropped on one side, the import and the
+    ``warnings.warn(...)`` below it on the other. Whole statements: the larger deletion holds."""
+    assert compose_disjoint(["i", "w"], ["w"], []) == []
+    assert compose_disjoint(["i", "w"], [], ["w"]) == []
+    # The other side rewrote what one side deleted: no holding.
+    assert compose_disjoint(["i", "w"], ["w"], ["I", "w"]) is None
