@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import array
 import io
+import operator
 import os
 import pickle
 from collections.abc import Iterator, Sequence
@@ -103,7 +104,7 @@ def save(graph: SymbolGraph, path: Path, repository: str = "") -> Path:
 
 def _save(graph: SymbolGraph, path: Path, repository: str) -> Path:
     nodes = list(graph._succ)
-    number = {n: i for i, n in enumerate(nodes)}
+    number = dict(zip(nodes, range(len(nodes)), strict=True))
     kinds: dict[tuple[str, ...], int] = {}
     native = native_module()
     if native is not None:  # the same loop in C (condense.c): 0.15 -> ~0.01 CPU-s on Django
@@ -149,8 +150,9 @@ def _save(graph: SymbolGraph, path: Path, repository: str) -> Path:
         pickle.dump(header, fh, protocol=pickle.HIGHEST_PROTOCOL)
         # one pickle per column, straight into the file (no bytes copy of all the symbols)
         values = graph.symbols.values()
-        for i in range(len(Symbol._fields)):
-            pickle.dump([s[i] for s in values], fh, protocol=pickle.HIGHEST_PROTOCOL)
+        for i in range(len(Symbol._fields)):  # itemgetter: the loop at C speed
+            pickle.dump(list(map(operator.itemgetter(i), values)), fh,
+                        protocol=pickle.HIGHEST_PROTOCOL)
         for name in _SECTIONS:
             start = fh.tell()
             fh.write(bytes(8))  # the section's length, written once known
