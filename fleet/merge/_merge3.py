@@ -63,7 +63,7 @@ def held_file(base: str, ours: str, theirs: str, line: Conflicted) -> Clean | No
 
     if any(parse_within_bounds(text) is None for text in (base, ours, theirs)):
         return None  # the bounds of the structural stage hold here too
-    text = held_lines(line.text_with_markers, [base, ours, theirs])
+    text = held_lines(line.text_with_markers, [base, ours, theirs], deletions=True)
     if text is None or parse_within_bounds(text) is None:
         return None
     return None if unsure(base, ours, theirs, text) is not None else Clean(text, "structural")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import tokenize
 from collections.abc import Sequence
+from difflib import SequenceMatcher
 
 import libcst as cst
 
@@ -67,7 +68,40 @@ def held_merge(
     return None if held is None else _reparsed(module, held, (ours, theirs, base))
 
 
-def held_lines(marked: str, inputs: Sequence[str]) -> str | None:
+def _indent(line: str) -> int | None:
+    return None if not line.strip() else len(line) - len(line.lstrip())
+
+
+def _deletion_held(parts: list[list[str]], held: list[tuple[str, int]]) -> bool:
+    """For lines: the holding side deletes no line less indented than the lines the other side
+    deleted (a decorator, a ``def``, an ``if`` whose inner lines the other side dropped: that
+    is an edit of the statement the holder deleted, sanic ``055ad6bd6d13``)."""
+    base = parts[0]
+    ours_holds = held[0][0] == "ours" if held else not parts[1]
+    holder, other = (parts[1], parts[2]) if ours_holds else (parts[2], parts[1])
+
+    def deleted(side: list[str]) -> set[int]:
+        matcher = SequenceMatcher(None, base, side, autojunk=False)
+        return {
+            index
+            for tag, i1, i2, _, _ in matcher.get_opcodes()
+            if tag == "delete"
+            for index in range(i1, i2)
+        }
+
+    by_other = deleted(other)
+    levels = [_indent(base[index]) for index in by_other]
+    floor = min((level for level in levels if level is not None), default=None)
+    if floor is None:
+        return False
+    for index in deleted(holder) - by_other:
+        level = _indent(base[index])
+        if level is not None and level < floor:
+            return False
+    return True
+
+
+def held_lines(marked: str, inputs: Sequence[str], deletions: bool = False) -> str | None:
     """git's conflicted line merge ``marked`` resolved where every conflict region is one side's
     lines holding all of the other side's (``_diff3.covered``: the three equally long, the other
     side having at each line the base's or this side's): that side's lines. None if a region is
@@ -86,6 +120,10 @@ def held_lines(marked: str, inputs: Sequence[str]) -> str | None:
         texts = (region.base, region.ours, region.theirs)
         parts = [text.splitlines(keepends=True) for text in texts]
         held = covered(parts[0], parts[1], parts[2], deletions=False)
+        if held is None and deletions:
+            held = covered(parts[0], parts[1], parts[2], deletions=True)
+            if held is not None and not _deletion_held(parts, held):
+                held = None
         if held is None:
             return None
         by_side = dict(zip(("base", "ours", "theirs"), parts, strict=True))

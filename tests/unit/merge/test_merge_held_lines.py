@@ -218,3 +218,34 @@ def test_items_one_side_deleted_and_the_other_deleted_with_more() -> None:
     assert compose_disjoint(["i", "w"], [], ["w"]) == []
     # The other side rewrote what one side deleted: no holding.
     assert compose_disjoint(["i", "w"], ["w"], ["I", "w"]) is None
+
+
+SETUP_BASE = (
+    "from setuptools import setup\n\n"
+    "setup(\n"
+    '    name="marshmallow",\n'
+    "    classifiers=[\n"
+    '        "Programming Language :: Python :: 3",\n'
+    '        "Programming Language :: Python :: 3.3",\n'
+    '        "Programming Language :: Python :: 3.4",\n'
+    '        "Programming Language :: Python :: 3.5",\n'
+    "    ],\n"
+    '    project_urls={"Issues": "https://example.org/issues"},\n'
+    ")\n"
+)
+SETUP_THEIRS = SETUP_BASE.replace('        "Programming Language :: Python :: 3.3",\n', "")
+SETUP_OURS = (
+    SETUP_THEIRS.replace('        "Programming Language :: Python :: 3.4",\n', "")
+    .replace('    name="marshmallow",\n', '    name="marshmallow",\n    license="MIT",\n')
+    .replace('/issues"},\n', '/issues", "Changelog": "https://example.org/changes"},\n')
+)
+
+
+def test_lines_one_side_deleted_and_the_other_deleted_with_more_in_a_whole_file() -> None:
+    """marshmallow ``bfbc63097a10`` (``setup.py``, MIT): the Python 3.3 classifier dropped on
+    one side, 3.3 and 3.4 on the other (which also edited other lines of the call). The larger
+    deletion of lines at the same depth holds the smaller; git's region is that side's."""
+    for ours, theirs in ((SETUP_OURS, SETUP_THEIRS), (SETUP_THEIRS, SETUP_OURS)):
+        result = merge3(SETUP_BASE, ours, theirs, "setup.py")
+        assert isinstance(result, Clean), result.text_with_markers
+        assert result.text == SETUP_OURS
