@@ -4,7 +4,9 @@ It compiles the vendored tree-sitter runtime (third_party/tree-sitter, MIT, unmo
 VENDORED.md) through fleet/graph/_c/runtime.c (the runtime's lib.c without the Wasm store)
 together with the Python extractor (fleet/graph/_c/pyextract.c, one translation unit that
 includes pyextract_visit.c, pyextract_walk.c and pyextract_extract.c), the SCC condensation
-(fleet/graph/_c/condense.c), the resolver's per-reference loop (fleet/graph/_c/fanout.c) and
+(fleet/graph/_c/condense.c), the graph build's loops over the reference columns
+(fleet/graph/_c/edges.c), the resolver's per-reference loop and scope lookup
+(fleet/graph/_c/fanout.c), its key filter and re-interning (fleet/graph/_c/keys.c) and
 the type facts' scan for calls on a call's result (fleet/graph/_c/facts.c).
 
 With gcc the build is profile-guided: an instrumented build extracts a quarter of this
@@ -81,7 +83,8 @@ setup(
         Extension(
             "fleet.graph._native",
             sources=[os.path.join(_C, "pyextract.c"), os.path.join(_C, "condense.c"),
-                     os.path.join(_C, "fanout.c"), os.path.join(_C, "facts.c"),
+                     os.path.join(_C, "edges.c"), os.path.join(_C, "fanout.c"),
+                     os.path.join(_C, "keys.c"), os.path.join(_C, "facts.c"),
                      os.path.join(_C, "runtime.c")],
             # the parts pyextract.c includes: a change to one rebuilds the extension
             depends=[os.path.join(_C, f"pyextract_{part}.c")

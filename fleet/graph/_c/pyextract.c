@@ -260,14 +260,14 @@ static PyObject *parse(PyObject *self, PyObject *args) {
 }
 
 PyObject *fleet_condense(PyObject *self, PyObject *args); /* condense.c */
-PyObject *fleet_edge_rows(PyObject *self, PyObject *args); /* condense.c */
-PyObject *fleet_edge_masks(PyObject *self, PyObject *args); /* condense.c */
-PyObject *fleet_ref_counts(PyObject *self, PyObject *args); /* condense.c */
+PyObject *fleet_edge_rows(PyObject *self, PyObject *args); /* edges.c */
+PyObject *fleet_edge_masks(PyObject *self, PyObject *args); /* edges.c */
+PyObject *fleet_ref_counts(PyObject *self, PyObject *args); /* edges.c */
 PyObject *fleet_fanout(PyObject *self, PyObject *args);   /* fanout.c */
 PyObject *fleet_lookup_scopes(PyObject *self, PyObject *const *args,
                               Py_ssize_t nargs); /* fanout.c */
-PyObject *fleet_foreign_keys(PyObject *self, PyObject *args); /* fanout.c */
-PyObject *fleet_reintern(PyObject *self, PyObject *args); /* fanout.c */
+PyObject *fleet_foreign_keys(PyObject *self, PyObject *args); /* keys.c */
+PyObject *fleet_reintern(PyObject *self, PyObject *args); /* keys.c */
 PyObject *fleet_call_tails(PyObject *self, PyObject *args); /* facts.c */
 
 static PyMethodDef METHODS[] = {
@@ -276,13 +276,13 @@ static PyMethodDef METHODS[] = {
      "each SCC, as uint32 bytes, for a graph in CSR form (see condense.c)."},
     {"edge_rows", fleet_edge_rows, METH_VARARGS,
      "edge_rows(succ, number, kinds) -> bytes: a snapshot's edges, (u, v, kind) as uint32 "
-     "triples (condense.c)."},
+     "triples (edges.c)."},
     {"edge_masks", fleet_edge_masks, METH_VARARGS,
      "edge_masks(succ, scopes, kinds, targets, flags, bits, symbols, empty) -> None: "
-     "_edges.add_refs over one file's FileRefs columns (condense.c)."},
+     "_edges.add_refs over one file's FileRefs columns (edges.c)."},
     {"ref_counts", fleet_ref_counts, METH_VARARGS,
      "ref_counts(targets, flags) -> (references, resolved, exact, internal): FileRefs.counts "
-     "over the columns, without the extra references (condense.c)."},
+     "over the columns, without the extra references (edges.c)."},
     {"fanout", fleet_fanout, METH_VARARGS,
      "fanout(scopes, names, kinds, kind_names, local, python, classes, enclosing, cache, miss, "
      "fd, rawref) "
@@ -291,10 +291,10 @@ static PyMethodDef METHODS[] = {
      "lookup_scopes(head, scope, symbols, deps, scoped, params, local_types) -> str | None: "
      "Resolver._lookup_scopes in C (fanout.c); NotImplemented at a Go module."},
     {"foreign_keys", fleet_foreign_keys, METH_VARARGS,
-     "foreign_keys(keys, path) -> frozenset: _resolve._foreign_keys in C (fanout.c)."},
+     "foreign_keys(keys, path) -> frozenset: _resolve._foreign_keys in C (keys.c)."},
     {"reintern", fleet_reintern, METH_VARARGS,
      "reintern(values, symbols, canon) -> None: a list's str replaced in place by the symbol's "
-     "id string, else canon.setdefault(t, t) (fanout.c)."},
+     "id string, else canon.setdefault(t, t) (keys.c)."},
     {"call_tails", fleet_call_tails, METH_VARARGS,
      "call_tails(src, kinds, ends, code) -> [(i, args_start, args_end, rest, called, end)]: "
      "the calls followed by (args).name, as _facts._CALL_TAIL matches them (facts.c)."},
