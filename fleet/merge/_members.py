@@ -10,14 +10,12 @@ smallest node that holds it; what cannot be reasoned about raises ``Unsure``.
 from __future__ import annotations
 
 import difflib
-import io
-import keyword
-import tokenize
 
 import libcst as cst
 
 from fleet.merge._context import Context, Maps, Stmts, Unsure
 from fleet.merge._diff3 import compose_disjoint, diff3
+from fleet.merge._names import uses_what_other_removed
 from fleet.merge._order import (
     fields_both_added,
     match_renames,
@@ -329,35 +327,6 @@ def _nested_block(
     return _merge_block(ctx, nodes[0], nodes[1], nodes[2], members=members)
 
 
-def _names_in(texts: list[str]) -> set[str]:
-    """The identifiers (names and attribute names, keywords left out) of some statements."""
-    out: set[str] = set()
-    for text in texts:
-        try:
-            tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
-        except (tokenize.TokenError, SyntaxError):
-            return {"<untokenizable>"}
-        out.update(t.string for t in tokens if t.type == tokenize.NAME)
-    return {name for name in out if not keyword.iskeyword(name)}
-
-
-def _uses_what_other_removed(parts: list[list[str]], bodies: list[list[str]]) -> bool:
-    """One side's new statements use a name that the other side's edit of this run removed
-    from its whole block (``parts``: the run's statements in base, ours and theirs;
-    ``bodies``: each version's whole block): the new statement was written
-    for the code the other side changed (httpx aac3740701df: ``assert response.call_next is not
-    None`` added before ``response.call_next()``, which the other side made
-    ``response.next()``). Composing the two would be a clean guess."""
-    base, ours, theirs = parts
-    for side, whole in ((ours, bodies[2]), (theirs, bodies[1])):
-        new = [text for text in side if text not in base]
-        replaced = [text for text in base if text not in side]
-        removed = _names_in(base) - _names_in(whole)
-        if (_names_in(new) - _names_in(replaced)) & removed:
-            return True
-    return False
-
-
 def merge_statements(
     ctx: Context, base: Stmts, ours: Stmts, theirs: Stmts
 ) -> list[cst.BaseStatement]:
@@ -395,7 +364,7 @@ def merge_statements(
             continue
         text_parts = [t[slice(*span)] for t, span in zip(texts, spans, strict=True)]
         composed = compose_disjoint(*text_parts)
-        if composed is not None and not _uses_what_other_removed(text_parts, texts):
+        if composed is not None and not uses_what_other_removed(text_parts, texts):
             parts = {"base": part_b, "ours": part_o, "theirs": part_t}
             out.extend(parts[side][index] for side, index in composed)
             continue
