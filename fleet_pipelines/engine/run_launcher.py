@@ -41,6 +41,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from multiprocessing.process import BaseProcess
 from pathlib import Path
@@ -187,13 +188,18 @@ class ForkingRunLauncher(DefaultRunLauncher):
         instance.add_run_tags(run.run_id, {RUN_WORKER_TAG: f"{_boot_id()}:{pid}:{start or 0}"})
         instance.report_engine_event(
             f"Run worker forked from the warm fork server (pid {pid}).", run, cls=type(self))
-        threading.Thread(target=self._watch, args=(run.run_id, process),
+        threading.Thread(target=self._watch, args=(run.run_id, process, start),
                          name=f"fleet-run-watch-{run.run_id[:8]}", daemon=True).start()
 
-    def _watch(self, run_id: str, process: BaseProcess) -> None:
+    def _watch(self, run_id: str, process: BaseProcess, start: str | None) -> None:
         """Report a run whose worker exited before the run finished as failed, with its exit
-        code (what Dagster's code server does for the runs it spawned)."""
+        code (what Dagster's code server does for the runs it spawned). The exit code comes
+        through the fork server: if that server is gone first (its exit code reads 255), the
+        worker itself is waited for by its pid and start time before anything is reported."""
         process.join()
+        while start is not None and process.pid is not None and (
+                _start_ticks(process.pid) == start):
+            time.sleep(2.0)
         with contextlib.suppress(Exception):  # the instance may be closing with the daemon
             instance = self._instance
             run = instance.get_run_by_id(run_id)
