@@ -7,13 +7,14 @@ health check tells a live worker from a gone one."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from fleet_pipelines.engine.run_launcher import (
 )
 from fleet_pipelines.storage import instance_config
 from tests.conftest import commit_files
+from tests.engine.test_run_retries import _wait
 from tests.engine.test_submitted_sweep import CONF_FILES
 
 
@@ -68,26 +70,26 @@ def _instance_home(tmp_path: Path) -> Path:
     return home
 
 
-def _sweep(repo: Path, home: Path, tmp_path: Path, log: Path) -> subprocess.Popen[bytes]:
+@contextlib.contextmanager
+def _sweeping(git_repo: Path, tmp_path: Path
+              ) -> Iterator[tuple[subprocess.Popen[bytes], Path, Path]]:
+    """A ``fleet sweep`` of a one-finding repository on a fresh embedded instance, in the
+    background: the sweep, its log and the instance's home; killed if still running after."""
+    repo = commit_files(git_repo, CONF_FILES, "conf")
+    home = _instance_home(tmp_path)
+    log = tmp_path / "sweep.log"
     fleet = Path(sys.executable).with_name("fleet")
     with log.open("wb") as out:
-        return subprocess.Popen(
+        sweep = subprocess.Popen(
             [str(fleet), "sweep", str(repo), "-c", "yaml-safe-load", "--sandbox", "bwrap",
              "--home", str(tmp_path / "fleet")],
             env={**os.environ, "DAGSTER_HOME": str(home), "COLUMNS": "200"},
             stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-
-
-def _wait(what: str, check: Callable[[], Any], sweep: subprocess.Popen[bytes], log: Path,
-          timeout_s: float = 300) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = check()
-        if value:
-            return value
-        assert sweep.poll() is None, f"the sweep ended before {what}:\n{log.read_text()}"
-        assert time.monotonic() < deadline, f"no {what} after {timeout_s} s:\n{log.read_text()}"
-        time.sleep(0.01)
+    try:
+        yield sweep, log, home
+    finally:
+        if sweep.poll() is None:
+            sweep.kill()
 
 
 def _forked(instance: Any, job_prefix: str) -> Any:
@@ -114,34 +116,28 @@ def test_a_killed_run_worker_is_reported_at_once_and_its_retry_ends_the_sweep(
         git_repo: Path, tmp_path: Path) -> None:
     from dagster import DagsterInstance, DagsterRunStatus
 
-    repo = commit_files(git_repo, CONF_FILES, "conf")
-    home = _instance_home(tmp_path)
-    log = tmp_path / "sweep.log"
-    sweep = _sweep(repo, home, tmp_path, log)
-    try:
-        with DagsterInstance.from_config(str(home)) as instance:
-            run = _wait("a forked plan run", lambda: _forked(instance, "plan_"), sweep, log)
-            pid = int(run.tags[RUN_WORKER_TAG].split(":")[1])
-            os.kill(pid, signal.SIGKILL)
-            assert sweep.wait(900) == 0, log.read_text()
+    with _sweeping(git_repo, tmp_path) as (sweep, log, home), \
+            DagsterInstance.from_config(str(home)) as instance:
+        run = _wait("a forked plan run", lambda: _forked(instance, "plan_"), sweep, log,
+                    poll_s=0.01)
+        pid = int(run.tags[RUN_WORKER_TAG].split(":")[1])
+        os.kill(pid, signal.SIGKILL)
+        assert sweep.wait(900) == 0, log.read_text()
 
-            killed = instance.get_run_by_id(run.run_id)
-            assert killed is not None and killed.status == DagsterRunStatus.FAILURE
-            assert any(f"(pid {pid}) was terminated by signal 9" in m
-                       for m in _engine_messages(instance, run.run_id)), (
-                _engine_messages(instance, run.run_id))
-            retry = instance.get_run_by_id(killed.tags["dagster/auto_retry_run_id"])
-            assert retry is not None and retry.status == DagsterRunStatus.SUCCESS
-            every = instance.get_runs()
-            assert every and all(RUN_WORKER_TAG in r.tags for r in every), [
-                (r.job_name, r.tags) for r in every]  # all forked, none by the code server
-            assert all("dagster/grpc_info" not in r.tags for r in every)
-            assert all(any("forked from the warm fork server" in m
-                           for m in _engine_messages(instance, r.run_id)) for r in every)
+        killed = instance.get_run_by_id(run.run_id)
+        assert killed is not None and killed.status == DagsterRunStatus.FAILURE
+        assert any(f"(pid {pid}) was terminated by signal 9" in m
+                   for m in _engine_messages(instance, run.run_id)), (
+            _engine_messages(instance, run.run_id))
+        retry = instance.get_run_by_id(killed.tags["dagster/auto_retry_run_id"])
+        assert retry is not None and retry.status == DagsterRunStatus.SUCCESS
+        every = instance.get_runs()
+        assert every and all(RUN_WORKER_TAG in r.tags for r in every), [
+            (r.job_name, r.tags) for r in every]  # all forked, none by the code server
+        assert all("dagster/grpc_info" not in r.tags for r in every)
+        assert all(any("forked from the warm fork server" in m
+                       for m in _engine_messages(instance, r.run_id)) for r in every)
         assert "Traceback" not in log.read_text()
-    finally:
-        if sweep.poll() is None:
-            sweep.kill()
 
 
 @pytest.mark.sandbox
@@ -151,25 +147,19 @@ def test_a_run_terminated_through_the_launcher_ends_canceled_with_its_worker_gon
         git_repo: Path, tmp_path: Path) -> None:
     from dagster import DagsterInstance, DagsterRunStatus
 
-    repo = commit_files(git_repo, CONF_FILES, "conf")
-    home = _instance_home(tmp_path)
-    log = tmp_path / "sweep.log"
-    sweep = _sweep(repo, home, tmp_path, log)
-    try:
-        with DagsterInstance.from_config(str(home)) as instance:
-            assert isinstance(instance.run_launcher, ForkingRunLauncher)
-            run = _wait("a forked fix run", lambda: _forked(instance, "fix_"), sweep, log)
-            _boot, pid, start = run.tags[RUN_WORKER_TAG].split(":")
-            assert instance.run_launcher.terminate(run.run_id)
-            sweep.wait(900)
-            ended = instance.get_run_by_id(run.run_id)
-            assert ended is not None and ended.status == DagsterRunStatus.CANCELED, (
-                ended.status if ended else None, log.read_text()[-3000:])
-            deadline = time.monotonic() + 30
-            while _start_ticks(int(pid)) == start and time.monotonic() < deadline:
-                time.sleep(0.1)
-            assert _start_ticks(int(pid)) != start  # the worker is gone
+    with _sweeping(git_repo, tmp_path) as (sweep, log, home), \
+            DagsterInstance.from_config(str(home)) as instance:
+        assert isinstance(instance.run_launcher, ForkingRunLauncher)
+        run = _wait("a forked fix run", lambda: _forked(instance, "fix_"), sweep, log,
+                    poll_s=0.01)
+        _boot, pid, start = run.tags[RUN_WORKER_TAG].split(":")
+        assert instance.run_launcher.terminate(run.run_id)
+        sweep.wait(900)
+        ended = instance.get_run_by_id(run.run_id)
+        assert ended is not None and ended.status == DagsterRunStatus.CANCELED, (
+            ended.status if ended else None, log.read_text()[-3000:])
+        deadline = time.monotonic() + 30
+        while _start_ticks(int(pid)) == start and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _start_ticks(int(pid)) != start  # the worker is gone
         assert "Traceback" not in log.read_text()
-    finally:
-        if sweep.poll() is None:
-            sweep.kill()
