@@ -131,10 +131,22 @@ def _holds(
         if not dropped.issuperset(deleted):
             return False
     from_base = set(_matches(base, other).values())
+    inserted = {
+        index
+        for tag, _, _, j1, j2 in SequenceMatcher(None, base, other, autojunk=False).get_opcodes()
+        if tag == "insert"
+        for index in range(j1, j2)
+    }
     matcher = SequenceMatcher(None, other, holder, autojunk=False)
-    for tag, i1, i2, _, _ in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag in ("replace", "delete") and not all(i in from_base for i in range(i1, i2)):
             return False  # a change of ``other``'s own is not in ``holder``
+        if j2 - j1 > i2 - i1 and inserted & {i1 - 1, i2}:
+            # Both sides added the same new code, ``holder``'s version longer: which one is the
+            # later is a guess (a backport, the extra lines added since or dropped since; the
+            # humans took the shorter in pydantic 4583b6de819b, scrapy 0b74ea0ee536,
+            # 26c1642b90b0, 5c69a73d0e02).
+            return False
     # By value, not by alignment: an item ``other`` changed and ``holder`` moved is still there.
     return not {base[index] for index in gone} & set(holder)
 
