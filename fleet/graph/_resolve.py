@@ -113,9 +113,17 @@ class Resolver(Members):
         native = native_module() if isinstance(raw, RawRefs) else None
         if native is not None:  # the same loop in C (fanout.c) over the columns
             assert isinstance(raw, RawRefs)
+            # a Python file's misses at the top of a resolution: their common cases in C too
+            # (miss.c: ``_resolve``'s, through the same lookups and memo)
+            ctx = (self.symbols, self._deps, self._chains, fd.imports, fd.scoped_imports,
+                   fd.params, fd.local_types, fd.star_imports, fd.record.path, _BUILTINS,
+                   self._walk_chain, self._dotted_name, self._typed_local,
+                   f"{fd.record.path}{_MODULE_SUFFIX}") if (
+                python and self._c_lookup is not None and not self._depth
+                and not self._computing_bases) else None
             found, flag_bytes = native.fanout(
                 raw.scopes, raw.names, raw.kinds, KINDS, local, python, classes,
-                self._enclosing_class, cache, self._resolve, fd, RawRef)
+                self._enclosing_class, cache, self._resolve, fd, RawRef, ctx)
             return FileRefs(fd.record.path, raw, found, flag_bytes, self._fixture_refs(fd))
         targets: list[str | None] = []
         flags = bytearray(len(fd.refs))
@@ -263,7 +271,7 @@ class Resolver(Members):
         typed = self._value_type(cls, False)
         if typed is None:
             return "", False
-        return self._walk(typed, rest.split("."))
+        return self._walk_chain(typed, rest)  # memoised across files at the top
 
     def _lookup_scopes(self, head: str, scope: str, fd: FileData) -> str | None:
         """Innermost-first: returns a symbol id, ``""`` for a local binding, ``"\\1"`` + the

@@ -48,6 +48,9 @@ class Typing:
     def _walk(self, start: str, parts: list[str], depth: int = 0) -> tuple[str, bool]:
         raise NotImplementedError
 
+    def _walk_chain(self, start: str, rest: str) -> tuple[str | None, bool]:
+        raise NotImplementedError
+
     def _mro(self, cls: str) -> list[str]:
         raise NotImplementedError
 
@@ -196,9 +199,10 @@ class Typing:
                 candidate = f"{owner}.{parts[0]}"
                 self._deps.add(candidate)
                 if candidate in self.symbols:
-                    return self._walk(candidate, parts[1:]) if parts[1:] else (candidate, True)
+                    return (self._walk_chain(candidate, rest.partition(".")[2])
+                            if parts[1:] else (candidate, True))
             return None, False
         cls = self._type_of(ref.scope, callee + "()", fd)
         if cls is None:
             return None, False
-        return self._walk(cls, parts)
+        return self._walk_chain(cls, rest)

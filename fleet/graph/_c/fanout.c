@@ -11,6 +11,9 @@
  * not in the cache, where ref is a ``rawref`` (the RawRef named tuple) of its scope, name and
  * kind, built here without a Python frame; its positions are 0 (resolution never reads them). The same keys, the same order of misses and the same targets and flags as the
  * Python loop (which stays for references not in columns): see resolve_file for the rules.
+ * With ``ctx`` (not None: a Python file, see fanout_miss.c), a miss is first offered to
+ * resolve_miss, which answers the common cases without a Python frame; miss(ref, fd) takes
+ * the rest.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -29,6 +32,9 @@ static int ensure_constants(void) {
   ZERO = PyLong_FromLong(0);
   return (EMPTY && PARENS && SELF && CLS && ZERO) ? 0 : -1;
 }
+
+/* the common cases of a miss (ctx), one translation unit with this file */
+#include "fanout_miss.c"
 
 /* the key's scope for reference (scope, name, kind): a new reference, or NULL on error */
 static PyObject *key_scope(PyObject *scope, PyObject *name, int has_call, PyObject *kind,
@@ -50,33 +56,40 @@ static PyObject *key_scope(PyObject *scope, PyObject *name, int has_call, PyObje
                 PyUnicode_CompareWithASCIIString(kind, "inherit") != 0;
   Py_DECREF(head);
   if (!selfish) return Py_NewRef(scope);
-  PyObject *cls = PyDict_GetItemWithError(classes, scope); /* borrowed */
-  if (cls == NULL) {
-    if (PyErr_Occurred()) return NULL;
-    PyObject *found = PyObject_CallOneArg(enclosing, scope);
-    if (found == NULL) return NULL;
-    int bad = PyDict_SetItem(classes, scope, found);
-    Py_DECREF(found);
-    if (bad) return NULL;
-    cls = PyDict_GetItemWithError(classes, scope);
-    if (cls == NULL) return NULL;
-  }
+  PyObject *cls = enclosing_class(classes, enclosing, scope); /* borrowed */
+  if (cls == NULL) return NULL;
   /* ``cls or ref.scope``: None (no enclosing class) or "" */
   if (cls == Py_None || (PyUnicode_Check(cls) && PyUnicode_GET_LENGTH(cls) == 0))
     return Py_NewRef(scope);
   return Py_NewRef(cls);
 }
 
+/* miss(RawRef(scope, name, kind, 0, 0, 0, 0), fd), the RawRef built as tuple.__new__ does */
+static PyObject *python_miss(PyTypeObject *rawref, PyObject *scope, PyObject *name,
+                             PyObject *kind, PyObject *miss, PyObject *fd) {
+  PyObject *ref = rawref->tp_alloc(rawref, 7);
+  if (ref == NULL) return NULL;
+  PyTuple_SET_ITEM(ref, 0, Py_NewRef(scope));
+  PyTuple_SET_ITEM(ref, 1, Py_NewRef(name));
+  PyTuple_SET_ITEM(ref, 2, Py_NewRef(kind));
+  for (int f = 3; f < 7; f++) PyTuple_SET_ITEM(ref, f, Py_NewRef(ZERO));
+  PyObject *argv[2] = {ref, fd};
+  PyObject *hit = PyObject_Vectorcall(miss, argv, 2, NULL);
+  Py_DECREF(ref);
+  return hit;
+}
+
 PyObject *fleet_fanout(PyObject *self, PyObject *args) {
   PyObject *scopes, *names, *kinds, *kind_names, *local, *classes, *enclosing, *cache, *miss;
-  PyObject *fd;
+  PyObject *fd, *ctx = Py_None;
   PyTypeObject *rawref;
   int python;
-  if (!PyArg_ParseTuple(args, "O!O!SO!O!pO!OO!OOO!", &PyTuple_Type, &scopes, &PyTuple_Type,
+  if (!PyArg_ParseTuple(args, "O!O!SO!O!pO!OO!OOO!|O", &PyTuple_Type, &scopes, &PyTuple_Type,
                         &names, &kinds, &PyTuple_Type, &kind_names, &PySet_Type, &local,
                         &python, &PyDict_Type, &classes, &enclosing, &PyDict_Type, &cache,
-                        &miss, &fd, &PyType_Type, &rawref))
+                        &miss, &fd, &PyType_Type, &rawref, &ctx))
     return NULL;
+  if (ctx != Py_None && !miss_ctx_ok(ctx)) return NULL;
   if (!PyType_IsSubtype(rawref, &PyTuple_Type)) {
     PyErr_SetString(PyExc_TypeError, "fanout: rawref is not a tuple type");
     return NULL;
@@ -115,18 +128,12 @@ PyObject *fleet_fanout(PyObject *self, PyObject *args) {
       Py_DECREF(key);
       goto fail;
     } else {
-      /* RawRef(scope, name, kind, 0, 0, 0, 0) as tuple.__new__ builds it */
-      PyObject *ref = rawref->tp_alloc(rawref, 7);
-      if (ref != NULL) {
-        PyTuple_SET_ITEM(ref, 0, Py_NewRef(scope));
-        PyTuple_SET_ITEM(ref, 1, Py_NewRef(name));
-        PyTuple_SET_ITEM(ref, 2, Py_NewRef(kind));
-        for (int f = 3; f < 7; f++) PyTuple_SET_ITEM(ref, f, Py_NewRef(ZERO));
-        PyObject *argv[2] = {ref, fd};
-        hit = PyObject_Vectorcall(miss, argv, 2, NULL);
-        Py_DECREF(ref);
-      } else {
-        hit = NULL;
+      hit = ctx == Py_None ? Py_NewRef(Py_NotImplemented)
+                           : resolve_miss(ctx, scope, name, kind, call >= 0, classes,
+                                                enclosing, fd);
+      if (hit == Py_NotImplemented) { /* the Python method's case (or no ctx) */
+        Py_DECREF(hit);
+        hit = python_miss(rawref, scope, name, kind, miss, fd);
       }
       if (hit == NULL || PyDict_SetItem(cache, key, hit)) {
         Py_XDECREF(hit);

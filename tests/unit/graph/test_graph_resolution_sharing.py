@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from fleet.graph import SymbolGraph, index
+from fleet.graph._model import FileData, RawRef
+from fleet.graph._resolve import Resolver
 from tests.unit.graph.graph_helpers import content, put
 
 
@@ -152,3 +154,79 @@ def test_the_c_loop_over_columns_answers_as_the_python_loop(tmp_path: Path) -> N
         assert native_keys == python_keys, path
         assert list(native) == list(python), path
     assert any(r.target == "tests/conftest.py::eng" for r in g.references_in("tests/test_x.py"))
+
+
+def test_the_misses_answered_in_c_are_the_python_methods_answers(tmp_path: Path) -> None:
+    """A Python file's cache misses go to ``fanout_miss.c`` first (locals, ``self.`` chains,
+    symbols and their chains, imports, builtins, module-level bindings; the memo read as
+    ``_chain`` reads it): file by file, in order, the same targets, flags, extra references and
+    dependency keys as a resolver whose every miss is ``Resolver._resolve`` (and its scope
+    lookup the Python method), on a repository of each case, the stdlib's ``email`` and
+    ``json`` and the example repository."""
+    import sysconfig
+
+    from fleet.graph._extract_native import native_module
+
+    assert native_module() is not None
+    repo = _repo(tmp_path / "cases")
+    put(repo, "pkg/cases.py", """\
+        import os.path as osp
+        import pkg.core
+        from pkg.core import Engine as E, missing_name
+        from pkg import *
+        from typing import Optional
+
+        LIMIT: int
+        for slot in range(3):
+            pass
+
+
+        class Base(E):
+            kind = E()
+
+            @classmethod
+            def make(cls):
+                return cls.kind.run() + cls.make() + cls.nothing + cls
+
+            def use(self, x: E, y: Optional[E] = None):
+                from pkg.core import Engine as Inner
+                z = E()
+                w: "E" = z
+                return (self.run(), self.kind.stop(), self.kind, self, x.run(), y.stop(), z.run(),
+                        w.stop().x, Inner.run, osp.join, pkg.core.Engine.run, missing_name.x,
+                        len(x), print, LIMIT.bit_length, slot, E.run, Base.use.x, nowhere.y,
+                        super().use(x), Engine().run)
+        """)
+    put(repo, "pkg/stars.py", "from pkg.core import *\n\n\ndef f():\n    return Engine().run()"
+        " + len([]) + undefined\n")
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    compared = 0
+    for root in (repo, stdlib / "email", stdlib / "json", Path(__file__).parents[3] / "examples"):
+        g = index(root)
+        in_c = Resolver(g._data, g.symbols)
+        in_python = Resolver(g._data, g.symbols)
+        in_python._c_lookup = None  # no miss context: every miss through ``_resolve``
+        asked = {"c": 0, "python": 0}
+        _count_misses(in_c, asked, "c")
+        _count_misses(in_python, asked, "python")
+        for path in sorted(g._data):
+            fd = g._data[path]
+            c_refs, c_keys = in_c.resolve_with_deps(fd)
+            py_refs, py_keys = in_python.resolve_with_deps(fd)
+            assert (c_refs.targets, c_refs.flags, c_refs.extra) == (
+                py_refs.targets, py_refs.flags, py_refs.extra), path
+            assert c_keys == py_keys, path
+            compared += len(c_refs.targets)
+        assert asked["c"] < asked["python"] / 2, asked  # most misses answered in C
+    assert compared > 5_000
+
+
+def _count_misses(resolver: Resolver, asked: dict[str, int], who: str) -> None:
+    """Count in ``asked[who]`` the calls of the resolver's ``_resolve``."""
+    method = resolver._resolve
+
+    def resolve(ref: RawRef, fd: FileData) -> tuple[str | None, bool]:
+        asked[who] += 1
+        return method(ref, fd)
+
+    resolver._resolve = resolve  # type: ignore[method-assign]

@@ -1,0 +1,234 @@
+/*
+ * fanout_miss.c: the resolver's cache misses without Python frames: the common cases of
+ * fleet.graph._resolve.Resolver._resolve (which stays the specification and takes every other
+ * case) for a Python file's reference at the top of a resolution.
+ *
+ * resolve_miss(ctx, scope, name, kind, has_call, classes, enclosing, fd) -> (target, exact),
+ * or NotImplemented where the Python method must answer (a chain through a call, a base, a
+ * name the file's star imports may bind, a Go package), or NULL on error. Handled here:
+ *   - an import: the chain memo's ("", name), else ``Resolver._dotted_name``;
+ *   - ``self.x`` / ``cls.x`` in a method: the chain memo's (class, "x"), else ``_walk_chain``;
+ *   - the scope lookup (``lookup_scopes``, fanout.c): a local; a symbol and its chain; a
+ *     name imported in an enclosing body or at module level, through the memo's ("", dotted);
+ *     a typed local through ``Resolver._typed_local``;
+ *   - a name bound nowhere: a module-level binding outside a plain assignment, a builtin.
+ * A memo hit adds its recorded dependency keys to the file's, as ``Members._chain`` does; the
+ * memo is only read here, at the top of a resolution (no cycle guard in place), where
+ * ``_chain`` reads it too. Every dependency key the Python method records is recorded here.
+ *
+ * ctx: the tuple Resolver.resolve_file builds once per file, in the order of the enum below.
+ *
+ * Part of fanout.c's translation unit, which includes it (as pyextract.c includes its parts):
+ * not compiled on its own.
+ */
+
+PyObject *fleet_lookup_scopes(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+
+enum {
+  C_SYMBOLS, C_DEPS, C_CHAINS, C_IMPORTS, C_SCOPED, C_PARAMS, C_TYPES, C_STARS, C_PATH,
+  C_BUILTINS, C_WALK_CHAIN, C_DOTTED_NAME, C_TYPED_LOCAL, C_MODULE_ID, C_SIZE
+};
+
+static PyObject *M_EMPTY, *M_SELF, *M_CLS, *M_STARS, *M_BUILTINS_DOT, *M_LOCAL;
+
+static int ready(void) {
+  if (M_LOCAL != NULL) return 0;
+  M_EMPTY = PyUnicode_InternFromString("");
+  M_SELF = PyUnicode_InternFromString("self");
+  M_CLS = PyUnicode_InternFromString("cls");
+  M_STARS = PyUnicode_FromStringAndSize("stars\0", 6);
+  M_BUILTINS_DOT = PyUnicode_InternFromString("builtins.");
+  if (!M_EMPTY || !M_SELF || !M_CLS || !M_STARS || !M_BUILTINS_DOT) return -1;
+  M_LOCAL = PyTuple_Pack(2, M_EMPTY, Py_False); /* a local variable: its type is unknown */
+  return M_LOCAL ? 0 : -1;
+}
+
+/* whether ctx has the types resolve_miss reads (checked once per file): 1, or 0 with
+   TypeError set */
+static int miss_ctx_ok(PyObject *ctx) {
+  if (ready()) return 0;
+  if (!PyTuple_Check(ctx) || PyTuple_GET_SIZE(ctx) != C_SIZE) goto bad;
+  static const int dicts[] = {C_SYMBOLS, C_CHAINS, C_IMPORTS, C_SCOPED, C_PARAMS, C_TYPES};
+  for (size_t i = 0; i < sizeof dicts / sizeof dicts[0]; i++)
+    if (!PyDict_Check(PyTuple_GET_ITEM(ctx, dicts[i]))) goto bad;
+  if (!PySet_Check(PyTuple_GET_ITEM(ctx, C_DEPS)) ||
+      !PyAnySet_Check(PyTuple_GET_ITEM(ctx, C_BUILTINS)) ||
+      !PyList_Check(PyTuple_GET_ITEM(ctx, C_STARS)) ||
+      !PyUnicode_Check(PyTuple_GET_ITEM(ctx, C_PATH)) ||
+      !PyUnicode_Check(PyTuple_GET_ITEM(ctx, C_MODULE_ID)))
+    goto bad;
+  return 1;
+bad:
+  PyErr_SetString(PyExc_TypeError, "fanout: a miss context that is not the resolver's");
+  return 0;
+}
+
+/* classes[scope], filled through enclosing(scope) on first need: borrowed, NULL on error */
+static PyObject *enclosing_class(PyObject *classes, PyObject *enclosing, PyObject *scope) {
+  PyObject *cls = PyDict_GetItemWithError(classes, scope);
+  if (cls != NULL || PyErr_Occurred()) return cls;
+  PyObject *found = PyObject_CallOneArg(enclosing, scope);
+  if (found == NULL) return NULL;
+  int bad = PyDict_SetItem(classes, scope, found);
+  Py_DECREF(found);
+  return bad ? NULL : PyDict_GetItemWithError(classes, scope);
+}
+
+/* ``Members._chain((a, b), compute)`` at the top of a resolution: the memo's result with its
+   keys added to deps, else compute(arg) or compute(arg, arg2) (which memoises it) */
+static PyObject *chain(PyObject *ctx, PyObject *a, PyObject *b, int compute, PyObject *arg,
+                       PyObject *arg2) {
+  PyObject *key = PyTuple_Pack(2, a, b);
+  if (key == NULL) return NULL;
+  PyObject *hit = PyDict_GetItemWithError(PyTuple_GET_ITEM(ctx, C_CHAINS), key); /* borrowed */
+  Py_DECREF(key);
+  if (hit != NULL) {
+    if (!PyTuple_Check(hit) || PyTuple_GET_SIZE(hit) != 2 ||
+        !PyAnySet_Check(PyTuple_GET_ITEM(hit, 1))) {
+      PyErr_SetString(PyExc_TypeError, "fanout: a chain memo entry that is not (result, keys)");
+      return NULL;
+    }
+    PyObject *keys = PyTuple_GET_ITEM(hit, 1), *result = PyTuple_GET_ITEM(hit, 0);
+    Py_INCREF(result); /* the set update runs no Python code, but hold it anyway */
+    if (PySet_GET_SIZE(keys) > 0) {
+      PyObject *same = PyNumber_InPlaceOr(PyTuple_GET_ITEM(ctx, C_DEPS), keys);
+      if (same == NULL) {
+        Py_DECREF(result);
+        return NULL;
+      }
+      Py_DECREF(same);
+    }
+    return result;
+  }
+  if (PyErr_Occurred()) return NULL;
+  PyObject *fn = PyTuple_GET_ITEM(ctx, compute);
+  return arg2 ? PyObject_CallFunctionObjArgs(fn, arg, arg2, NULL) : PyObject_CallOneArg(fn, arg);
+}
+
+/* a (target, exact) pair's parts (borrowed), or -1 with TypeError */
+static int pair(PyObject *r, PyObject **target, int *exact) {
+  if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 2) {
+    PyErr_SetString(PyExc_TypeError, "fanout: a resolution that is not (target, exact)");
+    return -1;
+  }
+  *target = PyTuple_GET_ITEM(r, 0);
+  *exact = PyObject_IsTrue(PyTuple_GET_ITEM(r, 1));
+  return *exact < 0 ? -1 : 0;
+}
+
+/* an import's or a dotted name's resolution through the memo: r when it resolved (for an
+   import: exactly), else (fallback, True) */
+static PyObject *dotted(PyObject *ctx, PyObject *full, PyObject *fallback, int need_exact) {
+  PyObject *r = chain(ctx, M_EMPTY, full, C_DOTTED_NAME, full, NULL);
+  PyObject *target;
+  int exact;
+  if (r == NULL || pair(r, &target, &exact)) {
+    Py_XDECREF(r);
+    return NULL;
+  }
+  if (target != Py_None && (exact || !need_exact)) return r;
+  Py_DECREF(r);
+  return PyTuple_Pack(2, fallback, Py_True);
+}
+
+static PyObject *resolve_miss(PyObject *ctx, PyObject *scope, PyObject *name,
+                             PyObject *kind, int has_call, PyObject *classes, PyObject *enclosing,
+                             PyObject *fd) {
+  if (PyUnicode_CompareWithASCIIString(kind, "import") == 0)
+    return dotted(ctx, name, name, 1);
+  if (has_call || PyUnicode_CompareWithASCIIString(kind, "inherit") == 0)
+    return Py_NewRef(Py_NotImplemented);
+  Py_ssize_t n = PyUnicode_GET_LENGTH(name);
+  Py_ssize_t at = PyUnicode_FindChar(name, '.', 0, n, 1);
+  if (at == -2) return NULL;
+  PyObject *head = at < 0 ? Py_NewRef(name) : PyUnicode_Substring(name, 0, at);
+  PyObject *rest = at < 0 ? Py_NewRef(M_EMPTY) : PyUnicode_Substring(name, at + 1, n);
+  PyObject *result = NULL, *via = NULL; /* via: the dotted target of an imported head */
+  if (head == NULL || rest == NULL) goto done;
+  int has_rest = PyUnicode_GET_LENGTH(rest) > 0;
+  if (PyUnicode_Compare(head, M_SELF) == 0 || PyUnicode_Compare(head, M_CLS) == 0) {
+    PyObject *cls = enclosing_class(classes, enclosing, scope); /* borrowed */
+    if (cls == NULL) goto done;
+    if (cls != Py_None) {
+      result = has_rest ? chain(ctx, cls, rest, C_WALK_CHAIN, cls, rest)
+                        : PyTuple_Pack(2, cls, Py_True);
+      goto done;
+    }
+  }
+  PyObject *args[7] = {head, scope, PyTuple_GET_ITEM(ctx, C_SYMBOLS),
+                       PyTuple_GET_ITEM(ctx, C_DEPS), PyTuple_GET_ITEM(ctx, C_SCOPED),
+                       PyTuple_GET_ITEM(ctx, C_PARAMS), PyTuple_GET_ITEM(ctx, C_TYPES)};
+  PyObject *found = fleet_lookup_scopes(NULL, args, 7);
+  if (found == NULL) goto done;
+  if (found == Py_NotImplemented) { /* a Go package */
+    result = found;
+    goto done;
+  }
+  if (found == Py_None) {
+    Py_DECREF(found);
+    via = PyDict_GetItemWithError(PyTuple_GET_ITEM(ctx, C_IMPORTS), head);
+    if (via == NULL && PyErr_Occurred()) goto done;
+    Py_XINCREF(via);
+  } else if (!PyUnicode_Check(found)) {
+    Py_DECREF(found);
+    PyErr_SetString(PyExc_TypeError, "fanout: a scope lookup that is not a str");
+    goto done;
+  } else if (PyUnicode_GET_LENGTH(found) == 0) {
+    Py_DECREF(found);
+    result = Py_NewRef(M_LOCAL);
+    goto done;
+  } else if (PyUnicode_READ_CHAR(found, 0) == 1) { /* imported in an enclosing body */
+    via = PyUnicode_Substring(found, 1, PyUnicode_GET_LENGTH(found));
+    Py_DECREF(found);
+    if (via == NULL) goto done;
+  } else if (PyUnicode_READ_CHAR(found, 0) == 0) { /* a typed local */
+    result = PyObject_CallFunctionObjArgs(PyTuple_GET_ITEM(ctx, C_TYPED_LOCAL), found, rest,
+                                          fd, NULL);
+    Py_DECREF(found);
+    goto done;
+  } else {
+    result = has_rest ? chain(ctx, found, rest, C_WALK_CHAIN, found, rest)
+                      : PyTuple_Pack(2, found, Py_True);
+    Py_DECREF(found);
+    goto done;
+  }
+  if (via != NULL) {
+    PyObject *full = has_rest ? PyUnicode_FromFormat("%U.%U", via, rest) : Py_NewRef(via);
+    if (full != NULL) result = dotted(ctx, full, full, 0);
+    Py_XDECREF(full);
+    goto done;
+  }
+  /* bound nowhere: the star imports (the Python method's when there are any) */
+  if (PyList_GET_SIZE(PyTuple_GET_ITEM(ctx, C_STARS)) > 0) {
+    result = Py_NewRef(Py_NotImplemented);
+    goto done;
+  }
+  PyObject *key = PyUnicode_Concat(M_STARS, PyTuple_GET_ITEM(ctx, C_PATH));
+  if (key == NULL) goto done;
+  int bad = PySet_Add(PyTuple_GET_ITEM(ctx, C_DEPS), key);
+  Py_DECREF(key);
+  if (bad) goto done;
+  PyObject *module_id = PyTuple_GET_ITEM(ctx, C_MODULE_ID);
+  PyObject *names = PyDict_GetItemWithError(PyTuple_GET_ITEM(ctx, C_PARAMS), module_id);
+  if (names == NULL && PyErr_Occurred()) goto done;
+  int bound = names == NULL ? 0 : PySequence_Contains(names, head);
+  if (bound < 0) goto done;
+  if (bound) {
+    result = PyTuple_Pack(2, module_id, Py_False);
+    goto done;
+  }
+  int builtin = PySet_Contains(PyTuple_GET_ITEM(ctx, C_BUILTINS), head);
+  if (builtin < 0) goto done;
+  if (builtin) {
+    PyObject *target = PyUnicode_Concat(M_BUILTINS_DOT, name);
+    if (target != NULL) result = PyTuple_Pack(2, target, Py_True);
+    Py_XDECREF(target);
+    goto done;
+  }
+  result = PyTuple_Pack(2, Py_None, Py_False);
+done:
+  Py_XDECREF(head);
+  Py_XDECREF(rest);
+  Py_XDECREF(via);
+  return result;
+}
