@@ -96,6 +96,23 @@ def _beside(point: int, start: int, end: int, new_length: int) -> bool:
     return point in (start, end) and new_length == end - start
 
 
+def _inert(items: Sequence[Hashable]) -> bool:
+    """Lines that are blank or only a comment (items of a line merge)."""
+    return all(isinstance(item, str) and item.strip()[:1] in ("", "#") for item in items)
+
+
+def _new_code(base: Sequence[Hashable], side: Sequence[Hashable]) -> set[int]:
+    """Indices of the items ``side`` inserted into ``base``, in runs that hold more than blank
+    or comment lines (a blank line both sides added is no shared code: click 73cfe126d82f)."""
+    matcher = SequenceMatcher(None, base, side, autojunk=False)
+    return {
+        index
+        for tag, _, _, j1, j2 in matcher.get_opcodes()
+        if tag == "insert" and not _inert(side[j1:j2])
+        for index in range(j1, j2)
+    }
+
+
 def _holds(
     base: Sequence[Hashable],
     holder: Sequence[Hashable],
@@ -131,21 +148,17 @@ def _holds(
         if not dropped.issuperset(deleted):
             return False
     from_base = set(_matches(base, other).values())
-    inserted = {
-        index
-        for tag, _, _, j1, j2 in SequenceMatcher(None, base, other, autojunk=False).get_opcodes()
-        if tag == "insert"
-        for index in range(j1, j2)
-    }
+    inserted = _new_code(base, other)
     matcher = SequenceMatcher(None, other, holder, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag in ("replace", "delete") and not all(i in from_base for i in range(i1, i2)):
             return False  # a change of ``other``'s own is not in ``holder``
-        if j2 - j1 > i2 - i1 and inserted & {i1 - 1, i2}:
+        if j2 - j1 > i2 - i1 and inserted & {i1 - 1, i2} and not _inert(holder[j1:j2]):
             # Both sides added the same new code, ``holder``'s version longer: which one is the
             # later is a guess (a backport, the extra lines added since or dropped since; the
             # humans took the shorter in pydantic 4583b6de819b, scrapy 0b74ea0ee536,
-            # 26c1642b90b0, 5c69a73d0e02).
+            # 26c1642b90b0, 5c69a73d0e02, the longer in httpx ebd7939caa9d, black
+            # 7b3fd6a83a09). Extra blank or comment lines change no program.
             return False
     # By value, not by alignment: an item ``other`` changed and ``holder`` moved is still there.
     return not {base[index] for index in gone} & set(holder)

@@ -83,3 +83,23 @@ def test_holding_refuses_a_longer_version_of_an_insertion_both_made() -> None:
     # A rewrite both made, one also inserting below it (werkzeug b69901bf72a8): no addition of
     # new code both made, the holding stands.
     assert compose_disjoint(["a"], ["A"], ["A", "y"]) == [("theirs", 0), ("theirs", 1)]
+
+
+def test_extra_blank_or_comment_lines_beside_a_shared_addition_are_held() -> None:
+    """Both added one statement; one also a comment above it (pytest ``93b74d28d2ac``) or blank
+    lines around it: the same program either way, so that side's lines stand."""
+    shared = ["    _manager = None\n"]
+    comment = ["    # Set by the session.\n", *shared]
+    assert compose_disjoint([], shared, comment) == [("theirs", 0), ("theirs", 1)]
+    assert compose_disjoint([], shared, ["\n", *shared, "\n"]) == [
+        ("theirs", index) for index in range(3)
+    ]
+
+
+def test_a_blank_line_both_added_is_no_shared_code() -> None:
+    """click ``73cfe126d82f``: both sides added a blank line at the top, one also the imports
+    below it; the shared part changes no program, so the imports are one side's insertion."""
+    code = ["from __future__ import annotations\n", "\n", "import collections.abc as cabc\n"]
+    assert compose_disjoint([], ["\n"], ["\n", *code]) == [("theirs", index) for index in range(4)]
+    # Shared code, though, with one more line of code beside it: a guess.
+    assert compose_disjoint([], ["\n", "import a\n"], ["\n", "import a\n", "import b\n"]) is None
