@@ -32,6 +32,7 @@ from fleet.graph._fork import resolve_files, workers_for
 from fleet.graph._graph import SymbolGraph
 from fleet.graph._lang import LANGUAGE_NAMES, LanguageSpec, spec_for
 from fleet.graph._model import FileData, FileRecord, Reference
+from fleet.graph._pool import map_in_threads
 from fleet.graph._resolve import Resolver, python_module_names
 from fleet.graph._shared import count_lines, gc_paused, release_free_memory
 
@@ -310,16 +311,19 @@ def _index(repo: str | Path, previous: SymbolGraph | None = None, *,
             del got, pending
         else:
             workers = _threads(len(paths))
-            if workers > 1:  # the C extractor parses without the GIL: files in parallel
-                pool = stack.enter_context(ThreadPoolExecutor(workers, "fleet-index"))
-                loaded: Iterable[FileData] = pool.map(load, paths, chunksize=1)
-            else:
-                loaded = map(load, paths)
-            for done, (rel, fd) in enumerate(zip(paths, loaded, strict=True), 1):
+
+            def store(i: int, fd: FileData) -> None:
+                rel = paths[i]
                 data[rel] = fd
                 changed.append(rel)
                 if progress is not None:
-                    progress(done, len(paths), rel)
+                    progress(i + 1, len(paths), rel)
+
+            if workers > 1:  # the C extractor parses without the GIL: files in parallel
+                map_in_threads(load, paths, workers, store)
+            else:
+                for i, rel in enumerate(paths):
+                    store(i, load(rel))
 
     forget_shared_locals()
     if len(changed) >= 64:

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import sysconfig
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,39 @@ def test_threads_give_the_same_index(package: str, monkeypatch: pytest.MonkeyPat
     threaded = index(STDLIB / package)
     assert len(serial.files) > 20
     assert content(threaded) == content(serial)
+
+
+def test_map_in_threads_reports_every_item_in_order_on_the_calling_thread() -> None:
+    """Files are extracted by the caller and its helper threads; ``done`` sees every item once,
+    in order, in the calling thread; an exception in a helper reaches the caller."""
+    from fleet.graph._pool import map_in_threads
+
+    caller = threading.get_ident()
+    workers: set[int] = set()
+    seen: list[tuple[int, int]] = []
+
+    def square(x: int) -> int:
+        workers.add(threading.get_ident())
+        time.sleep(0.001)  # as a parse does, lets the other threads run
+        return x * x
+
+    def done(i: int, result: int) -> None:
+        assert threading.get_ident() == caller
+        seen.append((i, result))
+
+    items = list(range(200))
+    assert map_in_threads(square, items, 3, done) == [x * x for x in items]
+    assert seen == [(x, x * x) for x in items]
+    assert caller in workers
+
+    def fail_on_77(x: int) -> int:
+        if x == 77:
+            raise ValueError("77")
+        return x
+
+    for threads in (1, 2, 4):
+        with pytest.raises(ValueError, match="77"):
+            map_in_threads(fail_on_77, items, threads)
 
 
 def test_a_bad_thread_count_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
