@@ -273,7 +273,7 @@ def judged_with(campaign: Campaign | str | None, base_commit: str) -> dict[str, 
     is what those interpreters are (:func:`fleet.verify.pythons.judged_environment`: real paths
     and installed distributions), so a package installed into the test interpreter or an
     upgraded Python re-judges too."""
-    from fleet.verify.execution import target_python
+    from fleet.verify.execution import interpreter_name, target_python
     from fleet.verify.pythons import judged_environment
 
     spec = _loaded(campaign) if campaign is not None else None
@@ -284,7 +284,7 @@ def judged_with(campaign: Campaign | str | None, base_commit: str) -> dict[str, 
         gates = list(spec.gates)
         campaign_version = version.hexdigest()[:12]
     out: dict[str, Any] = {
-        "pythons": os.environ.get("FLEET_TEST_PYTHONS") or target_python(),
+        "pythons": os.environ.get("FLEET_TEST_PYTHONS") or interpreter_name(target_python()),
         "environment": judged_environment(target_python()),
         "campaign_version": campaign_version,
         "gates": gates,

@@ -20,6 +20,7 @@ __all__ = [
     "PytestRun",
     "blocked_plugins",
     "collect_unlisted",
+    "interpreter_name",
     "is_collection_key",
     "last_error_line",
     "parse_collection_errors",
@@ -39,6 +40,30 @@ def target_python() -> str:
     environment, where its dependencies are installed, e.g. ``/src/app/.venv/bin/python``; it
     needs pytest), else the fleet's own."""
     return os.environ.get("FLEET_TEST_PYTHON") or sys.executable
+
+
+def interpreter_name(python: str) -> str:
+    """``python`` as one name for its interpreter: the first of ``python``, ``python3`` and
+    ``python3.N`` in its directory that is the same file. A venv's ``python`` and ``python3``
+    are one interpreter, and console scripts start one or the other (pip writes the name it ran
+    as into each script it installs), so a verdict recorded by a run worker started as
+    ``python3`` must read the same as one a ``fleet`` started as ``python`` compares it with. A
+    path that does not exist is kept as given."""
+    path = Path(python)
+    try:
+        real = path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return python
+    versioned = sorted(p.name for p in path.parent.glob("python3.*")
+                       if re.fullmatch(r"python3\.\d+", p.name))
+    for name in ("python", "python3", *versioned):
+        sibling = path.parent / name
+        try:
+            if sibling.resolve(strict=True) == real:
+                return str(sibling)
+        except (OSError, RuntimeError):
+            continue
+    return python
 
 
 def sandbox_env(python: str | None = None) -> dict[str, str]:

@@ -5,6 +5,7 @@ version, gate set, base commit); change any and the unit is pending again. ``--r
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from fleet.unit import (
     redo,
     stamp_judged_with,
 )
+from fleet.verify.execution import interpreter_name
 
 BUILTIN = Path(load_campaign("datetime-utcnow").source)
 
@@ -128,3 +130,34 @@ def test_a_package_installed_into_the_test_interpreter_judges_the_unit_again(
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: attrs\nVersion: 23.1.0\n")
     assert latest_results(store.ledger, "datetime-utcnow") == {}
+
+
+def test_python_and_python3_of_one_venv_judge_alike(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run worker started as ``.venv/bin/python3`` (dagster's console scripts) records its
+    verdict; the ``fleet`` that reads it runs as ``.venv/bin/python`` (its own script's shebang):
+    one interpreter, so the verdict stands. Another venv's interpreter still re-judges."""
+    real = Path(sys.executable).resolve()
+    venv = tmp_path / "venv" / "bin"
+    venv.mkdir(parents=True)
+    (venv / "python").symlink_to(real)
+    (venv / "python3").symlink_to("python")
+    (venv / f"python3.{sys.version_info.minor}").symlink_to("python")
+    other = tmp_path / "other" / "bin"
+    other.mkdir(parents=True)
+    (other / "python3").write_text("#!/bin/sh\n")  # another file
+    monkeypatch.delenv("FLEET_TEST_PYTHONS", raising=False)
+    name = "datetime-utcnow"
+    for started in ("python3", f"python3.{sys.version_info.minor}", "python"):
+        assert interpreter_name(str(venv / started)) == str(venv / "python")
+    assert interpreter_name(str(other / "python3")) == str(other / "python3")
+    assert interpreter_name("/nonexistent/bin/python3") == "/nonexistent/bin/python3"
+
+    monkeypatch.setenv("FLEET_TEST_PYTHON", str(venv / "python3"))
+    record_result(store.ledger, stamp_judged_with(UnitResult("u2" * 8, name, "verified",
+                                                             "a" * 40)), "t")
+    monkeypatch.setenv("FLEET_TEST_PYTHON", str(venv / "python"))
+    assert list(latest_results(store.ledger, name)) == ["u2" * 8]
+    monkeypatch.setenv("FLEET_TEST_PYTHON", str(other / "python3"))
+    assert latest_results(store.ledger, name) == {}
