@@ -12,7 +12,6 @@ import hashlib
 import re
 import threading
 import unicodedata
-from collections.abc import Collection
 
 import tree_sitter as ts
 
@@ -68,11 +67,8 @@ def extract(path: str, src: bytes, spec: LanguageSpec, module: str | None,
     # 43.8k: 10 -> 2 MB); they are few, so membership stays cheap. Equal tuples are one
     # object while an index extracts (``_LOCALS``: the stdlib's 71k are 29k distinct)
     share = _LOCALS.setdefault
-    params: dict[str, Collection[str]] = {}
-    for func, names in fd.params.items():
-        t = tuple(sorted(names))
-        params[func] = share(t, t)
-    fd.params = params
+    locals_ = list(fd.params.values())  # sorted tuples, as both extractors make them
+    fd.params = dict(zip(fd.params, map(share, locals_, locals_), strict=True))
     return fd
 
 
@@ -291,8 +287,8 @@ def extract_query(path: str, src: bytes, spec: LanguageSpec, module: str | None,
         record_out = FileRecord(record.path, record.language, record.sha256, record.lines,
                                 record.size, "partial", "syntax errors: kept what parsed")
     return FileData(record_out, module, symbols, raw, imports, stars,
-                    {k: frozenset(v) for k, v in params.items()}, local_types, fixture_params,
-                    scoped_imports)
+                    {k: tuple(sorted(v)) for k, v in params.items()}, local_types,
+                    fixture_params, scoped_imports)
 
 
 def _parameter_names(node: ts.Node) -> tuple[str, ...]:

@@ -80,20 +80,24 @@ def add_facts(fd: FileData, src: bytes) -> None:
     for sym in fd.symbols:
         if sym.kind in ("function", "method"):
             sig = src[sym.sig_start_byte : sym.sig_end_byte]
-            found = _ANNOTATION.search(sig)
+            # each pattern needs a literal the cheap tests look for first: `->`; a `|`, a
+            # quote or `Optional[` (_PARAM's annotations); `property`
+            found = _ANNOTATION.search(sig) if b"->" in sig else None
             if found is not None:
                 name = annotation_name(_WS.sub(b" ", found.group("ann")).decode("utf-8",
                                                                                "replace"))
                 if name is not None:
                     returns[sym.id] = name
-            for param in _PARAM.finditer(sig):
-                typed = annotation_name(param.group("ann").decode("ascii"))
-                local = param.group("name").decode("ascii")
-                if typed is not None and local in fd.params.get(sym.id, ()):
-                    # interned as the C walk's locals and type expressions are
-                    fd.local_types.setdefault(sym.id, {}).setdefault(intern(local),
-                                                                     intern(typed))
+            if b"|" in sig or b"Optional[" in sig or b"'" in sig or b'"' in sig:
+                for param in _PARAM.finditer(sig):
+                    typed = annotation_name(param.group("ann").decode("ascii"))
+                    local = param.group("name").decode("ascii")
+                    if typed is not None and local in fd.params.get(sym.id, ()):
+                        # interned as the C walk's locals and type expressions are
+                        fd.local_types.setdefault(sym.id, {}).setdefault(intern(local),
+                                                                         intern(typed))
             if (sym.kind == "method" and sym.start_byte < sym.sig_start_byte
+                    and src.find(b"property", sym.start_byte, sym.sig_start_byte) >= 0
                     and _PROPERTY.search(src, sym.start_byte, sym.sig_start_byte)):
                 properties.add(sym.id)
         elif (sym.kind == "variable" and sym.name == "__all__"

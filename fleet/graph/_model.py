@@ -7,7 +7,7 @@ reuses for unchanged files.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
@@ -139,8 +139,9 @@ class FileData:
     # module-level imports: local name -> dotted target (the first binding of a name wins)
     imports: dict[str, str] = field(default_factory=dict)
     star_imports: list[str] = field(default_factory=list)
-    # function id -> its locals (extract(): a sorted tuple, the extractors: a frozenset)
-    params: dict[str, Collection[str]] = field(default_factory=dict)
+    # function id -> its locals, a sorted tuple (one object per distinct tuple while an index
+    # extracts: ``_extract.extract``)
+    params: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # function id -> local name -> dotted class expression (`x = Cls()`, `x: Cls`)
     local_types: dict[str, dict[str, str]] = field(default_factory=dict)
     # test and conftest files only: function id -> parameter names (pytest fixtures it asks for)
