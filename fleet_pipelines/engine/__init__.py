@@ -2,6 +2,7 @@
 run coordinator, launched by its run launcher, followed to their end."""
 
 from fleet_pipelines.engine._checks import OneLineRetries, storage_failure
+from fleet_pipelines.engine._code_server import CodeServerProcess
 from fleet_pipelines.engine._config import ensure_run_queue, run_queue_config
 from fleet_pipelines.engine._daemon import DaemonProcess, SharedDaemon, needs_daemon, serving
 from fleet_pipelines.engine._session import Engine, current, submitting
@@ -12,9 +13,10 @@ from fleet_pipelines.engine._submit import (
     follow,
     open_workspace,
     submit,
+    workspace_file,
 )
 
-__all__ = ["WORKSPACE", "DaemonProcess", "Engine", "OneLineRetries", "SharedDaemon", "SubmitFailed",
-           "SubmittedRun", "current", "ensure_run_queue", "follow", "needs_daemon",
-           "open_workspace", "run_queue_config", "serving", "storage_failure", "submit",
-           "submitting"]
+__all__ = ["WORKSPACE", "CodeServerProcess", "DaemonProcess", "Engine", "OneLineRetries",
+           "SharedDaemon", "SubmitFailed", "SubmittedRun", "current", "ensure_run_queue", "follow",
+           "needs_daemon", "open_workspace", "run_queue_config", "serving", "storage_failure",
+           "submit", "submitting", "workspace_file"]

@@ -14,20 +14,28 @@ loading the definitions, ~3-5 CPU-s each), and the sweeps on the instance use th
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
 
 import yaml
 from dagster import DagsterInstance
+
+from fleet_pipelines.engine._code_server import (
+    CODE_SERVER_WORKSPACE,
+    CodeServerFailed,
+    CodeServerProcess,
+    location_of,
+)
+from fleet_pipelines.engine._procs import alive as _alive
+from fleet_pipelines.engine._procs import die_with_parent as _die_with_parent
+from fleet_pipelines.engine._procs import is_process as _is_process
+from fleet_pipelines.engine._procs import signal_group as _signal_group
 
 __all__ = [
     "CODE_SERVER_WORKSPACE",
@@ -47,7 +55,6 @@ __all__ = [
 STALE_AFTER_S = 75.0
 QUEUED_DAEMON = "QUEUED_RUN_COORDINATOR"
 STOPPED = "fleet-daemon.stopped"  # when fleet last stopped a daemon it started here
-CODE_SERVER_WORKSPACE = "fleet-daemon.workspace.yaml"  # the daemon's: the code server's socket
 
 
 def needs_daemon(instance: DagsterInstance) -> bool:
@@ -126,147 +133,17 @@ class DaemonProcess:
         _signal_group(proc.pid, signal.SIGKILL)  # its code server, if it outlived the daemon
 
 
-class CodeServerFailed(Exception):
-    """The code server did not start (it exited, or did not listen in time)."""
-
-
-class CodeServerProcess:
-    """``dagster code-server start`` for the one ``python_module`` location of ``workspace``,
-    on a socket, in its own process group, its output in the daemon's log; its pid in
-    ``<dagster_home>/fleet-code-server.pid`` and ``<dagster_home>/``:data:`CODE_SERVER_WORKSPACE`
-    naming it as a ``grpc_server`` location of the same name. Its ``ReloadCode`` (a workspace's
-    ``reload_code_location``) replaces the process that loaded the code, behind the same socket."""
-
-    def __init__(self, dagster_home: Path, workspace: Path,
-                 env: Mapping[str, str] | None = None) -> None:
-        self.workspace = workspace
-        self.env = {**os.environ, **(env or {}), "DAGSTER_HOME": str(dagster_home)}
-        self.log = dagster_home / "fleet-daemon.log"
-        self.workspace_file = dagster_home / CODE_SERVER_WORKSPACE
-        self.pidfile = dagster_home / "fleet-code-server.pid"
-        self.proc: subprocess.Popen[bytes] | None = None  # the one this process started
-
-    def _location(self) -> tuple[str, Path, str]:
-        """Module, working directory and location name of the workspace's one location."""
-        loaded = yaml.safe_load(self.workspace.read_text())
-        (entry,) = loaded["load_from"]
-        module = entry["python_module"]
-        working = (self.workspace.parent / module.get("working_directory", ".")).resolve()
-        return module["module_name"], working, module.get("location_name", module["module_name"])
-
-    def _socket(self) -> Path:
-        """The socket of the last server started here (a restart keeps it: a workspace opened
-        on it reconnects), else a new one (short: a socket path has at most 107 bytes)."""
-        with contextlib.suppress(OSError, TypeError, KeyError, IndexError, yaml.YAMLError):
-            loaded = yaml.safe_load(self.workspace_file.read_text())
-            return Path(loaded["load_from"][0]["grpc_server"]["socket"])
-        return Path(tempfile.mkdtemp(prefix="fleet-code-")) / "grpc.sock"
-
-    def pid(self) -> int | None:
-        try:
-            pid = int(self.pidfile.read_text().strip())
-        except (OSError, ValueError):
-            return None
-        return pid if _is_process(pid, b"code-server") else None
-
-    def start(self, timeout_s: float = 300.0) -> int:
-        module, working, location = self._location()
-        sock = self._socket()
-        sock.parent.mkdir(parents=True, exist_ok=True)
-        sock.unlink(missing_ok=True)
-        exe = Path(sys.executable).with_name("dagster")
-        command = [str(exe)] if exe.exists() else [sys.executable, "-m", "dagster"]
-        with self.log.open("ab") as out:
-            proc = subprocess.Popen(
-                [*command, "code-server", "start", "-m", module, "-d", str(working),
-                 "--location-name", location, "-s", str(sock), "--log-level", "warning",
-                 "--inject-env-vars-from-instance"],
-                env=self.env, cwd=str(working), stdout=out, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_die_with_parent)
-        self.proc = proc
-        deadline = time.monotonic() + timeout_s
-        while not _accepts(sock):  # it listens once its code is loaded
-            if proc.poll() is not None or time.monotonic() > deadline:
-                _stop_group(proc.pid)
-                proc.wait()
-                self.proc = None
-                raise CodeServerFailed(f"the code server did not start (exit {proc.poll()}, "
-                                       f"log {self.log})")
-            time.sleep(0.1)
-        self.pidfile.write_text(str(proc.pid))
-        self.workspace_file.write_text(yaml.safe_dump(
-            {"load_from": [{"grpc_server": {"socket": str(sock), "location_name": location}}]}))
-        return proc.pid
-
-    def stop(self) -> None:
-        """Stop the server whose pid is recorded here (whoever started it)."""
-        pid = self.pid()
-        if pid is not None:
-            _stop_group(pid)
-        if self.proc is not None:  # reap the one this process started
-            self.proc.wait()
-            self.proc = None
-        sock = self._socket()
-        self.pidfile.unlink(missing_ok=True)
-        self.workspace_file.unlink(missing_ok=True)
-        sock.unlink(missing_ok=True)
-        with contextlib.suppress(OSError):
-            sock.parent.rmdir()
-
-
-def _accepts(sock: Path) -> bool:
-    with socket.socket(socket.AF_UNIX) as probe:
-        try:
-            probe.connect(str(sock))
-        except OSError:
-            return False
-    return True
-
-
-def _stop_group(pid: int, grace_s: float = 5.0) -> None:
-    _signal_group(pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace_s
-    while _alive(pid) and not _zombie(pid) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    _signal_group(pid, signal.SIGKILL)
-
-
-def _die_with_parent() -> None:
-    """In the child: SIGTERM when the thread that started it ends, so a killed sweep or server
-    leaves no daemon behind (another fleet process using it then starts its own)."""
-    import ctypes
-
-    pr_set_pdeathsig = 1
-    ctypes.CDLL(None).prctl(pr_set_pdeathsig, signal.SIGTERM)
-
-
-def _is_process(pid: int, name: bytes) -> bool:
+def _has_module(workspace: Path) -> bool:
+    """``workspace`` loads a ``python_module`` location (a code server can be started for it)."""
     try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
+        location_of(workspace)
+    except (OSError, ValueError, KeyError, TypeError, yaml.YAMLError):
         return False
-    return name in cmdline and not _zombie(pid)
+    return True
 
 
 def _is_daemon(pid: int) -> bool:
     return _is_process(pid, b"dagster-daemon")
-
-
-def _zombie(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
-    except (OSError, IndexError):
-        return True
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class SharedDaemon:
@@ -312,7 +189,10 @@ class SharedDaemon:
     def _code_server(self) -> Path:
         """The workspace file the daemon starts with: its code server's (the running one when
         a daemon that exited is restarted), else, when no code server starts, the workspace
-        (the daemon then starts code servers of its own)."""
+        (the daemon then starts code servers of its own). A workspace that names a code server
+        already (a deployment's ``FLEET_WORKSPACE``) is the daemon's as it is."""
+        if not _has_module(self.process.workspace):
+            return self.process.workspace
         if self.code.pid() is not None and self.workspace_for(self.env) is None:
             self.code.stop()  # another daemon's, with other settings: its runs would get them
         if self.code.pid() is None:
@@ -367,8 +247,3 @@ class SharedDaemon:
             self.envfile.unlink(missing_ok=True)
             self.pidfile.unlink(missing_ok=True)
             (self.home / STOPPED).write_text(repr(time.time()))
-
-
-def _signal_group(pgid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)

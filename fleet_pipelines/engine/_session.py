@@ -20,13 +20,13 @@ from fleet_pipelines.engine._config import execution_config
 from fleet_pipelines.engine._daemon import SharedDaemon, needs_daemon, serving
 from fleet_pipelines.engine._submit import (
     MISSED_S,
-    WORKSPACE,
     Say,
     SubmitFailed,
     SubmittedRun,
     follow,
     open_workspace,
     submit,
+    workspace_file,
 )
 
 __all__ = ["Engine", "current", "submitting"]
@@ -46,12 +46,12 @@ class Engine:
     starts a daemon on the instance when its runs would wait for one that does not serve it."""
 
     def __init__(self, instance: DagsterInstance, say: Say, env: Mapping[str, str],
-                 workspace: Path = WORKSPACE) -> None:
+                 workspace: Path | None = None) -> None:
         self.instance = instance
         self._process: Any = None
         self.say = say
         self.env = dict(env)
-        self.workspace = workspace
+        self.workspace = workspace_file(workspace)  # a missing file stops it here
         self.daemon: SharedDaemon | None = None
         self._announced = False
         self.runs: list[str] = []
@@ -172,7 +172,7 @@ class Engine:
 
 @contextmanager
 def submitting(instance: DagsterInstance, env: Mapping[str, str], say: Say,
-               workspace: Path = WORKSPACE) -> Iterator[Engine]:
+               workspace: Path | None = None) -> Iterator[Engine]:
     """For the block, ``current()`` is an :class:`Engine` on ``instance`` whose code location
     (and daemon, if it starts one) load the definitions with ``env`` (``FleetSettings.env()``)."""
     env = {**env, "DAGSTER_HOME": str(instance.root_directory)}

@@ -9,6 +9,7 @@ dagster-celery / dagster-k8s in a deployment), never into the calling process.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,11 +44,13 @@ __all__ = [
     "open_workspace",
     "retried",
     "submit",
+    "workspace_file",
 ]
 
 Say = Callable[[str], None]
 FINISHED = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}
 WORKSPACE = Path(__file__).resolve().parents[2] / "workspace.yaml"
+WORKSPACE_ENV = "FLEET_WORKSPACE"
 # The steps of a run in its run worker's process, one after the other, as in process: Dagster's
 # default executor would start a process per step (seconds each), and the units of a batch
 # already run concurrently inside their step. A run config naming `execution` replaces it.
@@ -76,14 +79,28 @@ class SubmittedRun:
         return self.status == DagsterRunStatus.SUCCESS
 
 
+def workspace_file(workspace: Path | None = None) -> Path:
+    """The workspace fleet submits through: ``workspace`` when given, else ``$FLEET_WORKSPACE``
+    (a deployment's, naming its code server, the one its daemon and webserver load:
+    deploy/workspace.yaml), else the project's ``workspace.yaml`` (its module, loaded by a code
+    server of fleet's own). SubmitFailed, naming it, when there is no such file."""
+    named = os.environ.get(WORKSPACE_ENV)
+    if workspace is None:
+        workspace = Path(named) if named else WORKSPACE
+    if not workspace.is_file():
+        shown = f"{WORKSPACE_ENV}={workspace}" if named and workspace == Path(named) else workspace
+        raise SubmitFailed(f"{shown}: no such workspace file")
+    return workspace
+
+
 def open_workspace(instance: DagsterInstance,
-                   workspace: Path = WORKSPACE) -> WorkspaceProcessContext:
-    """The workspace of ``workspace.yaml`` on ``instance``: its code location served by a gRPC
-    code server process (the same origin the webserver and the daemon load)."""
+                   workspace: Path | None = None) -> WorkspaceProcessContext:
+    """The workspace of ``workspace`` (:func:`workspace_file` unless given) on ``instance``:
+    its code location served by a gRPC code server process (the same origin the webserver and
+    the daemon load)."""
     import dagster
 
-    if not workspace.is_file():
-        raise SubmitFailed(f"{workspace}: no such workspace file")
+    workspace = workspace_file(workspace)
     return WorkspaceProcessContext(
         instance=instance, version=dagster.__version__, read_only=False,
         workspace_load_target=WorkspaceFileTarget(paths=[str(workspace)]))

@@ -10,7 +10,8 @@ the run's code origin, with Dagster's cancellation thread), so a run, its events
 and its re-execution from the UI are the same as with the default launcher.
 
 - *Where it forks.* Only a run whose code origin names this interpreter (the code location's
-  ``executable_path`` is the daemon's ``sys.executable``): another interpreter, a container
+  ``executable_path`` is the daemon's ``sys.executable``, or another name of that file in its
+  directory: a venv's ``python`` and ``python3``): another interpreter, a container
   image or no origin goes to the default launcher (the code server), and the run's engine
   events say which. The fork server is started on the first launch, single-threaded, from the
   launching process's environment (the daemon's, which also started the code server); its
@@ -158,8 +159,11 @@ class ForkingRunLauncher(DefaultRunLauncher):
         origin = run.job_code_origin
         if origin is None:
             return "the run has no code origin"
+        from fleet.verify.execution import interpreter_name
+
         executable = origin.repository_origin.executable_path
-        if executable is None or os.path.abspath(executable) != os.path.abspath(sys.executable):
+        if executable is None or (interpreter_name(os.path.abspath(executable))
+                                  != interpreter_name(os.path.abspath(sys.executable))):
             return (f"its code location runs on {executable}, the launcher on "
                     f"{sys.executable}")
         if origin.repository_origin.container_image:

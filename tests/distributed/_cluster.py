@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from fleet_pipelines.engine import WORKSPACE, DaemonProcess
+from fleet_pipelines.engine import WORKSPACE, CodeServerProcess, DaemonProcess
 from tests.engine.conftest import (
     GitDaemon,
     free_port,
@@ -109,6 +109,7 @@ class Cluster:
     env: dict[str, str]
     redis: Redis
     git: GitDaemon
+    code: CodeServerProcess
     daemon: DaemonProcess
     remote: str
     workers: dict[str, Worker] = field(default_factory=dict)
@@ -252,6 +253,8 @@ class Cluster:
         for worker in self.workers.values():
             worker.stop()
         self.daemon.stop()
+        self.code.stop()
+        release_port(self.code.port or 0)
         self.redis.stop()
         stop(self.git.proc)
         release_port(self.redis.port)
@@ -259,15 +262,17 @@ class Cluster:
 
 
 def deployment_env(dagster_home: Path, dagster_dsn: str, store_dsn: str, home: Path,
-                   remote: str, campaign: str, broker: str, visibility_s: float,
-                   **extra: str) -> dict[str, str]:
+                   remote: str, campaign: str, broker: str, visibility_s: float, *,
+                   workspace: Path, **extra: str) -> dict[str, str]:
     """The environment of every process of the deployment (the coordinator's; a worker's
     differs in ``FLEET_HOME`` and ``DAGSTER_HOME``): the same variables as
-    deploy/docker-compose.yaml and deploy/k8s-*.yaml set (a test compares them)."""
+    deploy/docker-compose.yaml and deploy/k8s-*.yaml set (a test compares them).
+    ``workspace``: the workspace file naming the deployment's code server."""
     return {"DAGSTER_HOME": str(dagster_home),
             "DAGSTER_POSTGRES_URL": pg_url(dagster_dsn, "postgresql+psycopg2"),
             "FLEET_DEPLOYMENT": "shared", "FLEET_STORE_URL": pg_url(store_dsn),
-            "FLEET_HOME": str(home), "FLEET_REPO": remote, "FLEET_BASE_BRANCH": "main",
+            "FLEET_HOME": str(home), "FLEET_WORKSPACE": str(workspace), "FLEET_REPO": remote,
+            "FLEET_BASE_BRANCH": "main",
             "FLEET_CAMPAIGNS": campaign, "FLEET_SANDBOX": "bwrap", "FLEET_EXECUTOR": "celery",
             "FLEET_CELERY_BROKER": broker, "FLEET_CELERY_VISIBILITY_S": str(visibility_s),
             **extra}
@@ -301,14 +306,20 @@ def start_cluster(root: Path, target: Path, store_dsn: str, dagster_dsn: str,
     (dagster_home / "dagster.yaml").write_text(yaml.safe_dump(instance, sort_keys=False))
     redis = Redis(free_port(), root / "redis")
     redis.start()
+    # the code server (deploy/docker-compose.yaml's `code`: the daemon, the webserver and the
+    # sweeps load the code location from it, FLEET_WORKSPACE naming it), and the daemon (and
+    # the run workers it launches: index, plan), each on a FLEET_HOME of its own, as in
+    # deploy/docker-compose.yaml: nothing the coordinator writes under its home reaches them
+    code = CodeServerProcess(dagster_home, WORKSPACE, state=root / "code", port=free_port())
     env = deployment_env(dagster_home, dagster_dsn, store_dsn, coordinator / "home", remote,
-                         campaign, redis.url, visibility_s, **extra)
-    # the daemon (and the run workers it launches: index, plan) on a FLEET_HOME of its own, as
-    # in deploy/docker-compose.yaml: nothing the coordinator writes under its home reaches them
-    daemon = DaemonProcess(dagster_home, WORKSPACE,
+                         campaign, redis.url, visibility_s, workspace=code.workspace_file,
+                         **extra)
+    code.env.update({**GIT_ENV, **env, "FLEET_HOME": str(root / "code" / "home")})
+    daemon = DaemonProcess(dagster_home, code.workspace_file,
                            {**GIT_ENV, **env, "FLEET_HOME": str(root / "daemon" / "home")})
-    cluster = Cluster(root, env, redis, git, daemon, remote)
+    cluster = Cluster(root, env, redis, git, code, daemon, remote)
     try:
+        code.start()
         daemon.start()
         for i in range(1, workers + 1):
             cluster.start_worker(f"w{i}")

@@ -12,7 +12,7 @@ import yaml
 from tests.distributed._cluster import DEPLOY, deployment_env
 
 ENV = set(deployment_env(Path("/d"), "dbname=d", "dbname=f", Path("/h"), "git://x/t.git",
-                         "yaml-safe-load", "redis://r:6379/0", 3600))
+                         "yaml-safe-load", "redis://r:6379/0", 3600, workspace=Path("/w")))
 WORKER = ["python", "-m", "fleet_pipelines.engine.worker"]
 
 
@@ -31,6 +31,25 @@ def test_compose_runs_the_test_deployment() -> None:
         assert service["build"]["dockerfile"] == "deploy/Dockerfile"
     assert services["worker"]["command"] == WORKER
     assert services["daemon"]["command"][:2] == ["dagster-daemon", "run"]
+    # one code server (`code`), which the daemon, the webserver and every sweep load the code
+    # location from, as _cluster.py's CodeServerProcess: none starts a code server of its own
+    code = services["code"]
+    assert set(code["environment"]) == ENV
+    assert code["command"][:3] == ["dagster", "code-server", "start"]
+    assert code["command"][3:7] == ["-m", "fleet_pipelines.definitions", "--location-name",
+                                    "fleet_pipelines.definitions"]
+    assert "--inject-env-vars-from-instance" in code["command"]
+    workspace = services["daemon"]["environment"]["FLEET_WORKSPACE"]
+    assert workspace == "/app/deploy/workspace.yaml"
+    for name in ("daemon", "webserver"):
+        command = services[name]["command"]
+        assert command[command.index("-w") + 1] == workspace, name
+    (entry,) = load("workspace.yaml")["load_from"]
+    port = code["command"][code["command"].index("-p") + 1]
+    assert entry["grpc_server"] == {"host": "code", "port": int(port),
+                                    "location_name": "fleet_pipelines.definitions"}
+    for name in ("daemon", "webserver", "coordinator"):
+        assert services[name]["depends_on"]["code"] == {"condition": "service_healthy"}, name
     assert "volumes" not in services["worker"]  # no state shared between workers
     env = services["worker"]["environment"]
     assert env["FLEET_EXECUTOR"] == "celery" and env["FLEET_CELERY_BROKER"].startswith("redis://")
@@ -45,8 +64,10 @@ def test_kubernetes_files_name_the_same_configuration() -> None:
     (code,) = values["dagster-user-deployments"]["deployments"]
     names = {e["name"] for e in code["env"]}
     secret = {"FLEET_STORE_URL", "DAGSTER_POSTGRES_URL"}  # from the fleet-store secret
-    # DAGSTER_HOME is the chart's own
-    assert names | secret | {"DAGSTER_HOME"} == ENV
+    # DAGSTER_HOME is the chart's own, and so is the workspace: this user deployment is the
+    # code server, and the chart writes the daemon's and the webserver's workspace naming it
+    chart = {"DAGSTER_HOME", "FLEET_WORKSPACE"}
+    assert names | secret | chart == ENV
     launcher = values["runLauncher"]["config"]["k8sRunLauncher"]
     assert {v.split("=", 1)[0] for v in launcher["envVars"]} == {
         "FLEET_EXECUTOR", "FLEET_CELERY_BROKER", "FLEET_CELERY_VISIBILITY_S"}
@@ -71,7 +92,7 @@ def test_kubernetes_files_name_the_same_configuration() -> None:
     (container,) = worker["spec"]["template"]["spec"]["containers"]
     assert container["command"] == WORKER
     assert container["image"] == f"{code['image']['repository']}:{code['image']['tag']}"
-    assert {e["name"] for e in container["env"]} | secret == ENV
+    assert {e["name"] for e in container["env"]} | secret | {"FLEET_WORKSPACE"} == ENV
     by_name = {e["name"]: e["value"] for e in container["env"]}
     assert all(by_name[e["name"]] == e["value"] for e in code["env"]
                if e["name"] != "FLEET_HOME")

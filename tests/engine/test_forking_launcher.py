@@ -41,6 +41,28 @@ def _run_with_worker(tag: str | None) -> Any:
                       tags={RUN_WORKER_TAG: tag} if tag else {})
 
 
+def test_a_run_of_this_interpreter_under_another_name_is_forked() -> None:
+    """The code location's ``executable_path`` names this interpreter as ``python3`` where the
+    daemon runs as ``python`` (a venv's console scripts carry either): one interpreter, so the
+    run is forked; a run of another interpreter goes to the code server."""
+    from types import SimpleNamespace
+
+    launcher = ForkingRunLauncher()
+    here = Path(sys.executable)
+    same = [here.with_name(n) for n in ("python", "python3")
+            if here.with_name(n).exists()
+            and here.with_name(n).resolve() == here.resolve()]
+    assert same, here
+    for name in same:
+        origin = SimpleNamespace(repository_origin=SimpleNamespace(
+            executable_path=str(name), container_image=None))
+        assert launcher.forks(SimpleNamespace(job_code_origin=origin)) is None, name
+    other = SimpleNamespace(repository_origin=SimpleNamespace(
+        executable_path="/usr/bin/python3", container_image=None))
+    why = launcher.forks(SimpleNamespace(job_code_origin=other))
+    assert why is not None and "runs on /usr/bin/python3" in why
+
+
 def test_the_health_check_tells_a_live_worker_from_a_gone_one() -> None:
     from assets._dagster_private import WorkerStatus
 

@@ -1,6 +1,8 @@
 """The shared deployment's instance (``deploy/dagster.yaml``: Dagster's storage on PostgreSQL,
-the queued run coordinator) with a daemon that already serves it: ``fleet sweep`` submits its
-runs there, starts no daemon of its own, and the fleet store is PostgreSQL too."""
+the queued run coordinator) with a daemon that already serves it and the deployment's code
+server (``FLEET_WORKSPACE``, as deploy/docker-compose.yaml's ``code``): ``fleet sweep`` submits
+its runs there through that code server, starts no daemon or code server of its own, and the
+fleet store is PostgreSQL too."""
 
 from __future__ import annotations
 
@@ -13,9 +15,15 @@ import pytest
 import yaml
 
 from fleet_pipelines.cli import main
-from fleet_pipelines.engine import WORKSPACE, DaemonProcess, run_queue_config, serving
+from fleet_pipelines.engine import (
+    WORKSPACE,
+    CodeServerProcess,
+    DaemonProcess,
+    run_queue_config,
+    serving,
+)
 from tests.conftest import commit_files
-from tests.engine.conftest import pg_url
+from tests.engine.conftest import free_port, pg_url, release_port
 from tests.engine.test_submitted_sweep import CONF_FILES
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
@@ -49,11 +57,15 @@ def test_sweep_on_the_shared_instance_uses_its_daemon(
            "FLEET_DEPLOYMENT": "shared", "FLEET_STORE_URL": pg_url(pg_dsn),
            "FLEET_HOME": str(home), "FLEET_REPO": str(repo), "FLEET_CAMPAIGNS": "yaml-safe-load",
            "FLEET_SANDBOX": "bwrap"}
+    code = CodeServerProcess(dagster_home, WORKSPACE, env, state=tmp_path / "code",
+                             port=free_port())
+    env["FLEET_WORKSPACE"] = str(code.workspace_file)
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    daemon = DaemonProcess(dagster_home, WORKSPACE, env)
-    daemon.start()
+    daemon = DaemonProcess(dagster_home, code.workspace_file, env)
     try:
+        code.start()
+        daemon.start()
         with DagsterInstance.get() as instance:
             deadline = time.monotonic() + 180
             while not serving(instance):  # the deployment's daemon beats before the sweep
@@ -65,6 +77,8 @@ def test_sweep_on_the_shared_instance_uses_its_daemon(
         assert "verified, integrated" in captured.out
         assert "started one" not in captured.err and "the Dagster daemon serving" in captured.err
         assert daemon.alive  # the sweep left the deployment's daemon alone
+        assert code.pid() is not None  # and its code server
+        assert not (dagster_home / "fleet-code-server.pid").exists()  # and started none
         with DagsterInstance.get() as instance:
             assert type(instance.run_storage).__name__ == "PostgresRunStorage"
             runs = instance.get_runs()
@@ -73,4 +87,6 @@ def test_sweep_on_the_shared_instance_uses_its_daemon(
                        for r in runs)
     finally:
         daemon.stop()
+        code.stop()
+        release_port(code.port or 0)
     assert not os.path.exists(home / "fleet.db")  # the fleet store was PostgreSQL

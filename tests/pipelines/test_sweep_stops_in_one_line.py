@@ -2,8 +2,9 @@
 code that says which kind (``_pipeline_run.swept``), never a traceback: the kill switch, a fleet
 store whose PostgreSQL is down (named, its password hidden), a Dagster instance whose storage's
 PostgreSQL is down (each of dagster-postgres' retries one line while it waits, then the instance
-named). Each is the real command in a process of its own, as a user runs it; the databases are
-loopback ports that nothing listens on."""
+named), a ``FLEET_WORKSPACE`` that names no file (before any run; no daemon started). Each is
+the real command in a process of its own, as a user runs it; the databases are loopback ports
+that nothing listens on."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+
+from dagster import DagsterInstance
 
 from fleet.store import open_store
 from tests.conftest import ROOT
@@ -84,3 +87,17 @@ def test_a_dagster_storage_that_is_down_is_named_in_one_line(
     assert all("the Dagster storage's database refused a connection, retrying: " in ln
                and "Connection refused" in ln for ln in waits), done.stderr[-3000:]
     assert "hunter2" not in done.stderr + done.stdout
+
+
+def test_a_workspace_file_that_is_missing_is_named_before_any_run(
+        tmp_path: Path, git_repo: Path, bwrap: object) -> None:
+    home = tmp_path / "fleet"
+    missing = tmp_path / "deploy" / "workspace.yaml"
+    done = _sweep(git_repo, home, FLEET_WORKSPACE=str(missing))
+    assert done.returncode != 0, done.stderr[-3000:]
+    line = _one_error_line(done)
+    assert line == f"error: FLEET_WORKSPACE={missing}: no such workspace file", line
+    assert not (home / "dagster" / "fleet-daemon.pid").exists()  # no daemon was started
+    if (home / "dagster" / "dagster.yaml").exists():
+        with DagsterInstance.from_config(str(home / "dagster")) as instance:
+            assert instance.get_runs() == []  # and no run was created
