@@ -17,7 +17,9 @@ three inputs for what no single symbol's merge can see:
 - a binding one side removed and the other left as it was, still in the result;
 - a name the result binds only inside ``if TYPE_CHECKING:`` and reads when it runs (outside
   annotations), where no input did: one side moved an import under ``TYPE_CHECKING``, the other
-  added a call of it (mkdocs ``9d56fa21d9ef``).
+  added a call of it (mkdocs ``9d56fa21d9ef``);
+- one statement both sides added to a function, each at its own place, kept at both
+  (``_twice.py``: Pillow ``bb324671270d``).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from collections.abc import Iterator
 
 from fleet import pyast
 from fleet.merge._diff3 import both_inserted, compose_disjoint, diff3
+from fleet.merge._twice import added_twice
 
 __all__ = ["Bindings", "unsure"]
 
@@ -325,6 +328,9 @@ def unsure(base: str, ours: str, theirs: str, merged: str) -> str | None:
         trees = [pyast.parse(text) for text in (base, ours, theirs, merged)]
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return "an input does not parse"
+    twice = added_twice(trees)
+    if twice is not None:
+        return twice
     scopes = [dict(_scopes(tree.body)) for tree in trees]
     for scope, body in scopes[3].items():
         if scope.endswith("().") and not (scope in scopes[1] and scope in scopes[2]):

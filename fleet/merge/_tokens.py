@@ -145,6 +145,54 @@ def _callee_vs_arguments(
     return False
 
 
+def _positional(keys: list[Key]) -> bool:
+    """Do these tokens (an inserted or removed run of arguments) hold a positional argument:
+    an element not ``name=...`` nor ``**...``?"""
+    depth = 0
+    element: list[Key] = []
+    for key in [*keys, (tokenize.OP, ",")]:
+        kind, string = key
+        if kind == tokenize.OP and string in _OPEN:
+            depth += 1
+        elif kind == tokenize.OP and string in _CLOSE:
+            depth -= 1
+        if depth == 0 and key == (tokenize.OP, ","):
+            words = [k for k in element if k[0] not in _BLANK]
+            keyword_like = len(words) > 1 and words[0][0] == tokenize.NAME and words[1][1] == "="
+            if words and not keyword_like and words[0][1] != "**":
+                return True
+            element = []
+        else:
+            element.append(key)
+    return False
+
+
+def _positions_shifted(
+    keys_b: list[Key], changes: tuple[list[tuple[int, int, int, int]], ...], sides: list[list[Key]]
+) -> bool:
+    """Both sides add or remove positional arguments of one call: each wrote its arguments for
+    its own positions, and the merge would shift one side's (conda 11973bda8aaf: ``"python"``
+    inserted after ``"install"`` on one side, ``"favicon"`` appended on the other, two ways to
+    give ``conda install`` a package; the humans kept one)."""
+    _, open_after = _elements(keys_b)
+    for name, close in _calls(keys_b):
+        shifted = []
+        for side_changes, keys_s in zip(changes, sides, strict=True):
+            shifted.append(
+                any(
+                    name + 1 < i1
+                    and i2 <= close
+                    and open_after[i1 - 1] == name + 2  # the call's own arguments
+                    and _commas(keys_s[j1:j2]) != _commas(keys_b[i1:i2])
+                    and (_positional(keys_s[j1:j2]) or _positional(keys_b[i1:i2]))
+                    for i1, i2, j1, j2 in side_changes
+                )
+            )
+        if all(shifted):
+            return True
+    return False
+
+
 def _pieces(text: str) -> tuple[list[Key], list[str], str] | None:
     """The statement's tokens as keys (type, string), each token's text with the whitespace and
     line continuations before it, and what follows the last token; None if it does not
@@ -224,6 +272,8 @@ def merge_tokens(base: str, ours: str, theirs: str) -> str | None:
         return None
     ours_own = [c for c in ours_changes if (c[0], c[1]) not in same]
     if _callee_vs_arguments(keys_b, (ours_own, theirs_changes)):
+        return None
+    if _positions_shifted(keys_b, (ours_own, theirs_changes), [keys_o, keys_t]):
         return None
     in_ours = _matched(keys_b, keys_o)
     edits = sorted(

@@ -37,11 +37,7 @@ def test_a_method_both_sides_added_one_longer_conflicts() -> None:
         assert not isinstance(result, Clean), result.text
 
 
-TEST_BASE = (
-    "class TestRobots:\n"
-    "    def test_allowed(self):\n"
-    "        assert allowed('/a')\n"
-)
+TEST_BASE = "class TestRobots:\n    def test_allowed(self):\n        assert allowed('/a')\n"
 TEST_SHORT = (
     "\n    def test_signal(self):\n"
     "        calls = signals_sent()\n"
