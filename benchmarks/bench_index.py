@@ -20,9 +20,8 @@ Writes benchmarks/results/bench_index.json and prints a markdown table.
 SNAPSHOT`` process (cold: no snapshot; interpreter start, imports, extraction, resolution,
 graph, ranks, snapshot) with 1 extraction thread and with the default (one per core), against
 the ``ast`` peer's process, interleaved: CPU-s (user + sys), wall, peak RSS from ``wait4``,
-and our phases from ``fleet index``'s progress lines. Writes bench_index_whole.json. The
-checkouts are byte-compiled first, as an installed package runs (``--no-bytecode``: not; this
-machine sets ``PYTHONDONTWRITEBYTECODE``, so each process then compiles what it imports).
+and our phases from ``fleet index``'s progress lines; the checkouts byte-compiled first, as
+installed (``--no-bytecode``: not). Writes bench_index_whole.json.
 (``benchmarks/_index_whole.py``; the default mode's summary and table:
 ``benchmarks/_index_tables.py``.)
 """
@@ -349,18 +348,16 @@ def main() -> int:
     parser.add_argument("--root", type=Path)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--exclude", action="append", default=[])
-    parser.add_argument("--whole", action="store_true",
-                        help="the whole fleet index process against the ast peer's")
+    parser.add_argument("--whole", action="store_true", help="the whole fleet index process")
     parser.add_argument("--baseline", type=Path,
                         help="with --whole: also run this checkout of the project (extension "
                         "built in place) on PYTHONPATH, interleaved: before/after")
     parser.add_argument("--no-bytecode", action="store_true",
-                        help="with --whole: do not byte-compile the checkouts first (each "
-                        "process then compiles the project's modules it imports)")
+                        help="with --whole: the checkouts not byte-compiled first")
     args = parser.parse_args()
     if args.whole:
         got = whole(corpora, args.corpus or ["stdlib"], args.runs, args.baseline,
-                    bytecode=not args.no_bytecode)
+                    not args.no_bytecode)
         RESULTS.mkdir(exist_ok=True)
         saved = RESULTS / "bench_index_whole.json"  # one entry per corpus, the latest run's
         merged = json.loads(saved.read_text()) if saved.is_file() else {}

@@ -114,9 +114,9 @@ class Resolver(Members):
         if native is not None:  # the same loop in C (fanout.c) over the columns
             assert isinstance(raw, RawRefs)
             # a Python file's misses at the top of a resolution: their common cases in C too
-            # (miss.c: ``_resolve``'s, through the same lookups and memo)
+            # (fanout_miss.c: ``_resolve``'s, through the same lookups and memo)
             ctx = (self.symbols, self._deps, self._chains, fd.imports, fd.scoped_imports,
-                   fd.params, fd.local_types, fd.star_imports, fd.record.path, _BUILTINS,
+                   fd.params, fd.local_types, bool(fd.star_imports), fd.record.path, _BUILTINS,
                    self._walk_chain, self._dotted_name, self._typed_local,
                    f"{fd.record.path}{_MODULE_SUFFIX}") if (
                 python and self._c_lookup is not None and not self._depth

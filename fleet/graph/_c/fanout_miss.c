@@ -53,7 +53,7 @@ static int miss_ctx_ok(PyObject *ctx) {
     if (!PyDict_Check(PyTuple_GET_ITEM(ctx, dicts[i]))) goto bad;
   if (!PySet_Check(PyTuple_GET_ITEM(ctx, C_DEPS)) ||
       !PyAnySet_Check(PyTuple_GET_ITEM(ctx, C_BUILTINS)) ||
-      !PyList_Check(PyTuple_GET_ITEM(ctx, C_STARS)) ||
+      !PyBool_Check(PyTuple_GET_ITEM(ctx, C_STARS)) ||
       !PyUnicode_Check(PyTuple_GET_ITEM(ctx, C_PATH)) ||
       !PyUnicode_Check(PyTuple_GET_ITEM(ctx, C_MODULE_ID)))
     goto bad;
@@ -199,7 +199,7 @@ static PyObject *resolve_miss(PyObject *ctx, PyObject *scope, PyObject *name,
     goto done;
   }
   /* bound nowhere: the star imports (the Python method's when there are any) */
-  if (PyList_GET_SIZE(PyTuple_GET_ITEM(ctx, C_STARS)) > 0) {
+  if (PyTuple_GET_ITEM(ctx, C_STARS) == Py_True) {
     result = Py_NewRef(Py_NotImplemented);
     goto done;
   }

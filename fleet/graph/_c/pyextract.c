@@ -285,8 +285,9 @@ static PyMethodDef METHODS[] = {
      "over the columns, without the extra references (edges.c)."},
     {"fanout", fleet_fanout, METH_VARARGS,
      "fanout(scopes, names, kinds, kind_names, local, python, classes, enclosing, cache, miss, "
-     "fd, rawref) "
-     "-> (targets, flags): the resolver's per-reference loop over RawRefs columns (fanout.c)."},
+     "fd, rawref, ctx=None) "
+     "-> (targets, flags): the resolver's per-reference loop over RawRefs columns (fanout.c); "
+     "with ctx, the common cases of its misses in C too (fanout_miss.c)."},
     {"lookup_scopes", (PyCFunction)(void (*)(void))fleet_lookup_scopes, METH_FASTCALL,
      "lookup_scopes(head, scope, symbols, deps, scoped, params, local_types) -> str | None: "
      "Resolver._lookup_scopes in C (fanout.c); NotImplemented at a Go module."},
