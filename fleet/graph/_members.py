@@ -31,6 +31,7 @@ class Members(Typing):
     _mro_cache: dict[str, tuple[list[str], frozenset[str]]]
     _computing_bases: int
     _chains: dict[tuple[str, str], tuple[tuple[str | None, bool], frozenset[str]]]
+    _c_walk: Callable[..., tuple[str, bool]] | None  # ``walk`` in C (fanout_walk.c), or None
 
     def _chain(self, key: tuple[str, str], compute: Callable[[], tuple[str | None, bool]]
                ) -> tuple[str | None, bool]:
@@ -67,7 +68,16 @@ class Members(Typing):
     def _walk(self, start: str, parts: list[str], depth: int = 0) -> tuple[str, bool]:
         """Follow ``parts`` as members from ``start``. Stops at the deepest symbol reached
         (``exact`` False); a class member found nowhere in the repository but with a base
-        class outside it is taken to be inherited: ``unittest.TestCase.assertEquals``."""
+        class outside it is taken to be inherited: ``unittest.TestCase.assertEquals``. In C
+        (``walk``, fanout_walk.c) when the extension is built; ``_walk_py`` stays the
+        specification (a test compares both)."""
+        c_walk = self._c_walk
+        if c_walk is not None and type(parts) is list:
+            found: tuple[str, bool] = c_walk(self, start, parts, depth)
+            return found
+        return self._walk_py(start, parts, depth)
+
+    def _walk_py(self, start: str, parts: list[str], depth: int = 0) -> tuple[str, bool]:
         cur = start
         last = len(parts) - 1
         for i, part in enumerate(parts):

@@ -87,6 +87,8 @@ class Resolver(Members):
         # ``_lookup_scopes`` in C (fanout.c) when the symbols are a dict, as ``index`` gives
         self._c_lookup = (native.lookup_scopes
                           if native is not None and type(symbols) is dict else None)
+        # ``_walk`` in C (fanout_walk.c) too
+        self._c_walk = native.walk if native is not None and type(symbols) is dict else None
 
     # -- public --------------------------------------------------------------------------
     def resolve_with_deps(self, fd: FileData) -> tuple[FileRefs, frozenset[str]]:

@@ -35,6 +35,8 @@ static int ensure_constants(void) {
 
 /* the common cases of a miss (ctx), one translation unit with this file */
 #include "fanout_miss.c"
+/* walk(resolver, start, parts, depth): Members._walk's loop */
+#include "fanout_walk.c"
 
 /* the key's scope for reference (scope, name, kind): a new reference, or NULL on error */
 static PyObject *key_scope(PyObject *scope, PyObject *name, int has_call, PyObject *kind,

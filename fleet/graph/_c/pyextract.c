@@ -266,6 +266,8 @@ PyObject *fleet_ref_counts(PyObject *self, PyObject *args); /* edges.c */
 PyObject *fleet_fanout(PyObject *self, PyObject *args);   /* fanout.c */
 PyObject *fleet_lookup_scopes(PyObject *self, PyObject *const *args,
                               Py_ssize_t nargs); /* fanout.c */
+PyObject *fleet_walk(PyObject *self, PyObject *const *args,
+                     Py_ssize_t nargs); /* fanout_walk.c, in fanout.c */
 PyObject *fleet_foreign_keys(PyObject *self, PyObject *args); /* keys.c */
 PyObject *fleet_reintern(PyObject *self, PyObject *args); /* keys.c */
 PyObject *fleet_call_tails(PyObject *self, PyObject *args); /* facts.c */
@@ -291,6 +293,9 @@ static PyMethodDef METHODS[] = {
     {"lookup_scopes", (PyCFunction)(void (*)(void))fleet_lookup_scopes, METH_FASTCALL,
      "lookup_scopes(head, scope, symbols, deps, scoped, params, local_types) -> str | None: "
      "Resolver._lookup_scopes in C (fanout.c); NotImplemented at a Go module."},
+    {"walk", (PyCFunction)(void (*)(void))fleet_walk, METH_FASTCALL,
+     "walk(resolver, start, parts, depth) -> (symbol, exact): Members._walk_py's loop in C "
+     "(fanout_walk.c)."},
     {"foreign_keys", fleet_foreign_keys, METH_VARARGS,
      "foreign_keys(keys, path) -> frozenset: _resolve._foreign_keys in C (keys.c)."},
     {"reintern", fleet_reintern, METH_VARARGS,

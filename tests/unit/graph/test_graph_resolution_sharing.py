@@ -157,7 +157,8 @@ def test_the_c_loop_over_columns_answers_as_the_python_loop(tmp_path: Path) -> N
 
 
 def test_the_misses_answered_in_c_are_the_python_methods_answers(tmp_path: Path) -> None:
-    """A Python file's cache misses go to ``fanout_miss.c`` first (locals, ``self.`` chains,
+    """A Python file's cache misses go to ``fanout_miss.c`` first, and chains to ``walk``
+    (``fanout_walk.c``) (locals, ``self.`` chains,
     symbols and their chains, imports, builtins, module-level bindings; the memo read as
     ``_chain`` reads it): file by file, in order, the same targets, flags, extra references and
     dependency keys as a resolver whose every miss is ``Resolver._resolve`` (and its scope
@@ -206,6 +207,7 @@ def test_the_misses_answered_in_c_are_the_python_methods_answers(tmp_path: Path)
         in_c = Resolver(g._data, g.symbols)
         in_python = Resolver(g._data, g.symbols)
         in_python._c_lookup = None  # no miss context: every miss through ``_resolve``
+        in_python._c_walk = None  # and every chain through ``_walk_py``
         asked = {"c": 0, "python": 0}
         _count_misses(in_c, asked, "c")
         _count_misses(in_python, asked, "python")
@@ -230,3 +232,36 @@ def _count_misses(resolver: Resolver, asked: dict[str, int], who: str) -> None:
         return method(ref, fd)
 
     resolver._resolve = resolve  # type: ignore[method-assign]
+
+
+def test_the_walk_in_c_follows_chains_as_the_python_loop() -> None:
+    """``walk`` (C) and ``Members._walk_py`` give the same member and record the same
+    dependency keys for every chain the resolution of the stdlib's ``email`` and ``json``
+    walked, each part of it and a missing part after it, in the same order on two resolvers."""
+    import sysconfig
+
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    compared = 0
+    for root in (stdlib / "email", stdlib / "json", Path(__file__).parents[3] / "examples"):
+        g = index(root)
+        seen = Resolver(g._data, g.symbols)
+        for fd in g._data.values():
+            seen.resolve_with_deps(fd)
+        chains = [(start, rest) for start, rest in seen._chains if start and rest]
+        in_c = Resolver(g._data, g.symbols)
+        in_python = Resolver(g._data, g.symbols)
+        in_python._c_walk = None
+        assert in_c._c_walk is not None
+        for start, rest in chains:
+            parts = rest.split(".")
+            for cut in range(1, len(parts) + 1):
+                for tail in (parts[:cut], [*parts[:cut], "no_such_member"]):
+                    c_deps: set[str] = set()
+                    in_c._deps = c_deps
+                    c = in_c._walk(start, list(tail))
+                    py_deps: set[str] = set()
+                    in_python._deps = py_deps
+                    py = in_python._walk(start, list(tail))
+                    assert (c, c_deps) == (py, py_deps), (start, tail)
+                    compared += 1
+    assert compared > 1_000
