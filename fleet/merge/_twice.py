@@ -65,14 +65,16 @@ def _counts(tree: ast.Module) -> dict[str, Counter[str]]:
 
 
 def added_twice(trees: list[ast.Module]) -> str | None:
-    """In a function all four versions (base, ours, theirs, the result) define, a statement the
-    result holds more often than the base and than either side: both sides added it, each at
-    its own place. None when there is none."""
+    """In a function all four versions (base, ours, theirs, the result) define, a statement
+    both sides added (each holds it more often than the base) that the result holds more often
+    than either side: each added it at its own place. None when there is none."""
     base, ours, theirs, merged = (_counts(tree) for tree in trees)
     for name, counter in merged.items():
         if name not in base or name not in ours or name not in theirs:
             continue
         for text, count in counter.items():
-            if count > max(base[name][text], ours[name][text], theirs[name][text]):
+            before, left, right = base[name][text], ours[name][text], theirs[name][text]
+            # Both sides added it (not a statement the merge wrote from two edits of one).
+            if min(left, right) > before and count > max(left, right):
                 return f"a statement both sides added to {name} would be there {count} times"
     return None

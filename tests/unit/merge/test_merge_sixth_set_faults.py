@@ -83,3 +83,15 @@ def test_statements_added_at_two_places_once_each_still_merge() -> None:
     result = merge3(base, ours, theirs, "f.py")
     assert isinstance(result, Clean), result.text_with_markers
     assert result.text.count("return") == 2
+
+
+def test_a_statement_the_merge_wrote_from_two_edits_is_no_repetition() -> None:
+    """One statement edited by both, merged token by token into a text no input has (conda
+    ``d31ddda3a1c5``, spyder ``c3714adb5326``: the first version of the check took that for a
+    statement added twice)."""
+    base = "def f(a, b, c):\n    x = g(a, c, b)\n    return x\n"
+    ours = base.replace("g(a, c, b)", "g(A, c, b)")
+    theirs = base.replace("g(a, c, b)", "g(a, c, B)")
+    result = merge3(base, ours, theirs, "f.py")
+    assert isinstance(result, Clean), result.text_with_markers
+    assert "x = g(A, c, B)" in result.text
