@@ -86,9 +86,10 @@ setup(
                      os.path.join(_C, "edges.c"), os.path.join(_C, "fanout.c"),
                      os.path.join(_C, "keys.c"), os.path.join(_C, "facts.c"),
                      os.path.join(_C, "runtime.c")],
-            # the parts pyextract.c includes: a change to one rebuilds the extension
-            depends=[os.path.join(_C, f"pyextract_{part}.c")
-                     for part in ("visit", "walk", "extract")],
+            # the parts pyextract.c and fanout.c include: a change to one rebuilds the extension
+            depends=[*(os.path.join(_C, f"pyextract_{part}.c")
+                       for part in ("visit", "walk", "extract")),
+                     *(os.path.join(_C, f"fanout_{part}.c") for part in ("miss", "walk"))],
             include_dirs=[os.path.join(_TS, "include"), os.path.join(_TS, "src")],
             define_macros=[("_DEFAULT_SOURCE", None), ("TREE_SITTER_HIDE_SYMBOLS", None)],
         )
