@@ -41,12 +41,24 @@ def _run_with_worker(tag: str | None) -> Any:
                       tags={RUN_WORKER_TAG: tag} if tag else {})
 
 
+def _run_of(executable: str) -> Any:
+    """A run whose code origin is the definitions module loaded by ``executable``."""
+    from dagster import DagsterRun
+    from dagster._core.code_pointer import ModuleCodePointer
+    from dagster._core.origin import JobPythonOrigin, RepositoryPythonOrigin
+
+    pointer = ModuleCodePointer("fleet_pipelines.definitions", "defs")
+    origin = JobPythonOrigin("index_code_job", RepositoryPythonOrigin(
+        executable_path=executable, code_pointer=pointer, container_image=None,
+        entry_point=None, container_context=None))
+    return DagsterRun(job_name="index_code_job", run_id=str(uuid.uuid4()),
+                      job_code_origin=origin)
+
+
 def test_a_run_of_this_interpreter_under_another_name_is_forked() -> None:
     """The code location's ``executable_path`` names this interpreter as ``python3`` where the
     daemon runs as ``python`` (a venv's console scripts carry either): one interpreter, so the
     run is forked; a run of another interpreter goes to the code server."""
-    from types import SimpleNamespace
-
     launcher = ForkingRunLauncher()
     here = Path(sys.executable)
     same = [here.with_name(n) for n in ("python", "python3")
@@ -54,12 +66,8 @@ def test_a_run_of_this_interpreter_under_another_name_is_forked() -> None:
             and here.with_name(n).resolve() == here.resolve()]
     assert same, here
     for name in same:
-        origin = SimpleNamespace(repository_origin=SimpleNamespace(
-            executable_path=str(name), container_image=None))
-        assert launcher.forks(SimpleNamespace(job_code_origin=origin)) is None, name
-    other = SimpleNamespace(repository_origin=SimpleNamespace(
-        executable_path="/usr/bin/python3", container_image=None))
-    why = launcher.forks(SimpleNamespace(job_code_origin=other))
+        assert launcher.forks(_run_of(str(name))) is None, name
+    why = launcher.forks(_run_of("/usr/bin/python3"))
     assert why is not None and "runs on /usr/bin/python3" in why
 
 
