@@ -19,6 +19,10 @@ from sandbox import Sandbox
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE_REPO = ROOT / "examples" / "acme-monorepo"
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+# The merge driver's warm server (fleet.merge._server) would outlive the tests that run the driver
+# as a process: off for the suite; tests/unit/merge/test_merge_server*.py turn it on, each with
+# its own socket directory, and stop what they start.
+os.environ["FLEET_MERGE_SERVER"] = "0"
 
 
 # The tests that take a minute or more (the slowest of ``--durations`` on a clean clone in CI),

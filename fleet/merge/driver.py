@@ -73,6 +73,11 @@ Fastest: git's own line merge first, from git's shell; Python starts only if lin
   [merge "fleet"]
       driver = {shell_line()}
 
+When lines conflict, a warm merge server (libcst already imported; one per user, started on
+first use, detached, exits after 10 idle minutes) merges for the driver; the driver merges itself
+whenever the server cannot. FLEET_MERGE_SERVER=0 turns it off;
+`fleet merge-driver --stop-server` stops it.
+
 To merge three files by hand, use `fleet merge BASE OURS THEIRS`."""
 
 
@@ -128,29 +133,55 @@ def _fail(message: str, paths: tuple[str, str, str], ours_bytes: bytes | None = 
     return 2
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], *, use_server: bool = True) -> int:
     """Merge the files named by ``argv`` (``%O %A %B [%P [%S [%X [%Y]]]]``), write the result to
     ``%A`` (conflict markers carry the labels, see the module docstring); return 0 (clean),
     1 (conflicted) or 2 (error: a message on stderr, see :func:`_fail`). Never raises: a fault in
-    the structural stage keeps git's line merge, any other fault is an error."""
+    the structural stage keeps git's line merge, any other fault is an error.
+
+    When git's line merge conflicts, the warm merge server (:mod:`fleet.merge._server`) runs
+    this same function for it unless ``use_server`` is False (the server's own call) or
+    ``FLEET_MERGE_SERVER=0``; if it cannot, this process merges, with the same result.
+    ``--stop-server`` asks this user's merge servers to exit."""
     if argv and argv[0] in ("-h", "--help"):
         print(help_text())
         return 0
+    if argv == ["--stop-server"]:
+        from fleet.merge._client import stop_servers
+
+        print(f"fleet merge-driver: stopped {stop_servers(os.environ)} merge server(s)")
+        return 0
+    conflicted = False  # known already: git's line merge conflicted (the shell line)
     if len(argv) >= 2 and argv[0] == "--drop":  # shell_line's conflict branch: git's -p output
         try:  # noqa: SIM105 (contextlib is one more import at start-up)
             os.remove(argv[1])
         except OSError:
             pass
         argv = argv[2:]
+        conflicted = True
     if not 3 <= len(argv) <= 7:
         print(USAGE, file=sys.stderr)
         return 2
     paths = (argv[0], argv[1], argv[2])
     path = argv[3] if len(argv) >= 4 else argv[1]
     try:
-        return _merge(paths, path, argv[4:])
+        return _merge(paths, path, argv[4:], argv if use_server else None, conflicted)
     except Exception as exc:  # git's protocol: a fault is exit 2 with a message, not a traceback
         return _fail(f"{path}: {type(exc).__name__}: {exc}", paths)
+
+
+def _served(argv: list[str], ours_path: str, ours_bytes: bytes) -> int | None:
+    """The warm server's exit status for ``argv`` (OURS put back as it was first: the server
+    merges from the start), or None when this process must merge: OURS is then as it was."""
+    with open(ours_path, "wb") as handle:
+        handle.write(ours_bytes)
+    from fleet.merge._client import merge
+
+    status = merge(argv)
+    if status is None:  # a server that died mid-request may have written OURS
+        with open(ours_path, "wb") as handle:
+            handle.write(ours_bytes)
+    return status
 
 
 def _git_in_place(paths: tuple[str, str, str]) -> int:
@@ -172,22 +203,41 @@ def _git_in_place(paths: tuple[str, str, str]) -> int:
     return status
 
 
-def _merge(paths: tuple[str, str, str], path: str, labels: list[str]) -> int:
+def _merge(
+    paths: tuple[str, str, str],
+    path: str,
+    labels: list[str],
+    served: list[str] | None,
+    conflicted: bool,
+) -> int:
     """The fast path first: git merges OURS in place and a clean result is git's, untouched
     (nothing but ``os`` and ``sys`` imported). Only on a conflict are the merge's modules
-    loaded, and libcst only for a Python file (the structural stage)."""
+    loaded, and libcst only for a Python file (the structural stage); first, unless ``served``
+    is None, the warm server is asked to run ``main(served)`` (``conflicted``: git's line merge
+    is known to conflict, so it is asked before git runs here)."""
     base_path, ours_path, theirs_path = paths
     try:
         with open(ours_path, "rb") as handle:
             ours_bytes = handle.read()  # git overwrites OURS; the structural stage needs it
+    except OSError as exc:
+        return _fail(f"{path}: {exc}", paths)
+    try:
+        if served is not None and conflicted:
+            status = _served(served, ours_path, ours_bytes)
+            if status is not None:
+                return status
         conflicts = _git_in_place(paths)
         if conflicts == 0:
             return 0
         with open(ours_path, "rb") as handle:
             merged = handle.read()
+        if served is not None and not conflicted:
+            status = _served(served, ours_path, ours_bytes)
+            if status is not None:
+                return status
     except OSError as exc:
-        return _fail(f"{path}: {exc}", paths)
-    if sys.flags.no_site:  # started with -S (the fast line in help_text): libcst needs site
+        return _fail(f"{path}: {exc}", paths, ours_bytes)
+    if sys.flags.no_site and "site" not in sys.modules:  # -S (the fast line): libcst needs site
         import site
 
         site.main()

@@ -1,0 +1,244 @@
+"""The warm merge server: a per-user process that has imported libcst and the merge's modules
+once, so that a git-conflicted file does not pay their import in every driver process.
+
+The driver (:mod:`fleet.merge._client`) starts it detached when none answers; it then takes the
+lock ``merge-<hash>.lock`` (one server per version of the code: a second one exits at once),
+merges a small sample to import everything the structural stage needs, and only then listens
+on ``merge-<hash>.sock`` (so a client never waits for a server that is still starting). Each
+request is served by a child forked for it (crash isolation; nothing carried from one merge to
+the next): the child reads the request, checks the code key, chdirs, takes the client's
+environment and standard streams and runs the driver's own ``main(argv)``, then sends the exit
+status. The server exits after ``idle`` seconds without a request, on SIGTERM/SIGINT, or on a
+``stop`` request (``fleet merge-driver --stop-server``).
+
+Run in the foreground (tests)::
+
+    python -S -c "import sys; sys.path.insert(0, ROOT); from fleet.merge._server import main;
+        raise SystemExit(main(sys.argv[2:]))" ROOT FOLDER IDLE_SECONDS
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import select
+import signal
+import socket
+import sys
+import tempfile
+import time
+import traceback
+from typing import NoReturn
+
+from fleet.merge._client import MAGIC, READY_TIMEOUT, code_key, decode_request, paths, private_dir
+
+__all__ = ["main", "serve"]
+
+_SAMPLE = "import os\n\n\ndef f():\n    return 1\ndef g():\n    return 2\n"
+_MAX_REQUEST = 1 << 20
+
+
+def _log(message: str) -> None:
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())
+    print(f"{stamp} fleet merge server [{os.getpid()}]: {message}", flush=True)
+
+
+def _warm() -> None:
+    """Merge a small conflicted Python sample in this process: every module the structural
+    stage needs (libcst included) is imported before the first request."""
+    from fleet.merge import driver
+
+    ours = _SAMPLE.replace("import os\n", "import os\nimport re\n").replace("return 1", "return 0")
+    theirs = _SAMPLE.replace("import os\n", "import os\nimport sys\n")
+    with tempfile.TemporaryDirectory(prefix="fleet-merge-warm-") as tmp:
+        files = [os.path.join(tmp, name) for name in ("base.py", "ours.py", "theirs.py")]
+        for name, text in zip(files, (_SAMPLE, ours, theirs), strict=True):
+            with open(name, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        status = driver.main([*files, "warm.py"], use_server=False)
+    _log(f"warmed up (sample merge exit {status})")
+
+
+def main(argv: list[str]) -> int:
+    """``FOLDER IDLE_SECONDS``: serve until idle, stopped or killed (see the module docstring)."""
+    if len(argv) != 2:
+        print("usage: _server FOLDER IDLE_SECONDS", file=sys.stderr)
+        return 2
+    if sys.flags.no_site and "site" not in sys.modules:  # started with -S: libcst needs site
+        import site
+
+        site.main()
+    return serve(argv[0], float(argv[1]))
+
+
+def serve(folder: str, idle: float) -> int:
+    if not private_dir(folder):
+        _log(f"{folder} is not a private directory of ours: not serving")
+        return 1
+    key = code_key()
+    sock_path, lock_path, _ = paths(folder, key)
+    lock = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        import fcntl
+
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return 0  # another server of this code is starting or running
+    os.ftruncate(lock, 0)
+    os.write(lock, f"{os.getpid()}\n".encode())
+    _warm()
+    if code_key() != key:
+        _log("the code changed while starting: not serving it")
+        return 1
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(sock_path)  # a dead server's: we hold the lock
+    listener.bind(sock_path)
+    os.chmod(sock_path, 0o600)
+    listener.listen(128)
+    listener.setblocking(False)
+    inode = os.stat(sock_path).st_ino
+    _log(f"serving {sock_path} (idle timeout {idle:g} s)")
+    try:
+        return _loop(listener, key, idle)
+    finally:
+        listener.close()
+        try:
+            if os.stat(sock_path).st_ino == inode:
+                os.unlink(sock_path)
+        except OSError:
+            pass
+        os.close(lock)
+
+
+def _loop(listener: socket.socket, key: str, idle: float) -> int:
+    stopping: list[int] = []
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGTERM, lambda signum, frame: stopping.append(signum))
+    signal.signal(signal.SIGINT, lambda signum, frame: stopping.append(signum))
+    signal.signal(signal.SIGCHLD, lambda signum, frame: None)  # wakes select to reap
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    gc.collect()
+    gc.freeze()  # children share the warm heap copy-on-write: the collector leaves it alone
+    children: set[int] = set()
+    last = time.monotonic()
+    served = 0
+    while not stopping:
+        while children:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+            if pid == 0:
+                break
+            children.discard(pid)
+            last = time.monotonic()
+        left = idle - (time.monotonic() - last)
+        if not children and left <= 0:
+            _log(f"idle for {idle:g} s after {served} requests: exiting")
+            return 0
+        ready, _, _ = select.select([listener.fileno(), wake_r], [], [], max(left, 0.05))
+        if wake_r in ready:
+            while True:
+                try:
+                    if not os.read(wake_r, 512):
+                        break
+                except BlockingIOError:
+                    break
+        if listener.fileno() in ready and not stopping:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            pid = os.fork()
+            if pid == 0:
+                _child(conn, listener, (wake_r, wake_w), key)
+            conn.close()
+            children.add(pid)
+            served += 1
+            last = time.monotonic()
+    _log(f"stopped by signal {stopping[0]} after {served} requests")
+    return 0
+
+
+def _receive(conn: socket.socket) -> tuple[bytes, list[int]]:
+    """One request's payload and the descriptors passed with it; ValueError if malformed."""
+    fds: list[int] = []
+    data = b""
+    head = len(MAGIC) + 4
+    while len(data) < head:
+        chunk, ancdata, flags, _ = conn.recvmsg(65536, socket.CMSG_SPACE(3 * 4))
+        for level, kind, raw in ancdata:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                usable = len(raw) - len(raw) % 4
+                fds += [int.from_bytes(raw[i : i + 4], sys.byteorder) for i in range(0, usable, 4)]
+        if flags & socket.MSG_CTRUNC:
+            raise ValueError("descriptors truncated")
+        if not chunk:
+            raise ValueError("end of stream in the header")
+        data += chunk
+    if not data.startswith(MAGIC):
+        raise ValueError("not this protocol version")
+    size = int.from_bytes(data[len(MAGIC) : head], "big")
+    if size > _MAX_REQUEST:
+        raise ValueError("request too large")
+    while len(data) < head + size:
+        chunk = conn.recv(head + size - len(data))
+        if not chunk:
+            raise ValueError("end of stream in the payload")
+        data += chunk
+    return data[head:], fds
+
+
+def _child(
+    conn: socket.socket, listener: socket.socket, wake: tuple[int, int], key: str
+) -> NoReturn:
+    """Serve one request in a forked child and exit (never returns to the server's loop)."""
+    log = 2
+    try:
+        log = os.dup(2)
+        listener.close()
+        signal.set_wakeup_fd(-1)
+        for fd in wake:
+            os.close(fd)
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD, signal.SIGHUP):
+            signal.signal(signum, signal.SIG_DFL)
+        conn.settimeout(READY_TIMEOUT)
+        fds: list[int] = []
+        try:
+            payload, fds = _receive(conn)
+            command, their_key, cwd, argv, environ = decode_request(payload)
+        except ValueError:
+            for fd in fds:
+                os.close(fd)
+            conn.sendall(b"V")
+            os._exit(0)
+        if command == "stop":
+            os.kill(os.getppid(), signal.SIGTERM)
+            conn.sendall(b"T")
+            os._exit(0)
+        if command != "merge" or their_key != key or len(fds) != 3:
+            conn.sendall(b"V")  # another version of the code: the client merges itself
+            os._exit(0)
+        conn.sendall(b"R")
+        if conn.recv(1) != b"G":
+            os._exit(0)
+        conn.settimeout(None)
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+            os.close(fd)
+        os.chdir(cwd)
+        os.environb.clear()
+        os.environb.update(environ)
+        from fleet.merge import driver
+
+        status = driver.main(argv, use_server=False)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        conn.sendall(b"S" + bytes([status & 0xFF]))
+    except BaseException:  # a child's fault: logged; the client merges in its own process
+        with contextlib.suppress(OSError):
+            os.write(log, traceback.format_exc().encode("utf-8", "replace"))
+    finally:
+        os._exit(0)
