@@ -19,8 +19,10 @@ commit this process already indexed, ``_prepare``). A worker indexes the base an
 step task imports once before it consumes (``_prepare.warm``), so its first task does not.
 
 One task at a time (``--pool solo``): kill -9 of a worker kills its unit; its message is
-acknowledged only at the end (``celery_settings``), so another worker takes the batch again once
-the visibility timeout has passed, and the dead worker's leases expire by their TTL.
+acknowledged only at the end (``celery_settings``), and the worker claims it while it holds it
+(``_claims``): once the claim has lapsed another worker puts the batch back on the queue — within
+``FLEET_CELERY_CLAIM_TTL_S`` and a half, not the visibility timeout — and the dead worker's leases
+expire by their TTL before the batch runs again.
 """
 
 from __future__ import annotations
@@ -127,6 +129,13 @@ def main(argv: list[str] | None = None) -> int:
         except FleetError as exc:
             print(f"fleet worker {args.name} refuses work: {exc}", file=sys.stderr)
             return 3
+    from fleet_pipelines.engine._claims import install
+
+    try:  # a dead worker's batch delivered again within seconds (_claims)
+        install(app, env)
+    except FleetError as exc:
+        print(f"fleet worker {args.name} refuses work: {exc}", file=sys.stderr)
+        return 3
     app.worker_main(["worker", "--pool=solo", "--concurrency=1", "-n", f"{args.name}@%h",
                      "-Q", QUEUE, f"--loglevel={args.loglevel}", "--without-gossip",
                      "--without-mingle"])

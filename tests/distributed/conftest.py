@@ -2,12 +2,12 @@
 starting it (Redis, git daemon, the Dagster daemon, 3 workers) takes ~30-60 s, so they share it
 (under ``make test``'s ``--dist loadgroup`` one per ``xdist_group``: two, side by side);
 each test sweeps its own new findings, pushed to the remote first, so the earlier tests' units
-are history to it. A batch whose worker died is delivered again after the visibility
-timeout, 60 s (it must exceed the longest batch: ~25 s here under load; the longest task of the
-worker kill test 23.5 s at load ~3-5), found by an idle worker's scan every 2 s
-(``FLEET_CELERY_RESTORE_S``; kombu's default, ~100 s, was most of the wait); the dead worker's
-leases are free 30 s after its last heartbeat (``FLEET_LEASE_TTL_S``, 60 s by default; renewed
-every 10 s), before that."""
+are history to it. A batch whose worker died is put back on the queue by another worker once
+its claim has lapsed (``FLEET_CELERY_CLAIM_TTL_S`` 6 s here, 30 by default, confirmed half a TTL
+later, scans every 2 s: ``FLEET_CELERY_RESTORE_S``; fleet_pipelines/engine/_claims.py); the
+visibility timeout, 600 s here, is only the last resort (it was the only way, at 60 s, until
+claims); the dead worker's leases are free 30 s after its last heartbeat (``FLEET_LEASE_TTL_S``,
+60 s by default; renewed every 10 s), and the batch delivered again waits for them."""
 
 from __future__ import annotations
 
@@ -73,8 +73,9 @@ def cluster(pg_admin_dsn: str, pg_template: str,
     root = tmp_path_factory.mktemp("cluster")
     target = make_target(root / "target", ["seed"])
     store, dagster = _database(pg_admin_dsn, pg_template), _database(pg_admin_dsn, pg_template)
-    started = start_cluster(root, target, store, dagster, workers=3, visibility_s=60,
-                            FLEET_CELERY_RESTORE_S="2", FLEET_LEASE_TTL_S="30",
+    started = start_cluster(root, target, store, dagster, workers=3, visibility_s=600,
+                            FLEET_CELERY_RESTORE_S="2", FLEET_CELERY_CLAIM_TTL_S="6",
+                            FLEET_LEASE_TTL_S="30",
                             FLEET_BATCH_SIZE="1", FLEET_AGENTS="1")
     try:
         yield started

@@ -121,9 +121,13 @@ def test_a_worker_killed_mid_unit(cluster: Cluster) -> None:
                       cluster)[-1]
     time.sleep(2)  # inside its gates (the unit's test sleeps 8 s)
     cluster.workers[victim].kill()
+    killed = time.monotonic()
     finished(sweep, cluster, ["slowkill"])
     workers = step_workers(cluster, unit)
     assert workers[0] == victim and workers[-1] != victim, workers  # another worker finished
+    # delivered again because its claim lapsed (_claims), not after the visibility timeout
+    assert any(b"lost its worker" in w.log.read_bytes() for w in cluster.workers.values())
+    assert time.monotonic() - killed < 600
     with open_store(cluster) as store:
         results = store.ledger.events(kind="unit.finished", unit=unit)
         assert [e.payload["status"] for e in results] == ["verified"]  # once, by the survivor
