@@ -77,7 +77,13 @@ def serve(folder: str, idle: float) -> int:
         _log(f"{folder} is not a private directory of ours: not serving")
         return 1
     key = code_key()
-    sock_path, lock_path, _ = paths(folder, key)
+    sock_path, lock_path, log_path = paths(folder, key)
+    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(log, 1)  # started by the driver or by hand, the server writes to its log
+    os.dup2(log, 2)
+    os.close(log)
     lock = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
         import fcntl
@@ -220,6 +226,7 @@ def _child(
             os._exit(0)
         if command != "merge" or their_key != key or len(fds) != 3:
             conn.sendall(b"V")  # another version of the code: the client merges itself
+            _log(f"refused a {command!r} request: another version of the code")
             os._exit(0)
         conn.sendall(b"R")
         if conn.recv(1) != b"G":
@@ -233,10 +240,17 @@ def _child(
         os.environb.update(environ)
         from fleet.merge import driver
 
+        start = time.monotonic()
         status = driver.main(argv, use_server=False)
         sys.stdout.flush()
         sys.stderr.flush()
         conn.sendall(b"S" + bytes([status & 0xFF]))
+        took = (time.monotonic() - start) * 1000
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())
+        name = argv[3] if len(argv) > 3 else argv[1] if len(argv) > 1 else "?"
+        line = f"{stamp} fleet merge server [{os.getpid()}]: served {name} exit {status} in"
+        with contextlib.suppress(OSError):
+            os.write(log, f"{line} {took:.1f} ms\n".encode("utf-8", "replace"))
     except BaseException:  # a child's fault: logged; the client merges in its own process
         with contextlib.suppress(OSError):
             os.write(log, traceback.format_exc().encode("utf-8", "replace"))
