@@ -2,7 +2,8 @@
 
     python benchmarks/merge_history.py collect GIT_DIR OUT [--name NAME] [--max-merges N]
     python benchmarks/merge_history.py run OUT [--json FILE] [--driver N]
-    python benchmarks/merge_history.py timings OUT [--driver N] [--conflicted M]
+    python benchmarks/merge_history.py timings OUT [--driver N] [--conflicted M] [--server]
+        [--json FILE]
     python benchmarks/merge_history.py export OUT FIXTURES --results FILE [--max-bytes B]
         [--per-repo N]
 
@@ -186,9 +187,15 @@ def _driver_ms(folder: Path) -> dict[str, float]:
                     line = line.replace(placeholder, str(value))
                 command, files = ["sh", "-c", line], []
             start = time.perf_counter()
-            subprocess.run([*command, *map(str, files)], capture_output=True, check=False)
+            subprocess.run(
+                [*command, *map(str, files)], capture_output=True, check=False, env=NO_SERVER
+            )
             times[name] = (time.perf_counter() - start) * 1000
     return times
+
+
+# The lines above as they run without the warm merge server (``timings --server`` times it).
+NO_SERVER = {**os.environ, "FLEET_MERGE_SERVER": "0"}
 
 
 def _p50(runs: list[dict[str, float]], name: str) -> str:
@@ -260,29 +267,112 @@ def run(corpus: Path, json_out: Path | None, driver: int) -> int:
     return 0
 
 
-def timings(corpus: Path, driver: int, conflicted: int) -> int:
+def _server_ms(folder: Path, server_dir: str) -> dict[str, float]:
+    """Wall milliseconds of the driver with the warm merge server (``fleet.merge._server``) in
+    ``server_dir``: ``served`` (the fast line, server warm), ``served shell`` (the shell line,
+    server warm) and ``cold`` (the fast line just after the server was stopped: it starts one
+    and merges in its own process); then waits until the new server listens, so that its
+    warm-up does not run beside the next measurement."""
+    from fleet.merge import _client
+
+    env = {**os.environ, _client.ENABLE_ENV: "1", _client.DIR_ENV: server_dir}
+    sock_path = _client.paths(server_dir, _client.code_key())[0]
+    times: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        ours = Path(tmp) / "ours.py"
+        files = [folder / "base.py", ours, folder / "theirs.py", Path("case.py")]
+        for name in ("served", "served shell", "cold"):
+            if name == "cold":
+                _client.stop_servers(env)
+                while os.path.exists(sock_path):
+                    time.sleep(0.01)
+                time.sleep(0.2)  # the stopped server's exit
+            shutil.copy(folder / "ours.py", ours)
+            command = [*DRIVERS["fast"], *map(str, files)]
+            if name == "served shell":
+                line = driver.shell_line()
+                for placeholder, value in zip(("%O", "%A", "%B", "%P"), files, strict=True):
+                    line = line.replace(placeholder, str(value))
+                command = ["sh", "-c", line]
+            start = time.perf_counter()
+            subprocess.run(command, capture_output=True, check=False, env=env)
+            times[name] = (time.perf_counter() - start) * 1000
+        deadline = time.monotonic() + 120
+        while not os.path.exists(sock_path) and time.monotonic() < deadline:
+            time.sleep(0.02)
+    return times
+
+
+def _spread(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    p90 = ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
+    return {"p50": statistics.median(ordered), "min": ordered[0], "p90": p90, "n": len(ordered)}
+
+
+def timings(
+    corpus: Path, driver: int, conflicted: int, server: bool = False, json_out: Path | None = None
+) -> int:
     """Only the process timings of ``run --driver N``: every k-th case of each repository (N of
     them) and its first ``conflicted`` git-conflicted ones (git's own verdict, no
-    classification), p50 per tool."""
-    header = ["repository", "sample"]
-    header += [f"{name} p50 ms" for name in ("shell", "fast", "console", "git", "python -S")]
+    classification), p50 per tool. ``server``: the git-conflicted cases also through the warm
+    merge server (served, served shell, cold; a server of its own in a temporary directory,
+    stopped at the end), each case's tools run one after the other (interleaved)."""
+    names = ["shell", "fast", "console", "git", "python -S"]
+    if server:
+        names += ["served", "served shell", "cold"]
+    header = ["repository", "sample", *(f"{name} p50 ms" for name in names)]
     print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
-    for repo in sorted(p for p in corpus.iterdir() if p.is_dir()):
-        folders = sorted(p for p in repo.iterdir() if (p / "actual.py").exists())
-        hard = []
-        for folder in folders:
-            if len(hard) >= conflicted:
-                break
-            base, ours, theirs, _ = _read(folder)
-            if not isinstance(line_merge(base, ours, theirs), Clean):
-                hard.append(folder)
-        sample = folders[:: max(1, len(folders) // driver)][:driver]
-        for label, chosen in (("all", sample), ("conflicted", hard)):
-            runs = [_driver_ms(folder) for folder in chosen]
-            if runs:
-                cells = [_p50(runs, name) for name in ("shell", "fast", "console", "git")]
-                cells.append(_p50(runs, "python -S"))
-                print(f"| {repo.name} | {label} {len(runs)} | " + " | ".join(cells) + " |")
+    server_dir = tempfile.mkdtemp(prefix="fleet-bench-")
+    cases: list[dict[str, object]] = []
+    rows: list[dict[str, object]] = []
+    try:
+        if server:  # started as the driver starts it, warm before the first case
+            from fleet.merge import _client
+
+            _client.start_server(_client.code_key(), server_dir)
+            sock_path = _client.paths(server_dir, _client.code_key())[0]
+            while not os.path.exists(sock_path):
+                time.sleep(0.02)
+        for repo in sorted(p for p in corpus.iterdir() if p.is_dir()):
+            folders = sorted(p for p in repo.iterdir() if (p / "actual.py").exists())
+            hard: list[Path] = []
+            for folder in folders:
+                if len(hard) >= conflicted:
+                    break
+                base, ours, theirs, _ = _read(folder)
+                if not isinstance(line_merge(base, ours, theirs), Clean):
+                    hard.append(folder)
+            sample = folders[:: max(1, len(folders) // driver)][:driver] if driver else []
+            for label, chosen in (("all", sample), ("conflicted", hard)):
+                runs = []
+                for folder in chosen:
+                    times = _driver_ms(folder)
+                    if server and label == "conflicted":
+                        times.update(_server_ms(folder, server_dir))
+                    runs.append(times)
+                    cases.append({"case": f"{repo.name}/{folder.name}", "sample": label, **times})
+                if runs:
+                    cells = [_p50(runs, name) if name in runs[0] else "-" for name in names]
+                    rows.append({"repository": repo.name, "sample": label, "n": len(runs)})
+                    rows[-1].update(zip(names, cells, strict=True))
+                    print(f"| {repo.name} | {label} {len(runs)} | " + " | ".join(cells) + " |")
+    finally:
+        if server:
+            from fleet.merge import _client
+
+            _client.stop_servers({_client.DIR_ENV: server_dir})
+        shutil.rmtree(server_dir, ignore_errors=True)
+    hard_runs = [c for c in cases if c["sample"] == "conflicted"]
+    summary = {
+        name: _spread([float(c[name]) for c in hard_runs])  # type: ignore[arg-type]
+        for name in names
+        if hard_runs and name in hard_runs[0]
+    }
+    for name, spread in summary.items():
+        print(f"conflicted, all repositories: {name}: " + json.dumps(spread), file=sys.stderr)
+    if json_out is not None:
+        out = {"corpus": str(corpus), "rows": rows, "conflicted": summary, "cases": cases}
+        json_out.write_text(json.dumps(out, indent=1) + "\n")
     return 0
 
 
@@ -335,6 +425,8 @@ def main(argv: list[str] | None = None) -> int:
     timed.add_argument("corpus", type=Path)
     timed.add_argument("--driver", type=int, default=20, metavar="N")
     timed.add_argument("--conflicted", type=int, default=5, metavar="M")
+    timed.add_argument("--server", action="store_true", help="also the warm merge server")
+    timed.add_argument("--json", type=Path)
     three = sub.add_parser("export")
     three.add_argument("corpus", type=Path)
     three.add_argument("fixtures", type=Path)
@@ -350,7 +442,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "run":
         return run(args.corpus, args.json, args.driver)
     if args.command == "timings":
-        return timings(args.corpus, args.driver, args.conflicted)
+        return timings(args.corpus, args.driver, args.conflicted, args.server, args.json)
     return export(args.corpus, args.fixtures, args.results, args.max_bytes, args.per_repo)
 
 
