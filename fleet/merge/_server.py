@@ -21,13 +21,16 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import io
 import os
 import select
 import signal
 import socket
+import struct
 import sys
 import tempfile
 import time
+import tokenize
 import traceback
 from typing import NoReturn
 
@@ -35,7 +38,35 @@ from fleet.merge._client import MAGIC, READY_TIMEOUT, code_key, decode_request, 
 
 __all__ = ["main", "serve"]
 
-_SAMPLE = "import os\n\n\ndef f():\n    return 1\ndef g():\n    return 2\n"
+# Warm-up: lines conflict on the imports and inside a class, with comments, a docstring, a
+# decorator and strings, so that the structural stage's paths (tokenize's patterns, libcst's
+# code generation) are compiled once in the server, not in every request's child.
+_SAMPLE = '''"""A module."""
+
+import os
+from typing import Any  # a comment
+
+
+@decorator(1)
+class C(Base):
+    """A class."""
+
+    x: int = 1
+
+    def f(self, a, b=2):
+        # body
+        return f"{a} {b}" + 'x'
+
+    def g(self):
+        return [1, 2, 3]
+
+
+def h(*args: Any, **kwargs: Any) -> None:
+    if args:
+        print(args, kwargs)
+    else:
+        pass
+'''
 _MAX_REQUEST = 1 << 20
 
 
@@ -49,14 +80,18 @@ def _warm() -> None:
     stage needs (libcst included) is imported before the first request."""
     from fleet.merge import driver
 
-    ours = _SAMPLE.replace("import os\n", "import os\nimport re\n").replace("return 1", "return 0")
-    theirs = _SAMPLE.replace("import os\n", "import os\nimport sys\n")
+    ours = _SAMPLE.replace("import os\n", "import os\nimport re\n").replace("b=2", "b=3")
+    ours = ours.replace("    x: int = 1\n", "    x: int = 1\n    y = 'y'\n")
+    theirs = _SAMPLE.replace("import os\n", "import os\nimport sys\n").replace("1, 2", "1, 4")
+    theirs = theirs.replace("print(args, kwargs)", "print(args,  kwargs)  # twice")
     with tempfile.TemporaryDirectory(prefix="fleet-merge-warm-") as tmp:
         files = [os.path.join(tmp, name) for name in ("base.py", "ours.py", "theirs.py")]
         for name, text in zip(files, (_SAMPLE, ours, theirs), strict=True):
             with open(name, "w", encoding="utf-8") as handle:
                 handle.write(text)
         status = driver.main([*files, "warm.py"], use_server=False)
+    for text in (_SAMPLE, ours, theirs):  # tokenize's patterns (lru-cached) when it did not run
+        list(tokenize.generate_tokens(io.StringIO(text).readline))
     _log(f"warmed up (sample merge exit {status})")
 
 
@@ -211,6 +246,10 @@ def _child(
         for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD, signal.SIGHUP):
             signal.signal(signum, signal.SIG_DFL)
         conn.settimeout(READY_TIMEOUT)
+        peer = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        if struct.unpack("3i", peer)[1] != os.getuid():  # the 0700 directory already says so
+            _log("refused a request from another user")
+            os._exit(0)
         fds: list[int] = []
         try:
             payload, fds = _receive(conn)
@@ -244,13 +283,13 @@ def _child(
         status = driver.main(argv, use_server=False)
         sys.stdout.flush()
         sys.stderr.flush()
-        conn.sendall(b"S" + bytes([status & 0xFF]))
         took = (time.monotonic() - start) * 1000
         stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())
         name = argv[3] if len(argv) > 3 else argv[1] if len(argv) > 1 else "?"
         line = f"{stamp} fleet merge server [{os.getpid()}]: served {name} exit {status} in"
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError):  # logged before the answer: the client reads it next
             os.write(log, f"{line} {took:.1f} ms\n".encode("utf-8", "replace"))
+        conn.sendall(b"S" + bytes([status & 0xFF]))
     except BaseException:  # a child's fault: logged; the client merges in its own process
         with contextlib.suppress(OSError):
             os.write(log, traceback.format_exc().encode("utf-8", "replace"))

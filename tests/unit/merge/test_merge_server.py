@@ -61,6 +61,13 @@ def _children(pid: int) -> list[int]:
         return []
 
 
+def _cwd(pid: int) -> str:
+    try:
+        return os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return ""
+
+
 def _server_pids(folder: Path) -> list[int]:
     """The live servers of ``folder`` (their PIDs from the lock files, checked against their
     command lines so that a reused PID is never touched)."""
@@ -307,10 +314,13 @@ def test_a_server_child_killed_mid_merge_falls_back(folder: Path, tmp_path: Path
     paths = _write(tmp_path / "big", base, ours, theirs)
     env = {**os.environ}
     command = [sys.executable, "-S", RUN_DRIVER, *map(str, paths), "mod.py"]
-    client = subprocess.Popen(command, env=env, stderr=subprocess.PIPE)
-    time.sleep(0.3)  # the children that answered _ready's probes have exited
-    assert _wait(lambda: any("_server" in _cmdline(c) for c in _children(server)), 60)
-    (child,) = [c for c in _children(server) if "_server" in _cmdline(c)]
+    client = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, cwd=tmp_path)
+
+    def merging() -> list[int]:  # the child that took the request went to the client's cwd
+        return [c for c in _children(server) if _cwd(c) == str(tmp_path)]
+
+    assert _wait(merging, 60)
+    (child,) = merging()
     os.kill(child, signal.SIGKILL)
     _, stderr = client.communicate(timeout=300)
     assert (client.returncode, stderr) == (0, b"")
