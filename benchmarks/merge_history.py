@@ -270,13 +270,14 @@ def run(corpus: Path, json_out: Path | None, driver: int) -> int:
 def _server_ms(folder: Path, server_dir: str) -> dict[str, float]:
     """Wall milliseconds of the driver with the warm merge server (``fleet.merge._server``) in
     ``server_dir``: ``served`` (the fast line, server warm), ``served shell`` (the shell line,
-    server warm) and ``cold`` (the fast line just after the server was stopped: it starts one
+    server warm), each also ``... in child`` (the merge in the server's child, from its log),
+    and ``cold`` (the fast line just after the server was stopped: it starts one
     and merges in its own process); then waits until the new server listens, so that its
     warm-up does not run beside the next measurement."""
     from fleet.merge import _client
 
     env = {**os.environ, _client.ENABLE_ENV: "1", _client.DIR_ENV: server_dir}
-    sock_path = _client.paths(server_dir, _client.code_key())[0]
+    sock_path, _, log_path = _client.paths(server_dir, _client.code_key())
     times: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         ours = Path(tmp) / "ours.py"
@@ -297,6 +298,10 @@ def _server_ms(folder: Path, server_dir: str) -> dict[str, float]:
             start = time.perf_counter()
             subprocess.run(command, capture_output=True, check=False, env=env)
             times[name] = (time.perf_counter() - start) * 1000
+            if name != "cold":  # the server's child's own time for it (its log's last line)
+                with open(log_path, encoding="utf-8") as handle:
+                    served = [line for line in handle if " served " in line]
+                times[f"{name} in child"] = float(served[-1].rsplit(" ", 2)[1])
         deadline = time.monotonic() + 120
         while not os.path.exists(sock_path) and time.monotonic() < deadline:
             time.sleep(0.02)
@@ -319,7 +324,7 @@ def timings(
     stopped at the end), each case's tools run one after the other (interleaved)."""
     names = ["shell", "fast", "console", "git", "python -S"]
     if server:
-        names += ["served", "served shell", "cold"]
+        names += ["served", "served shell", "cold", "served in child", "served shell in child"]
     header = ["repository", "sample", *(f"{name} p50 ms" for name in names)]
     print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
     server_dir = tempfile.mkdtemp(prefix="fleet-bench-")
