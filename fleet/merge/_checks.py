@@ -19,7 +19,10 @@ three inputs for what no single symbol's merge can see:
   annotations), where no input did: one side moved an import under ``TYPE_CHECKING``, the other
   added a call of it (mkdocs ``9d56fa21d9ef``);
 - one statement both sides added to a function, each at its own place, kept at both
-  (``_twice.py``: Pillow ``bb324671270d``).
+  (``_twice.py``: Pillow ``bb324671270d``), and one trailer (``.to_dict()``) both sides inserted
+  at two places of one region of touching lines (ansible ``3c5fa22cacc3``);
+- a version spelled as parts (``MAJOR``/``MINOR``/``MICRO``) whose parts the two sides changed
+  into a version neither side has (``_version_parts.py``: kivy ``bb00aa60d135``).
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ from collections.abc import Iterator
 
 from fleet import pyast
 from fleet.merge._diff3 import both_inserted, compose_disjoint, diff3
-from fleet.merge._twice import added_twice
+from fleet.merge._twice import added_twice, applied_twice
+from fleet.merge._version_parts import version_parts_combined
 
 __all__ = ["Bindings", "unsure"]
 
@@ -328,7 +332,11 @@ def unsure(base: str, ours: str, theirs: str, merged: str) -> str | None:
         trees = [pyast.parse(text) for text in (base, ours, theirs, merged)]
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return "an input does not parse"
-    twice = added_twice(trees)
+    twice = (
+        added_twice(trees)
+        or applied_twice(base, ours, theirs, merged)
+        or version_parts_combined(trees)
+    )
     if twice is not None:
         return twice
     scopes = [dict(_scopes(tree.body)) for tree in trees]

@@ -1,15 +1,24 @@
-"""A whole-result check: one statement both sides added to a function, each at its own place,
-kept at both places (Pillow ``bb324671270d``, ``Tests/test_file_mpo.py``: ``assert mpinfo is not
-None`` added inside a ``with`` block on one side and after it on the other; the merge asserted
-twice, the humans kept one). Which place is meant is unknown, so the file conflicts."""
+"""Whole-result checks: one edit both sides made, each at its own place, kept at both places.
+
+- one statement both sides added to a function (Pillow ``bb324671270d``,
+  ``Tests/test_file_mpo.py``: ``assert mpinfo is not None`` added inside a ``with`` block on one
+  side and after it on the other; the merge asserted twice, the humans kept one);
+- one trailer (``.to_dict()``) both sides inserted into one region of touching lines (ansible
+  ``3c5fa22cacc3``: once where a name is bound, once where it is read).
+
+Which place is meant is unknown, so the file conflicts."""
 
 from __future__ import annotations
 
 import ast
+import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from difflib import SequenceMatcher
 
-__all__ = ["added_twice"]
+from fleet.merge._diff3 import diff3
+
+__all__ = ["added_twice", "applied_twice"]
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -77,4 +86,75 @@ def added_twice(trees: list[ast.Module]) -> str | None:
             # Both sides added it (not a statement the merge wrote from two edits of one).
             if min(left, right) > before and count > max(left, right):
                 return f"a statement both sides added to {name} would be there {count} times"
+    return None
+
+
+# One token of a line, for comparing edits inside a region of lines: a word or one character.
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+_COMMENT = re.compile(r"#[^\n]*")
+
+
+def _tokens(lines: Sequence[str]) -> list[str]:
+    return _TOKEN.findall(_COMMENT.sub("", "".join(lines)))
+
+
+def _trailers(base: list[str], side: list[str]) -> set[tuple[str, ...]]:
+    """The runs of tokens ``side`` only inserts into ``base`` that apply something to the value
+    before them: an attribute or a method call (``.to_dict()``), a call or a subscript."""
+    out: set[tuple[str, ...]] = set()
+    matcher = SequenceMatcher(None, base, side, autojunk=False)
+    for op, _, _, j1, j2 in matcher.get_opcodes():
+        if op != "insert" or j2 - j1 < 2:
+            continue
+        # The same insertion slid along equal tokens (``a).to_dict()`` read as ``).to_dict(``
+        # inserted after ``a``): every placement counts.
+        while j1 > 0 and side[j1 - 1] == side[j2 - 1]:
+            j1, j2 = j1 - 1, j2 - 1
+        while True:
+            run = tuple(side[j1:j2])
+            if run[0] in ".([" and any(token[0].isalpha() or token[0] == "_" for token in run):
+                out.add(run)
+            if j2 >= len(side) or side[j1] != side[j2]:
+                break
+            j1, j2 = j1 + 1, j2 + 1
+    return out
+
+
+def _count(tokens: list[str], run: tuple[str, ...]) -> int:
+    size = len(run)
+    return sum(1 for i in range(len(tokens) - size + 1) if tuple(tokens[i : i + size]) == run)
+
+
+def applied_twice(base: str, ours: str, theirs: str, merged: str) -> str | None:
+    """Both sides inserted the same trailer (``.to_dict()``) at two places of one region of
+    touching lines, and the result holds it more often than either side: the same conversion
+    applied twice (ansible ``3c5fa22cacc3``, ``tacp_instance.py``: ``.to_dict()`` added to the
+    call that binds ``instance_properties`` on one side and to its use on the other; the merge
+    called ``to_dict`` on the dict). None when there is none."""
+    texts = [text.splitlines(keepends=True) for text in (base, ours, theirs)]
+    regions: list[tuple[list[str], list[str], list[str]]] = []
+    current: tuple[list[str], list[str], list[str]] | None = None
+    for chunk in diff3(*texts):
+        if chunk.kind == "stable":
+            current = None
+            continue
+        if current is None:
+            current = ([], [], [])
+            regions.append(current)
+        spans = (chunk.base, chunk.ours, chunk.theirs)
+        for part, lines, span in zip(current, texts, spans, strict=True):
+            part.extend(lines[span[0] : span[1]])
+    runs: set[tuple[str, ...]] = set()
+    for region_base, region_ours, region_theirs in regions:
+        in_base = _tokens(region_base)
+        runs |= _trailers(in_base, _tokens(region_ours)) & _trailers(
+            in_base, _tokens(region_theirs)
+        )
+    if not runs:
+        return None
+    whole = [_tokens(text.splitlines(keepends=True)) for text in (ours, theirs, merged)]
+    for run in sorted(runs):
+        left, right, count = (_count(tokens, run) for tokens in whole)
+        if count > max(left, right):
+            return f"{''.join(run)} inserted by both sides would be applied {count} times"
     return None

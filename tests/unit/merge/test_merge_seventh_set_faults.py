@@ -1,0 +1,85 @@
+"""The wrong clean merges found in the seventh unseen set (numpy, scipy, astropy, ansible, kivy,
+buildbot), now conflicts. Reduced to the lines that matter.
+
+- ansible ``3c5fa22cacc3`` (``lib/ansible/modules/tacp/tacp_instance.py``; GPL-3.0, so the
+  fixture below is written anew in the same shape, none of its lines copied): one side appended
+  ``.to_dict()`` to the call that binds a name, the other to the name's one use below it; the
+  merge kept both and called ``to_dict`` on the dict it returns. The humans kept one.
+- kivy ``bb00aa60d135`` (``kivy/_version.py``, MIT): ``MICRO = 1`` on the maintenance branch
+  (2.2.1), ``MINOR = 3`` on the main line (2.3.0); the merge gave 2.3.1, a version neither branch
+  had. The humans kept 2.3.0.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from fleet.merge import Clean, merge3
+from fleet.merge._version_parts import version_parts_combined
+
+TRAILER_BASE = (
+    "def state(client, uuid):\n"
+    "    record = client.lookup(\n"
+    "        uuid)\n"
+    "    return record['status']\n"
+)
+TRAILER_OURS = TRAILER_BASE.replace("record['status']", "record.to_dict()['status']")
+TRAILER_THEIRS = TRAILER_BASE.replace("        uuid)\n", "        uuid).to_dict()\n")
+
+
+def test_one_trailer_both_sides_appended_at_two_places_conflicts() -> None:
+    for ours, theirs in ((TRAILER_OURS, TRAILER_THEIRS), (TRAILER_THEIRS, TRAILER_OURS)):
+        result = merge3(TRAILER_BASE, ours, theirs, "tacp_instance.py")
+        assert not isinstance(result, Clean), result.text
+
+
+def test_one_trailer_appended_once_or_at_one_place_still_merges() -> None:
+    # Both sides made the same edit at the same place: one change, kept once.
+    same = TRAILER_OURS.replace("def state", "def state_all")
+    result = merge3(TRAILER_BASE, same, TRAILER_OURS, "tacp_instance.py")
+    assert isinstance(result, Clean)
+    assert result.text.count(".to_dict()") == 1
+    # Different trailers at touching lines are two edits, merged as before.
+    other = TRAILER_BASE.replace("        uuid)\n", "        uuid).as_record()\n")
+    merged = merge3(TRAILER_BASE, TRAILER_OURS, other, "tacp_instance.py")
+    assert isinstance(merged, Clean), merged
+    assert "uuid).as_record()" in merged.text and "record.to_dict()['status']" in merged.text
+
+
+VERSION_BASE = "\nMAJOR = 2\nMINOR = 2\nMICRO = 0\nRELEASE = True\n"
+VERSION_OURS = VERSION_BASE.replace("MICRO = 0", "MICRO = 1")
+VERSION_THEIRS = VERSION_BASE.replace("MINOR = 2", "MINOR = 3")
+
+
+def test_two_parts_of_one_version_changed_by_two_sides_conflict() -> None:
+    for ours, theirs in ((VERSION_OURS, VERSION_THEIRS), (VERSION_THEIRS, VERSION_OURS)):
+        result = merge3(VERSION_BASE, ours, theirs, "_version.py")
+        assert not isinstance(result, Clean), result.text
+
+
+def test_version_parts_changed_on_one_side_pass_the_check() -> None:
+    def trees(*texts: str) -> list[ast.Module]:
+        return [ast.parse(text) for text in texts]
+
+    # One side changed the version: the result is that side's.
+    assert (
+        version_parts_combined(trees(VERSION_BASE, VERSION_OURS, VERSION_BASE, VERSION_OURS))
+        is None
+    )
+    # Both sides changed it the same way.
+    assert (
+        version_parts_combined(trees(VERSION_BASE, VERSION_OURS, VERSION_OURS, VERSION_OURS))
+        is None
+    )
+    # The result is one side's version whole (the other side's part dropped).
+    assert (
+        version_parts_combined(trees(VERSION_BASE, VERSION_OURS, VERSION_THEIRS, VERSION_THEIRS))
+        is None
+    )
+    # One name alone is not a version spelled in parts (``PATCH_LEVEL``, ``MAX_MINOR``).
+    base, ours, theirs = "A_MAJOR = 1\nX = 1\n", "A_MAJOR = 2\nX = 1\n", "A_MAJOR = 1\nX = 2\n"
+    assert version_parts_combined(trees(base, ours, theirs, "A_MAJOR = 2\nX = 2\n")) is None
+    combined = "MAJOR = 2\nMINOR = 3\nMICRO = 1\nRELEASE = True\n"
+    found = version_parts_combined(trees(VERSION_BASE, VERSION_OURS, VERSION_THEIRS, combined))
+    assert found is not None and "MINOR" in found
+
