@@ -29,6 +29,7 @@ import socket
 import struct
 import sys
 import tempfile
+import threading
 import time
 import tokenize
 import traceback
@@ -232,6 +233,12 @@ def _receive(conn: socket.socket) -> tuple[bytes, list[int]]:
     return data[head:], fds
 
 
+def _exit_when_gone(conn: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        conn.recv(1)
+    os._exit(1)
+
+
 def _child(
     conn: socket.socket, listener: socket.socket, wake: tuple[int, int], key: str
 ) -> NoReturn:
@@ -271,6 +278,10 @@ def _child(
         if conn.recv(1) != b"G":
             os._exit(0)
         conn.settimeout(None)
+        # The driver sends nothing more and waits: an end of stream means it was killed (git
+        # aborted, ^C). Stop too, as the driver's own process would have, rather than write
+        # OURS after git has moved on.
+        threading.Thread(target=_exit_when_gone, args=(conn,), daemon=True).start()
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
             os.close(fd)

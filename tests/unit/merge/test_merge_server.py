@@ -332,6 +332,28 @@ def test_a_server_child_killed_mid_merge_falls_back(folder: Path, tmp_path: Path
     assert _served(folder) == 1
 
 
+def test_a_killed_driver_stops_its_child(folder: Path, tmp_path: Path) -> None:
+    server = _start_and_wait(folder, tmp_path)
+    base = _module(600, None, "")  # seconds of structural work
+    ours, theirs = _module(600, 0, "import re\n"), _module(600, 1, "import sys\n")
+    paths = _write(tmp_path / "big", base, ours, theirs)
+    command = [sys.executable, "-S", RUN_DRIVER, *map(str, paths), "mod.py"]
+    client = subprocess.Popen(command, stderr=subprocess.DEVNULL, cwd=tmp_path)
+
+    def merging() -> list[int]:
+        return [c for c in _children(server) if _cwd(c) == str(tmp_path)]
+
+    assert _wait(merging, 60)
+    (child,) = merging()
+    client.kill()  # as git's ^C would: the merge is abandoned, OURS not written afterwards
+    client.wait(timeout=30)
+    assert _wait(lambda: not _alive(child), 1.0)
+    assert _served(folder) == 0
+    # As the driver's own process leaves it when killed there: git's line merge, in place.
+    assert paths[1].read_text().startswith("import os\n<<<<<<< ours\nimport re\n")
+    assert _alive(server)
+
+
 def test_a_server_killed_with_a_request_pending_falls_back(folder: Path, tmp_path: Path) -> None:
     server = _foreground(ROOT, folder)
     try:
@@ -347,6 +369,14 @@ def test_a_server_killed_with_a_request_pending_falls_back(folder: Path, tmp_pat
         assert (client.returncode, stderr) == (0, b"")
         expected = _fast_line(_write(tmp_path / "b", BASE, *STRUCTURAL), server=False)
         assert paths[1].read_bytes() == expected[1]
+        # Its socket file is left behind: the next driver finds nobody listening, starts a
+        # new server (the dead one's lock is free), and merges itself meanwhile.
+        assert _socket_path(folder).exists() and not _ready(folder)
+        again = _fast_line(_write(tmp_path / "c", BASE, *STRUCTURAL), server=True)
+        assert again[:2] == expected[:2]
+        assert _wait(lambda: _ready(folder))
+        assert _fast_line(_write(tmp_path / "d", BASE, *STRUCTURAL), server=True) == again
+        assert _served(folder) == 1
     finally:
         server.kill()
         server.wait(timeout=30)
