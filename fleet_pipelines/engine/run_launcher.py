@@ -71,8 +71,10 @@ from assets._dagster_private import (
 __all__ = ["PRELOAD", "RUN_WORKER_TAG", "ForkingRunLauncher", "run_worker_of"]
 
 RUN_WORKER_TAG = "fleet/run_worker"  # "<boot id>:<pid>:<start time in clock ticks>"
-# What a run worker imports before its run: Dagster, the code location and what its jobs use.
-PRELOAD = ("dagster", "fleet_pipelines.definitions", "fleet_pipelines.storage")
+# What a run worker imports before its run: Dagster, the code location and what its jobs use
+# (_preload: the steps' lazy imports and alembic's migration scripts, loaded once).
+PRELOAD = ("dagster", "fleet_pipelines.definitions", "fleet_pipelines.storage",
+           "fleet_pipelines.engine._preload")
 _BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 
 
