@@ -300,6 +300,9 @@ def _child(
         line = f"{stamp} fleet merge server [{os.getpid()}]: served {name} exit {status} in"
         with contextlib.suppress(OSError):  # logged before the answer: the client reads it next
             os.write(log, f"{line} {took:.1f} ms\n".encode("utf-8", "replace"))
+        null = os.open(os.devnull, os.O_RDWR)
+        for target in (0, 1, 2):  # the driver's streams end with the driver, not this child
+            os.dup2(null, target)
         conn.sendall(b"S" + bytes([status & 0xFF]))
     except BaseException:  # a child's fault: logged; the client merges in its own process
         with contextlib.suppress(OSError):
