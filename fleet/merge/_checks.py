@@ -33,7 +33,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from fleet import pyast
-from fleet.merge._diff3 import both_inserted, compose_disjoint, diff3
+from fleet.merge._diff3 import ascending, both_inserted, compose_disjoint, diff3
 from fleet.merge._twice import added_twice, applied_twice
 from fleet.merge._version_parts import version_parts_combined
 
@@ -154,7 +154,12 @@ def _exact_combination(values: list[ast.expr | None], name: str) -> bool:
             }
             composed = compose_disjoint(pieces["base"], pieces["ours"], pieces["theirs"])
             if composed is None and strings:
-                composed = both_inserted(pieces["base"], pieces["ours"], pieces["theirs"])
+                composed = both_inserted(
+                    pieces["base"],
+                    pieces["ours"],
+                    pieces["theirs"],
+                    in_order=ascending(base, ours, theirs, chunk),
+                )
             if composed is None:
                 return False
             combined.extend(pieces[side][index] for side, index in composed)

@@ -11,9 +11,18 @@ from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from itertools import pairwise
 from typing import Literal
 
-__all__ = ["Chunk", "ChunkKind", "both_inserted", "compose_disjoint", "covered", "diff3"]
+__all__ = [
+    "Chunk",
+    "ChunkKind",
+    "ascending",
+    "both_inserted",
+    "compose_disjoint",
+    "covered",
+    "diff3",
+]
 
 ChunkKind = Literal["stable", "ours", "theirs", "both", "conflict"]
 
@@ -241,16 +250,40 @@ def _lead(item: str) -> str:
     return match.group(0).lower() if match else item
 
 
+def ascending(
+    base: Sequence[str], ours: Sequence[str], theirs: Sequence[str], chunk: Chunk
+) -> bool:
+    """A list kept in sorted order, so that both sides' insertions at the point ``chunk`` go in
+    that order: in each version at least nine in ten neighbours ascend (a list sorted but for a
+    slip, scipy ``_generate_pyx.py``: ``"pdtrc", "pbdv"``; four items at least), and every item
+    the two sides inserted lies between the base items around the point."""
+    for items in (base, ours, theirs):
+        pairs = list(pairwise(items))
+        if len(items) < 4 or sum(a < b for a, b in pairs) < 0.9 * len(pairs):
+            return False
+    start, end = chunk.base
+    inserted = [*ours[slice(*chunk.ours)], *theirs[slice(*chunk.theirs)]]
+    low = base[start - 1] if start > 0 else None
+    high = base[end] if end < len(base) else None
+    return all((low is None or low < item) and (high is None or item < high) for item in inserted)
+
+
 def both_inserted(
-    base: Sequence[str], ours: Sequence[str], theirs: Sequence[str]
+    base: Sequence[str], ours: Sequence[str], theirs: Sequence[str], in_order: bool = False
 ) -> list[tuple[str, int]] | None:
     """For the items of a list of strings: both sides inserted items at one point and changed
     nothing else there. Ours' come first, then theirs' (as ``compose_disjoint`` returns them),
     unless two of them start with one name (``"pytest>=7"`` and ``"pytest>=8"``: one requirement
-    changed two ways, not two requirements)."""
+    changed two ways, not two requirements). With ``in_order`` (a list kept sorted, see
+    :func:`ascending`) the two runs are merged in sorted order (scipy ``6cc194deeea7``:
+    ``"erfinv"`` and ``"eval_jacobi"``, ``"eval_sh_jacobi"`` added after ``"erfi"``)."""
     leads = [_lead(item) for item in (*ours, *theirs)]
     if base or not ours or not theirs or len(set(leads)) != len(leads):
         return None
-    return [("ours", index) for index in range(len(ours))] + [
+    merged = [("ours", index) for index in range(len(ours))] + [
         ("theirs", index) for index in range(len(theirs))
     ]
+    if in_order:
+        items = {"ours": ours, "theirs": theirs}
+        merged.sort(key=lambda pair: items[pair[0]][pair[1]])
+    return merged

@@ -12,7 +12,7 @@ from typing import TypeVar
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
-from fleet.merge._diff3 import both_inserted, compose_disjoint, diff3
+from fleet.merge._diff3 import ascending, both_inserted, compose_disjoint, diff3
 
 __all__ = ["Item", "import_after_deletion", "import_union", "merge_name_set"]
 
@@ -34,7 +34,8 @@ def _sequence(
     base: Sequence[Item], ours: Sequence[Item], theirs: Sequence[Item], key: Callable[[Item], str]
 ) -> list[Item] | None:
     """The items in order: a diff3 over their keys, edits of different items composed even when
-    adjacent, insertions of both sides at one point ours' first (see ``_diff3.both_inserted``);
+    adjacent, insertions of both sides at one point ours' first, or in sorted order when the
+    list is sorted in all three (see ``_diff3.both_inserted``);
     ``None`` when both sides changed the same items."""
     keys = [[key(i) for i in items] for items in (base, ours, theirs)]
     if "" in keys[1] + keys[2]:
@@ -51,9 +52,9 @@ def _sequence(
                 *(k[slice(*span)] for k, span in zip(keys, spans, strict=True))
             )
             if composed is None:
-                composed = both_inserted(
-                    *(k[slice(*span)] for k, span in zip(keys, spans, strict=True))
-                )
+                key_b, key_o, key_t = (k[slice(*span)] for k, span in zip(keys, spans, strict=True))
+                in_order = ascending(keys[0], keys[1], keys[2], chunk)
+                composed = both_inserted(key_b, key_o, key_t, in_order=in_order)
             if composed is None:
                 return None
             parts = {
@@ -127,9 +128,14 @@ def _small(node: cst.BaseStatement) -> cst.BaseSmallStatement | None:
 
 
 def _frame(node: cst.BaseStatement) -> str:
-    """The statement with its items replaced by one placeholder: what is not the set."""
+    """The statement with its items replaced by one placeholder: what is not the set. Blank
+    lines above it are layout, not part of it (scrapy ``3e634c77969b``: theirs' imports added
+    above took the blank line before ``from scrapy.utils.log import (...)``); comments are."""
     inner = _small(node)
     assert isinstance(node, cst.SimpleStatementLine)
+    node = node.with_changes(
+        leading_lines=[line for line in node.leading_lines if line.comment is not None]
+    )
     if isinstance(inner, cst.ImportFrom):
         bare: cst.BaseSmallStatement = inner.with_changes(
             names=[cst.ImportAlias(name=cst.Name("_"))], lpar=None, rpar=None

@@ -83,3 +83,42 @@ def test_version_parts_changed_on_one_side_pass_the_check() -> None:
     found = version_parts_combined(trees(VERSION_BASE, VERSION_OURS, VERSION_THEIRS, combined))
     assert found is not None and "MINOR" in found
 
+
+# scipy 6cc194deeea7 (scipy/special/_generate_pyx.py, BSD-3-Clause): a list of names kept in
+# sorted order (but for one slip), "eval_jacobi" and "eval_sh_jacobi" added after "erfi" on
+# one side, "erfinv" on the other. The merge put ours' first; the humans, the list's order.
+UFUNCS_BASE = (
+    "special_ufuncs = [\n"
+    '    "erfcinv",\n    "erfcx",\n    "erfi",\n    "exp1",\n    "exp10",\n'
+    '    "expi",\n    "expit",\n    "expm1",\n    "exprel",\n'
+    '    "pdtrc",\n    "pbdv",\n    "pbvv",\n'
+    "]\n"
+)
+UFUNCS_OURS = UFUNCS_BASE.replace(
+    '"erfi",\n', '"erfi",\n    "eval_jacobi",\n    "eval_sh_jacobi",\n'
+)
+UFUNCS_THEIRS = UFUNCS_BASE.replace('"erfi",\n', '"erfi",\n    "erfinv",\n')
+
+
+def test_insertions_at_one_point_of_a_sorted_list_go_in_its_order() -> None:
+    expected = '"erfi",\n    "erfinv",\n    "eval_jacobi",\n    "eval_sh_jacobi",\n    "exp1",'
+    for ours, theirs in ((UFUNCS_OURS, UFUNCS_THEIRS), (UFUNCS_THEIRS, UFUNCS_OURS)):
+        result = merge3(UFUNCS_BASE, ours, theirs, "_generate_pyx.py")
+        assert isinstance(result, Clean), result
+        assert expected in result.text
+
+
+def test_insertions_into_an_unsorted_list_keep_ours_first() -> None:
+    base = 'X = [\n    "b",\n    "d",\n    "a",\n    "c",\n]\n'
+    ours = base.replace('"d",\n', '"d",\n    "z",\n')
+    theirs = base.replace('"d",\n', '"d",\n    "y",\n')
+    result = merge3(base, ours, theirs, "x.py")
+    assert isinstance(result, Clean), result
+    assert '"z",\n    "y",' in result.text
+    # An item that does not fit between its neighbours: the order is not the list's.
+    sorted_base = 'X = [\n    "a",\n    "c",\n    "e",\n    "g",\n]\n'
+    late = sorted_base.replace('"c",\n', '"c",\n    "x",\n')
+    fits = sorted_base.replace('"c",\n', '"c",\n    "d",\n')
+    result = merge3(sorted_base, late, fits, "x.py")
+    assert isinstance(result, Clean), result
+    assert '"x",\n    "d",' in result.text
