@@ -14,8 +14,9 @@ Here the modules are imported, and alembic's script directory of Dagster's stora
 once and kept (:func:`keep_script_directories`): the migration scripts are files of the installed
 Dagster, the same for the fork server's whole life, and a run worker only reads the head
 revision from them (a schema upgrade is ``dagster instance migrate``, never a run's). This
-module is imported only by the fork server; the daemon, the code server and ``fleet`` itself
-are unchanged.
+module is imported only by the fork server and by a fleet celery worker while it warms up
+(``_prepare.warm``: its first batch imported libcst's codemods, ~2.8 CPU-s, with the batch's run
+waiting); the daemon, the code server and ``fleet`` itself are unchanged.
 """
 
 from __future__ import annotations

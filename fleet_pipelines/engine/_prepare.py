@@ -119,6 +119,9 @@ def warm(url: str, home: Path, base: str) -> Prepared:
     except Exception as exc:  # the first task indexes (and reports) it instead
         log.warning("base %s not indexed ahead of the first task: %s", base, exc)
         prepared = Prepared(synced=True, indexed=False)
-    for name in ("fleet_pipelines.definitions", "assets.campaign", "fleet.unit"):
+    # and what the steps import lazily (the agents' libcst codemods: ~2.8 CPU-s in a worker's
+    # first batch otherwise), with alembic's script directory (_preload, as the fork server)
+    for name in ("fleet_pipelines.definitions", "assets.campaign", "fleet.unit",
+                 "fleet_pipelines.engine._preload"):
         importlib.import_module(name)
     return prepared
