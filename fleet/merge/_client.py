@@ -111,11 +111,12 @@ def server_dir(environ: "Mapping[str, str]") -> str:
     return f"/tmp/fleet-merge-{os.getuid()}"
 
 
-def private_dir(folder: str) -> bool:
-    """Create ``folder`` (0700) if needed; True if it is a directory of ours that nobody else
-    can enter (otherwise another user could stand in for the server)."""
+def private_dir(folder: str, create: bool = True) -> bool:
+    """Create ``folder`` (0700) if needed and ``create``; True if it is a directory of ours that
+    nobody else can enter (otherwise another user could stand in for the server)."""
     try:
-        os.mkdir(folder, 0o700)
+        if create:
+            os.mkdir(folder, 0o700)
     except FileExistsError:
         pass
     except OSError:

@@ -109,7 +109,7 @@ def main(argv: list[str]) -> int:
 
 
 def serve(folder: str, idle: float) -> int:
-    if not private_dir(folder):
+    if not private_dir(folder, create=False):  # the driver made it; gone means not wanted
         _log(f"{folder} is not a private directory of ours: not serving")
         return 1
     key = code_key()
