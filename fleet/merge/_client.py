@@ -266,7 +266,7 @@ def start_server(key: str, folder: str) -> bool:
             os.dup2(null, 0)
             os.dup2(log, 1)
             os.dup2(log, 2)
-            os.closerange(3, 65536)  # git's pipes and files stay git's
+            os.closerange(3, max(os.sysconf("SC_OPEN_MAX"), 3))  # git's pipes stay git's
             os.chdir("/")
             os.execv(sys.executable, command)
         finally:
