@@ -13,8 +13,9 @@ rounds' run them in process (``FLEET_ENGINE=in-process``): the instance, index a
 are taken before any run either way, and the submitted path is tested in ``tests/engine``, so
 those rounds race on the same state for ~1/4 of the time (a submitted tiny sweep here: ~60 s,
 in process ~15 s). Their five sweeps are ``fleet_pipelines.cli.main`` in five children forked
-from one interpreter that has imported the sweep (``FORKED_SWEEPS``): ~2 CPU-s of imports paid
-once a round instead of five times, and the five reach the state directory within milliseconds
+from one interpreter that has imported the sweep (``FORKED_SWEEPS``), and so is the normal sweep
+after them (a sixth child, once the five have ended): ~2 CPU-s of imports paid once a round
+instead of six times, and the five reach the state directory within milliseconds
 of each other, a tighter race than five interpreters starting; round 0's are five interpreters.
 
 ``test_five_processes_create_one_instance`` is the race alone, cheaply: without the lock, 5
@@ -108,6 +109,19 @@ for n in range({AT_ONCE}):
 os.close(go_w)
 for n, pid in enumerate(children):
     (out / f"{{n}}.code").write_text(str(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])))
+# then the normal sweep, alone, in one more child of the same parent: {AT_ONCE}.out/.err/.code
+pid = os.fork()
+if pid == 0:
+    for fd, name in ((1, "{AT_ONCE}.out"), (2, "{AT_ONCE}.err")):
+        os.dup2(os.open(out / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), fd)
+    try:
+        code = main(["sweep", repo, "-c", "{CAMPAIGN}", "--sandbox", "bwrap"])
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    sys.stdout.flush(); sys.stderr.flush()
+    os._exit(code)
+(out / "{AT_ONCE}.code").write_text(str(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])))
 """
 
 
@@ -136,24 +150,27 @@ def _alembic_heads(dagster_home: Path) -> dict[str, int]:
 
 def _five_sweeps(repo: Path, cwd: Path, env: dict[str, str], forked: bool
                  ) -> list[tuple[int, str, str]]:
-    """Five ``fleet sweep``s of ``repo`` at once: exit code, stdout, stderr of each. Five
-    interpreters, or (``forked``) five children of one that has imported the sweep already."""
+    """Five ``fleet sweep``s of ``repo`` at once, then a normal one alone: exit code, stdout,
+    stderr of each (six). Six interpreters, or (``forked``) six children of one that has
+    imported the sweep already (the normal one forked after the five have ended)."""
     if not forked:
         procs = [subprocess.Popen(_command(repo), cwd=cwd, env=env, text=True,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
                  for _ in range(AT_ONCE)]
         ended = []
         for proc in procs:
-            out, err = proc.communicate(timeout=900)
-            ended.append((proc.returncode, out, err))
-        return ended
+            stdout, stderr = proc.communicate(timeout=900)
+            ended.append((proc.returncode, stdout, stderr))
+        normal = subprocess.run(_command(repo), cwd=cwd, env=env, capture_output=True,
+                                text=True, timeout=900, check=False)
+        return [*ended, (normal.returncode, normal.stdout, normal.stderr)]
     out = repo.with_name(f"{repo.name}-out")
     out.mkdir()
     done = subprocess.run([sys.executable, "-c", FORKED_SWEEPS, str(repo), str(out)], cwd=cwd,
                           env=env, text=True, capture_output=True, timeout=900, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     return [(int((out / f"{n}.code").read_text()), (out / f"{n}.out").read_text(),
-             (out / f"{n}.err").read_text()) for n in range(AT_ONCE)]
+             (out / f"{n}.err").read_text()) for n in range(AT_ONCE + 1)]
 
 
 def test_five_sweeps_at_once_then_a_normal_sweep(tmp_path: Path, bwrap: object) -> None:
@@ -169,7 +186,9 @@ def test_five_sweeps_at_once_then_a_normal_sweep(tmp_path: Path, bwrap: object) 
         env = _env() if n == 0 else _env(FLEET_ENGINE="in-process")
         repo = tmp_path / f"round{n}"
         git(tmp_path, "clone", "-q", str(template if n == 0 else clean), str(repo))
-        for code, out, err in _five_sweeps(repo, tmp_path, env, forked=n > 0):
+        *five, (normal_code, _normal_out, normal_err) = _five_sweeps(repo, tmp_path, env,
+                                                                    forked=n > 0)
+        for code, out, err in five:
             assert "Traceback" not in err, f"round {n}: {err[-3000:]}"
             if code == 0:
                 tally["swept"] += 1
@@ -183,9 +202,7 @@ def test_five_sweeps_at_once_then_a_normal_sweep(tmp_path: Path, bwrap: object) 
                 tally["failed"] += 1
                 pytest.fail(f"round {n}: exit {code}: {err[-3000:]}")
         assert tally["swept"] >= n + 1  # at least one of the five swept
-        normal = subprocess.run(_command(repo), cwd=tmp_path, env=env, capture_output=True,
-                                text=True, timeout=900, check=False)
-        assert normal.returncode == 0, f"round {n}: {normal.stderr[-3000:]}"
+        assert normal_code == 0, f"round {n}: {normal_err[-3000:]}"
         heads = _alembic_heads(repo / ".fleet" / "dagster")
         assert heads and set(heads.values()) == {1}, heads
     print(f"\nconcurrent sweeps: {ROUNDS} round(s) x {AT_ONCE} (round 0 submitted, the rest in "
