@@ -129,7 +129,14 @@ def serve(folder: str, idle: float) -> int:
         return 0  # another server of this code is starting or running
     os.ftruncate(lock, 0)
     os.write(lock, f"{os.getpid()}\n".encode())
-    _warm()
+    try:
+        _warm()
+    except Exception:
+        # Holding the lock without listening: drivers merge in their own processes and start
+        # no other server of this code until the idle time has passed (no start at every file).
+        _log(f"warm-up failed, not serving for {idle:g} s:\n{traceback.format_exc()}")
+        time.sleep(idle)
+        return 1
     if code_key() != key:
         _log("the code changed while starting: not serving it")
         return 1
@@ -171,7 +178,11 @@ def _loop(listener: socket.socket, key: str, idle: float) -> int:
     served = 0
     while not stopping:
         while children:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                children.clear()
+                break
             if pid == 0:
                 break
             children.discard(pid)

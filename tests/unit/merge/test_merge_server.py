@@ -535,3 +535,31 @@ def test_disabled_by_the_environment(
         assert subprocess.run(command, env=env, timeout=120).returncode == 0
     time.sleep(0.5)
     assert list(folder.iterdir()) == []
+
+
+def test_a_server_that_cannot_warm_up_holds_back_new_starts(tmp_path: Path) -> None:
+    broken_root = tmp_path / "broken"
+    (broken_root / "fleet" / "merge").mkdir(parents=True)
+    for name in ("__init__.py", "errors.py", "pyast.py"):
+        shutil.copy(ROOT / "fleet" / name, broken_root / "fleet" / name)
+    for source in (ROOT / "fleet" / "merge").glob("*.py"):
+        shutil.copy(source, broken_root / "fleet" / "merge" / source.name)
+    (broken_root / "fleet" / "merge" / "driver.py").write_text("def main(:\n")  # cannot import
+    folder = Path(tempfile.mkdtemp(prefix="fms-broken-", dir="/tmp"))
+    folder.chmod(0o700)
+    server = _foreground(broken_root, folder, idle=3)
+    try:
+        key = _client.code_key(str(broken_root))
+        sock_path, _, log_path = map(Path, _client.paths(str(folder), key))
+
+        def failed() -> bool:
+            return log_path.exists() and "warm-up failed" in log_path.read_text()
+
+        assert _wait(failed, 60)
+        assert not sock_path.exists()
+        assert _client.start_server(key, str(folder)) is False  # the lock is held: no new start
+        assert server.wait(timeout=60) == 1  # after its idle time
+    finally:
+        server.kill()
+        server.wait(timeout=30)
+        shutil.rmtree(folder, ignore_errors=True)
