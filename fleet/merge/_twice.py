@@ -89,8 +89,10 @@ def added_twice(trees: list[ast.Module]) -> str | None:
     return None
 
 
-# One token of a line, for comparing edits inside a region of lines: a word or one character.
-_TOKEN = re.compile(r"\w+|[^\w\s]")
+# One token of a line, for comparing edits inside a region of lines: a one-line string whole
+# (dask 501a293d6be6: ``".html"`` added to two neighbouring strings is no trailer), a word or
+# one character.
+_TOKEN = re.compile(r"""[rRbBuUfF]{0,2}(?:"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*')|\w+|[^\w\s]""")
 _COMMENT = re.compile(r"#[^\n]*")
 
 
@@ -112,7 +114,7 @@ def _trailers(base: list[str], side: list[str]) -> set[tuple[str, ...]]:
             j1, j2 = j1 - 1, j2 - 1
         while True:
             run = tuple(side[j1:j2])
-            if run[0] in ".([" and any(token[0].isalpha() or token[0] == "_" for token in run):
+            if run[0] in ".([" and any(token.isidentifier() for token in run):
                 out.add(run)
             if j2 >= len(side) or side[j1] != side[j2]:
                 break

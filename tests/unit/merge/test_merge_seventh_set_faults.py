@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 
 from fleet.merge import Clean, merge3
+from fleet.merge._twice import applied_twice
 from fleet.merge._version_parts import version_parts_combined
 
 TRAILER_BASE = (
@@ -122,3 +123,17 @@ def test_insertions_into_an_unsorted_list_keep_ours_first() -> None:
     result = merge3(sorted_base, late, fits, "x.py")
     assert isinstance(result, Clean), result
     assert '"x",\n    "d",' in result.text
+
+
+def test_the_same_text_added_to_two_strings_is_no_trailer() -> None:
+    # dask 501a293d6be6 (docs/source/conf.py, BSD-3-Clause): ".html" added to the targets of two
+    # neighbouring redirects, one by each side.
+    base = (
+        "redirect_files = [\n"
+        '    ("debugging.html", "how-to/debug"),\n'
+        '    ("setup.html", "how-to/deploy-dask-clusters"),\n'
+        "]\n"
+    )
+    ours = base.replace('"how-to/debug"', '"how-to/debug.html"')
+    theirs = base.replace('"how-to/deploy-dask-clusters"', '"how-to/deploy-dask-clusters.html"')
+    assert applied_twice(base, ours, theirs, ours.replace("clusters", "clusters.html")) is None
