@@ -51,8 +51,13 @@ Why each is needed (no public equivalent in 1.13):
   run launcher runs a run worker in a child of a warm process, reports the health of its run
   workers to the daemon's run monitoring and a crashed one as Dagster's code server does
   (fleet_pipelines/engine/run_launcher.py; tests/engine/test_forking_launcher.py).
+- ``dagster_alembic_config`` (``dagster._core.storage.sql.get_alembic_config`` as the SQLite
+  run storage calls it): the alembic config of Dagster's storage migrations, whose script
+  directory the fork server and the celery workers load once (fleet_pipelines/engine/_preload.py;
+  tests/engine/test_preload.py). Imported on first call.
 """
 
+from alembic.config import Config as AlembicConfig
 from dagster._core.definitions.asset_checks.asset_check_evaluation import (
     AssetCheckEvaluationTargetMaterializationData,
 )
@@ -117,6 +122,15 @@ def execute_run_body(run_id: str, instance: object) -> int:
                                      set_exit_code_on_failure=False)
 
 
+def dagster_alembic_config() -> AlembicConfig:
+    """The alembic ``Config`` of Dagster's storage migrations (one script location for every
+    storage), as ``SqliteRunStorage`` builds it to check its schema's revision."""
+    from dagster._core.storage.runs.sqlite import sqlite_run_storage
+    from dagster._core.storage.sql import get_alembic_config
+
+    return get_alembic_config(sqlite_run_storage.__file__)
+
+
 def submit_celery_task(*args: object) -> object:
     """``dagster_celery.executor._submit_task(app, plan_context, step, queue, priority,
     known_state)``: the step's task sent to the broker (an ``AsyncResult``)."""
@@ -155,6 +169,7 @@ __all__ = [
     "WorkspaceRequestContext",
     "capture_interrupts",
     "create_engine",
+    "dagster_alembic_config",
     "execute_run_body",
     "generate_event_batch_id",
     "get_run_crash_explanation",

@@ -67,13 +67,11 @@ def keep_script_directories() -> None:
 
     from_config._fleet_kept = True  # type: ignore[attr-defined]
     ScriptDirectory.from_config = classmethod(from_config)  # type: ignore[method-assign,assignment]
-    from dagster._core.storage.runs.sqlite.sqlite_run_storage import __file__ as storage_file
-    from dagster._core.storage.sql import get_alembic_config
+    from assets._dagster_private import dagster_alembic_config
 
     # the revision map of Dagster's migrations (one script location for every storage), as
     # check_alembic_revision reads it
-    ScriptDirectory.from_config(
-        get_alembic_config(storage_file)).as_revision_number("head")
+    ScriptDirectory.from_config(dagster_alembic_config()).as_revision_number("head")
 
 
 def _preload() -> None:
