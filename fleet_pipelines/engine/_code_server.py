@@ -82,6 +82,15 @@ class CodeServerProcess:
             return None
         return pid if is_process(pid, b"code-server") else None
 
+    def serving(self) -> int | None:
+        """The recorded server's pid when it also accepts a connection, else None: a server
+        killed a moment ago can still be a process (not yet a zombie) for a while, and a daemon
+        restarted on it would load nothing."""
+        pid = self.pid()
+        if pid is None:
+            return None
+        return pid if self._accepts(self._socket() if self.port is None else None) else None
+
     def start(self, timeout_s: float = 300.0) -> int:
         module, working, location = location_of(self.workspace)
         sock: Path | None = None

@@ -193,8 +193,12 @@ class SharedDaemon:
         already (a deployment's ``FLEET_WORKSPACE``) is the daemon's as it is."""
         if not _has_module(self.process.workspace):
             return self.process.workspace
-        if self.code.pid() is not None and self.workspace_for(self.env) is None:
-            self.code.stop()  # another daemon's, with other settings: its runs would get them
+        if self.code.pid() is not None and (self.workspace_for(self.env) is None
+                                            or self.code.serving() is None):
+            # another daemon's, with other settings (its runs would get them), or one that no
+            # longer answers (killed with the daemon a moment ago, not yet gone: the restarted
+            # daemon could not load the code location, nor retry the run it lost)
+            self.code.stop()
         if self.code.pid() is None:
             try:
                 self.code.start()
