@@ -345,6 +345,14 @@ def push(mirror: Path, branch: str, expect: str | None, *, commit: str | None = 
     lease = f"--force-with-lease={target}:{expect or ''}"
     proc = run(mirror, "push", "--porcelain", lease, remote, f"{commit}:{target}")
     if proc.returncode == 0:
+        # git decides "up to date" before it checks the lease: another push that put this very
+        # commit there (two integrations of the same units in the same second build the same
+        # commit) is not ours to record, unless we expected it there
+        same = [ln for ln in proc.stdout.decode("utf-8", "replace").splitlines()
+                if ln.startswith("=\t") and ln.split("\t")[1].endswith(f":{target}")]
+        if same and expect != commit:
+            return Refused(branch, f"the remote's {branch} is no longer {expect or 'absent'}: "
+                                   f"another push put this very commit there")
         return Pushed(branch, commit)
     out = proc.stdout.decode("utf-8", "replace")
     if "[rejected]" in out and "stale info" in out:

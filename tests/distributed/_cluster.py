@@ -315,6 +315,7 @@ def start_cluster(root: Path, target: Path, store_dsn: str, dagster_dsn: str,
                          campaign, redis.url, visibility_s, workspace=code.workspace_file,
                          **extra)
     code.env.update({**GIT_ENV, **env, "FLEET_HOME": str(root / "code" / "home")})
+    (root / "daemon" / "home").mkdir(parents=True)  # its own directory from the start
     daemon = DaemonProcess(dagster_home, code.workspace_file,
                            {**GIT_ENV, **env, "FLEET_HOME": str(root / "daemon" / "home")})
     cluster = Cluster(root, env, redis, git, code, daemon, remote)

@@ -154,3 +154,21 @@ def test_checkpoint_notes_of_two_workers_both_reach_the_remote(served_repo: str,
     check = sync(remote, tmp_path / "c")
     assert git(check, "notes", f"--ref={ref}", "show", first).strip() == "checkpoint a"
     assert git(check, "notes", f"--ref={ref}", "show", second).strip() == "checkpoint b"
+
+
+def test_the_same_commit_pushed_by_another_is_refused_not_won(git_repo: Path,
+                                                               tmp_path: Path) -> None:
+    """Git reports "up to date" before it checks the lease: two integrations of the same units
+    in the same second build the very same commit, and the second push used to count as won
+    (test_two_integrations_at_once_one_wins_whole failed so once under load). It is refused
+    unless the remote was expected to hold that commit."""
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(git_repo), str(bare)], check=True)
+    mirror = sync(Remote.parse(bare.as_uri()), tmp_path / "home")
+    base = git(mirror, "rev-parse", "HEAD").strip()
+    commit = _commit_on(mirror, "fleet/c/integration", base, "x = 1\n")
+    assert push(mirror, "fleet/c/integration", None, commit=commit) == Pushed(
+        "fleet/c/integration", commit)
+    again = push(mirror, "fleet/c/integration", None, commit=commit)
+    assert isinstance(again, Refused) and "this very commit" in again.reason
+    assert isinstance(push(mirror, "fleet/c/integration", commit, commit=commit), Pushed)
