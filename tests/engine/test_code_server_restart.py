@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from fleet_pipelines.engine import WORKSPACE, SharedDaemon
@@ -30,6 +31,9 @@ def test_a_recorded_code_server_that_no_longer_answers_is_replaced(tmp_path: Pat
         f"load_from:\n- grpc_server: {{socket: {sock}, location_name: fleet}}\n")
     shared.envfile.write_text("{}")
     try:
+        deadline = time.monotonic() + 30  # until the child has exec'd (its command line)
+        while shared.code.pid() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
         assert shared.code.pid() == dying.pid  # a process, by its command line
         assert shared.code.serving() is None  # but no server
         workspace = shared._code_server()
