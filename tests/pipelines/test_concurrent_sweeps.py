@@ -89,31 +89,17 @@ import fleet_pipelines.commands._sweep, fleet_pipelines.commands.pipeline  # the
 from fleet_pipelines.cli import main
 repo, out = sys.argv[1], Path(sys.argv[2])
 sys.stdout.flush(); sys.stderr.flush()
-go_r, go_w = os.pipe()
-children = []
-for n in range({AT_ONCE}):
+
+def sweep(n, go_r=None):
+    \"\"\"Fork child ``n`` (its N.out / N.err); ``go_r``: it waits for the pipe to close.\"\"\"
     pid = os.fork()
-    if pid == 0:
-        os.close(go_w)
-        for fd, name in ((1, f"{{n}}.out"), (2, f"{{n}}.err")):
-            os.dup2(os.open(out / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), fd)
-        os.read(go_r, 1)
-        try:
-            code = main(["sweep", repo, "-c", "{CAMPAIGN}", "--sandbox", "bwrap"])
-        except BaseException:
-            traceback.print_exc()
-            code = 1
-        sys.stdout.flush(); sys.stderr.flush()
-        os._exit(code)
-    children.append(pid)
-os.close(go_w)
-for n, pid in enumerate(children):
-    (out / f"{{n}}.code").write_text(str(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])))
-# then the normal sweep, alone, in one more child of the same parent: {AT_ONCE}.out/.err/.code
-pid = os.fork()
-if pid == 0:
-    for fd, name in ((1, "{AT_ONCE}.out"), (2, "{AT_ONCE}.err")):
+    if pid:
+        return pid
+    for fd, name in ((1, f"{{n}}.out"), (2, f"{{n}}.err")):
         os.dup2(os.open(out / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), fd)
+    if go_r is not None:
+        os.close(go_w)
+        os.read(go_r, 1)
     try:
         code = main(["sweep", repo, "-c", "{CAMPAIGN}", "--sandbox", "bwrap"])
     except BaseException:
@@ -121,7 +107,17 @@ if pid == 0:
         code = 1
     sys.stdout.flush(); sys.stderr.flush()
     os._exit(code)
-(out / "{AT_ONCE}.code").write_text(str(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])))
+
+def wait(n, pid):
+    (out / f"{{n}}.code").write_text(str(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])))
+
+go_r, go_w = os.pipe()
+children = [sweep(n, go_r) for n in range({AT_ONCE})]
+os.close(go_w)
+for n, pid in enumerate(children):
+    wait(n, pid)
+# then the normal sweep, alone, in one more child of the same parent: {AT_ONCE}.out/.err/.code
+wait({AT_ONCE}, sweep({AT_ONCE}))
 """
 
 
