@@ -53,8 +53,9 @@ Why each is needed (no public equivalent in 1.13):
   (fleet_pipelines/engine/run_launcher.py; tests/engine/test_forking_launcher.py).
 - ``dagster_alembic_config`` (``dagster._core.storage.sql.get_alembic_config`` as the SQLite
   run storage calls it): the alembic config of Dagster's storage migrations, whose script
-  directory the fork server and the celery workers load once (fleet_pipelines/engine/_preload.py;
-  tests/engine/test_preload.py). Imported on first call.
+  directory the fork server and the celery workers load once; ``STORAGE_MODULES``, the modules
+  of Dagster's SQLite storage and in-process executor that a run worker would import itself
+  (fleet_pipelines/engine/_preload.py; tests/engine/test_preload.py). Imported on first call.
 """
 
 from alembic.config import Config as AlembicConfig
@@ -122,6 +123,15 @@ def execute_run_body(run_id: str, instance: object) -> int:
                                      set_exit_code_on_failure=False)
 
 
+STORAGE_MODULES = (
+    "dagster._core.storage.runs.sqlite.sqlite_run_storage",
+    "dagster._core.storage.event_log.sqlite.sqlite_event_log",
+    "dagster._core.storage.schedules.sqlite.sqlite_schedule_storage",
+    "dagster._core.storage.local_compute_log_manager", "dagster._core.storage.sqlite_storage",
+    "dagster._core.executor.in_process", "dagster._core.workspace.autodiscovery",
+)
+
+
 def dagster_alembic_config() -> AlembicConfig:
     """The alembic ``Config`` of Dagster's storage migrations (one script location for every
     storage), as ``SqliteRunStorage`` builds it to check its schema's revision."""
@@ -149,6 +159,7 @@ __all__ = [
     "MAX_RETRIES_TAG",
     "RUN_FAILURE_REASON_TAG",
     "SQLITE_BUSY_TIMEOUT_SECONDS",
+    "STORAGE_MODULES",
     "WILL_RETRY_TAG",
     "AssetCheckEvaluationTargetMaterializationData",
     "CheckRunHealthResult",

@@ -108,7 +108,7 @@ class Claims:
                 continue
             try:
                 if client is None:
-                    client = _redis(self.app)
+                    client = _Client(self.app)
                 unacked = _keys(client.channel)[0]
                 for tag in tags:
                     if client.redis.hexists(unacked, tag):
@@ -137,10 +137,6 @@ class _Client:
             self.connection.release()
 
 
-def _redis(app: Any) -> _Client:
-    return _Client(app)
-
-
 class ClaimScanner:
     """Puts a dead worker's unacknowledged messages back on their queues (module docstring)."""
 
@@ -164,7 +160,7 @@ class ClaimScanner:
         while not self._stop.wait(self.every_s):
             try:
                 if client is None:
-                    client = _redis(self.app)
+                    client = _Client(self.app)
                 for tag in self.scan(client):
                     log.warning("fleet claims: message %s lost its worker (no claim for "
                                 "%.0f s): delivered again", tag, self.ttl_s * 1.5)

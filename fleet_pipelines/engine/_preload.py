@@ -25,18 +25,15 @@ import importlib
 import threading
 from typing import Any
 
+from assets._dagster_private import STORAGE_MODULES, dagster_alembic_config
+
 __all__ = ["MODULES", "keep_script_directories"]
 
 # what the runs' steps import (fleet_pipelines/assets lazily): the graph, the plan, the agents
 # and their codemods, the sandbox, the forges; Dagster's storage for the instance a run opens
 MODULES = (
     "networkx", "libcst", "libcst.codemod", "libcst.matchers", "libcst.metadata",
-    "tree_sitter_python", "fsspec", "upath", "watchdog.observers.polling",
-    "dagster._core.storage.runs.sqlite.sqlite_run_storage",
-    "dagster._core.storage.event_log.sqlite.sqlite_event_log",
-    "dagster._core.storage.schedules.sqlite.sqlite_schedule_storage",
-    "dagster._core.storage.local_compute_log_manager", "dagster._core.storage.sqlite_storage",
-    "dagster._core.executor.in_process", "dagster._core.workspace.autodiscovery",
+    "tree_sitter_python", "fsspec", "upath", "watchdog.observers.polling", *STORAGE_MODULES,
     "fleet.plan", "fleet.agents.codemod", "fleet.agents.select", "fleet.campaigns.codemods",
     "fleet.forge.local", "fleet.forge.github", "fleet.store.sqlite", "fleet.store.repo_scope",
     "sandbox.bwrap",
@@ -67,8 +64,6 @@ def keep_script_directories() -> None:
 
     from_config._fleet_kept = True  # type: ignore[attr-defined]
     ScriptDirectory.from_config = classmethod(from_config)  # type: ignore[method-assign,assignment]
-    from assets._dagster_private import dagster_alembic_config
-
     # the revision map of Dagster's migrations (one script location for every storage), as
     # check_alembic_revision reads it
     ScriptDirectory.from_config(dagster_alembic_config()).as_revision_number("head")
