@@ -131,7 +131,12 @@ def restore_unit(
     so nothing is lost, not even to ``git gc``. The worktree is left unlocked (it has no live
     owner): it stays until ``fleet gc``, the next restore of the unit or its next run takes it
     back; a workspace a live unit run holds is refused (``GitError``)."""
-    from fleet.forge.worktree import branch_name, create_workspace, remove_workspace
+    from fleet.forge.worktree import (
+        branch_name,
+        create_workspace,
+        remove_workspace,
+        worktree_lock,
+    )
 
     run = _last_run(ledger, unit)
     campaign = run[0].campaign
@@ -148,14 +153,16 @@ def restore_unit(
     ws = create_workspace(repo, campaign, unit, str(run[0].payload["base"]))
     try:
         # no live owner once we return: unlocked, so the next restore or ``fleet gc`` takes it
-        _git(repo, "worktree", "unlock", str(ws.path))
+        with worktree_lock(repo):  # `worktree unlock` lists the worktrees
+            _git(repo, "worktree", "unlock", str(ws.path))
         return rollback_unit(ledger, ws.path, unit, to_step, actor,
                              extra={"branch": ws.branch, "previous_head": previous,
                                     "kept_as": kept_as})
     except BaseException:
         remove_workspace(ws, delete_branch=True)
         if previous is not None:  # put the branch back where it was
-            run_git(repo, "branch", "-f", branch, previous)
+            with worktree_lock(repo):
+                run_git(repo, "branch", "-f", branch, previous)
         raise
 
 
@@ -168,11 +175,12 @@ def rollback_patch(
     a registered scratch tree (:func:`fleet.forge.worktree.scratch_tree`): added and removed
     under the repository's worktree lock like a unit's, so a rollback never races a unit or an
     integration adding or pruning worktrees, and ``fleet gc`` removes it after a crash."""
-    from fleet.forge.worktree import scratch_tree
+    from fleet.forge.worktree import scratch_tree, worktree_lock
 
     commit = _find_commit(repo, branch, patch)
     with scratch_tree(repo, "rollback", branch) as tree:
-        _git(tree, "checkout", "-q", branch)  # refused while another worktree has it out
+        with worktree_lock(repo):  # `checkout <branch>` lists the worktrees (forge.worktree)
+            _git(tree, "checkout", "-q", branch)  # refused while another worktree has it out
         _git(tree, "revert", "--no-edit", commit)
         head = _git(tree, "rev-parse", "HEAD").strip()
     event = ledger.append(

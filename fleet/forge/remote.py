@@ -37,6 +37,7 @@ from pathlib import Path
 from fleet.errors import FleetError
 from fleet.forge._git import git, run
 from fleet.forge._url import Remote, is_url
+from fleet.forge.worktree import checked_out_branches, worktree_lock
 
 __all__ = [
     "Pushed",
@@ -191,8 +192,9 @@ def sync(remote: Remote, home: Path, push: Remote | None = None) -> Path:
             url = remote.url if name == "origin" else push.url if push else ""
             spec = ("+refs/heads/*:refs/remotes/origin/*" if name == "origin"
                     else f"+refs/heads/fleet/*:refs/remotes/{name}/fleet/*")
-            proc = run(mirror, "fetch", "--quiet", "--prune", name, spec,
-                       "+refs/notes/*:refs/notes/*")
+            with worktree_lock(mirror):  # git's fetch lists the worktrees
+                proc = run(mirror, "fetch", "--quiet", "--prune", name, spec,
+                           "+refs/notes/*:refs/notes/*")
             if proc.returncode != 0:
                 raise RemoteError(f"cannot fetch from {url}: {_line(proc.stderr)}")
         _update_branches(mirror, names)
@@ -250,12 +252,11 @@ def _refs(repo: Path, prefix: str) -> dict[str, str]:
 def _update_branches(mirror: Path, names: list[str]) -> None:
     """Local branches = what the remotes hold (``fleet/*`` from the push remote), except a
     branch checked out in a worktree (a unit at work on it): under the worktree lock."""
-    from fleet.forge.worktree import _worktree_lock, checked_out_branches
 
     wanted = {b: sha for b, sha in _refs(mirror, "refs/remotes/origin/").items() if b != "HEAD"}
     if len(names) > 1:
         wanted.update(_refs(mirror, f"refs/remotes/{names[-1]}/"))
-    with _worktree_lock(mirror):
+    with worktree_lock(mirror):
         local = _refs(mirror, "refs/heads/")
         busy = checked_out_branches(mirror)
         lines = [f"update refs/heads/{b} {sha}\n" for b, sha in sorted(wanted.items())
@@ -320,7 +321,8 @@ def push_notes(repo: Path, ref: str, commit: str, message: str, remote: str,
     for _ in range(attempts):
         have = remote_refs(repo, [ref], remote).get(ref)
         if have is not None:
-            proc = run(repo, "fetch", "--quiet", remote, f"+{ref}:{ref}")
+            with worktree_lock(repo):  # git's fetch lists the worktrees
+                proc = run(repo, "fetch", "--quiet", remote, f"+{ref}:{ref}")
             if proc.returncode != 0:
                 raise RemoteError(f"cannot fetch {ref} from {remote_url(repo, remote)}: "
                                   f"{_line(proc.stderr)}")
@@ -386,7 +388,8 @@ def fetch(mirror: Path, branches: list[str], remote: str = "origin") -> dict[str
     if not branches:
         return {}
     specs = [f"+refs/heads/{b}:refs/remotes/{remote}/{b}" for b in branches]
-    proc = run(mirror, "fetch", "--quiet", remote, *specs)
+    with worktree_lock(mirror):  # git's fetch lists the worktrees (fleet.forge.worktree)
+        proc = run(mirror, "fetch", "--quiet", remote, *specs)
     if proc.returncode != 0:
         raise RemoteError(f"cannot fetch {', '.join(branches)} from "
                           f"{remote_url(mirror, remote)}: {_line(proc.stderr)}")

@@ -31,7 +31,7 @@ from fleet.backoff import backoff_s
 from fleet.errors import GitError
 from fleet.forge import remote as remotes
 from fleet.forge._git import add_note, changed_paths, git, merge_file, notes, show
-from fleet.forge.worktree import scratch_tree
+from fleet.forge.worktree import scratch_tree, worktree_lock
 from fleet.merge import Clean, merge3
 from fleet.protocols import LeaseStore, Ledger
 from fleet.store.checkpoint import NOTES_REF, Checkpoint, parse_checkpoints
@@ -239,7 +239,8 @@ def integrate(
         head = git(tree, "rev-parse", "HEAD").strip()
         if remote is not None:
             _push_branch(repo, remote, branch, published, head)
-        git(repo, "branch", "-f", branch, head)
+        with worktree_lock(repo):  # `branch -f` lists the worktrees (forge.worktree)
+            git(repo, "branch", "-f", branch, head)
     outcome = IntegrationResult(
         branch=branch, base_commit=base, head=head,
         merged=tuple(p.unit for p in applied),

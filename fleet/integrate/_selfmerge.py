@@ -11,11 +11,11 @@ from typing import Any
 
 from fleet.forge._git import git
 from fleet.forge.remote import Refused, RemoteError, push, push_remote, remote_url
+from fleet.forge.worktree import checked_out_at
 
 __all__ = [
     "REMOTE_FAST_FORWARD",
     "SelfMerge",
-    "checked_out_in",
     "fast_forward",
     "refusal",
     "self_merge_locally",
@@ -31,18 +31,6 @@ class SelfMerge:
     head: str = ""
 
 
-def checked_out_in(repo: Path, branch: str) -> Path | None:
-    """The worktree of ``repo`` (the main checkout or a linked one) that has ``branch`` checked
-    out, or ``None``."""
-    current: Path | None = None
-    for line in git(repo, "worktree", "list", "--porcelain").splitlines():
-        if line.startswith("worktree "):
-            current = Path(line.split(" ", 1)[1])
-        elif line == f"branch refs/heads/{branch}":
-            return current
-    return None
-
-
 def fast_forward(repo: Path, base_branch: str, branch: str) -> SelfMerge:
     """Move ``base_branch`` to ``branch`` if that is a fast-forward. Where the base branch is
     checked out, its worktree must be clean and is updated with it (``git merge --ff-only``)."""
@@ -52,7 +40,7 @@ def fast_forward(repo: Path, base_branch: str, branch: str) -> SelfMerge:
         return SelfMerge(False, "already merged", head)
     if git(repo, "merge-base", base, head).strip() != base:
         return SelfMerge(False, f"{base_branch} moved since the integration: not a fast-forward")
-    tree = checked_out_in(repo, base_branch)
+    tree = checked_out_at(repo, base_branch)
     remote = push_remote(repo)
     if remote is not None:  # a worker's mirror: the base branch moves on the remote, or not
         return _fast_forward_remote(repo, remote, base_branch, base, head)
@@ -109,7 +97,7 @@ def self_merge_locally(repo: Path, base_branch: str, branch: str, last: Mapping[
     checkout of the base branch (``None`` where it is checked out nowhere)."""
     from fleet.errors import GitError
 
-    checkout = checked_out_in(repo, base_branch)
+    checkout = checked_out_at(repo, base_branch)
     refused = refusal(last)
     if refused is not None:
         return refused, checkout

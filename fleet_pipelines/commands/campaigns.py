@@ -153,6 +153,7 @@ def fix_command(
     from fleet.errors import FleetError
     from fleet.forge import run_git
     from fleet.forge.remote import is_url, working_repository
+    from fleet.forge.worktree import worktree_lock
     from fleet.home import home_of, repo_root, store_key
     from fleet.plan import lease_requests, plan_campaign
     from fleet.store import default_store_url, open_store
@@ -209,7 +210,8 @@ def fix_command(
         print(f"# left as it was: {f.path}:{f.line} {f.rule} {f.snippet.splitlines()[0][:80]}",
               file=sys.stderr)
     if result.status == "verified" and result.branch and not keep_branch:
-        run_git(repo, "branch", "-D", result.branch)
+        with worktree_lock(repo):  # `branch -D` lists the worktrees (fleet.forge.worktree)
+            run_git(repo, "branch", "-D", result.branch)
     elif result.status == "verified":
         print(f"# branch {result.branch}", file=sys.stderr)
     sys.stdout.write(result.patch)
