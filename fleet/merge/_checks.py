@@ -22,7 +22,9 @@ three inputs for what no single symbol's merge can see:
   (``_twice.py``: Pillow ``bb324671270d``), and one trailer (``.to_dict()``) both sides inserted
   at two places of one region of touching lines (ansible ``3c5fa22cacc3``);
 - a version spelled as parts (``MAJOR``/``MINOR``/``MICRO``) whose parts the two sides changed
-  into a version neither side has (``_version_parts.py``: kivy ``bb00aa60d135``).
+  into a version neither side has (``_version_parts.py``: kivy ``bb00aa60d135``);
+- a call passing a keyword that the function it calls, defined in the file, no longer accepts
+  where an input's definition did (``_calls.py``: sentry-python ``6e412d7f28c6``).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from fleet import pyast
+from fleet.merge._calls import keyword_dropped
 from fleet.merge._diff3 import ascending, both_inserted, compose_disjoint, diff3
 from fleet.merge._twice import added_twice, applied_twice
 from fleet.merge._version_parts import version_parts_combined
@@ -341,6 +344,7 @@ def unsure(base: str, ours: str, theirs: str, merged: str) -> str | None:
         added_twice(trees)
         or applied_twice(base, ours, theirs, merged)
         or version_parts_combined(trees)
+        or keyword_dropped(trees)
     )
     if twice is not None:
         return twice

@@ -15,7 +15,7 @@ import libcst as cst
 
 from fleet.merge._context import Context, Maps, Stmts, Unsure
 from fleet.merge._diff3 import compose_disjoint, diff3
-from fleet.merge._names import uses_what_other_removed
+from fleet.merge._names import added_alike, uses_what_other_removed
 from fleet.merge._order import (
     fields_both_added,
     match_renames,
@@ -364,7 +364,12 @@ def merge_statements(
             continue
         text_parts = [t[slice(*span)] for t, span in zip(texts, spans, strict=True)]
         composed = compose_disjoint(*text_parts)
-        if composed is not None and not uses_what_other_removed(text_parts, texts):
+        both = composed is not None and {"ours", "theirs"} <= {side for side, _ in composed}
+        if (
+            composed is not None
+            and not uses_what_other_removed(text_parts, texts)
+            and not (both and added_alike(text_parts))
+        ):
             parts = {"base": part_b, "ours": part_o, "theirs": part_t}
             out.extend(parts[side][index] for side, index in composed)
             continue

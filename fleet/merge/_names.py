@@ -7,19 +7,35 @@ import io
 import keyword
 import tokenize
 
-__all__ = ["names_in", "uses_what_other_removed"]
+__all__ = ["added_alike", "names_in", "uses_what_other_removed"]
 
 
-def names_in(texts: list[str]) -> set[str]:
-    """The identifiers (names and attribute names, keywords left out) of some statements."""
+def names_in(texts: list[str], kinds: tuple[int, ...] = (tokenize.NAME,)) -> set[str]:
+    """The identifiers (names and attribute names, keywords left out) of some statements, and
+    with ``kinds`` other tokens too (string literals)."""
     out: set[str] = set()
     for text in texts:
         try:
             tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
         except (tokenize.TokenError, SyntaxError):
             return {"<untokenizable>"}
-        out.update(t.string for t in tokens if t.type == tokenize.NAME)
+        out.update(t.string for t in tokens if t.type in kinds)
     return {name for name in out if not keyword.iskeyword(name)}
+
+
+def added_alike(parts: list[list[str]]) -> bool:
+    """Both sides' edits of one run of statements bring in the same new code: at least two
+    identifiers or string literals that the run's base statements do not have, half the new
+    ones of the side with fewer at least (``self``/``cls`` not counted). Composing them applies
+    one change twice, made one way by each side (isort ``e70653f984e4``: ``cont_line += ","``
+    and a ``"\n"`` appended on one side before a ``return`` that the other side rewrote to
+    format in the same ``","`` and ``"\n"`` on the same conditions)."""
+    base, ours, theirs = parts
+    kinds = (tokenize.NAME, tokenize.STRING)
+    old = names_in(base, kinds) | {"self", "cls"}
+    new = [names_in([t for t in side if t not in base], kinds) - old for side in (ours, theirs)]
+    shared = new[0] & new[1]
+    return len(shared) >= 2 and 2 * len(shared) >= min(len(new[0]), len(new[1]))
 
 
 def uses_what_other_removed(parts: list[list[str]], bodies: list[list[str]]) -> bool:
