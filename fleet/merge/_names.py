@@ -3,8 +3,10 @@ composing one side's new statement with the other side's edit of the code it was
 
 from __future__ import annotations
 
+import ast
 import io
 import keyword
+import textwrap
 import tokenize
 
 __all__ = ["added_alike", "names_in", "uses_what_other_removed"]
@@ -23,19 +25,46 @@ def names_in(texts: list[str], kinds: tuple[int, ...] = (tokenize.NAME,)) -> set
     return {name for name in out if not keyword.iskeyword(name)}
 
 
+def _targets_and_reads(texts: list[str]) -> tuple[set[str], set[str]] | None:
+    """What some statements assign (names, ``self.x``) and what they read, as source text; None
+    when one does not parse on its own."""
+    bound: set[str] = set()
+    read: set[str] = set()
+    for text in texts:
+        try:
+            tree = ast.parse(textwrap.dedent(text))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name | ast.Attribute):
+                (bound if isinstance(node.ctx, ast.Store) else read).add(ast.unparse(node))
+            elif isinstance(node, ast.AugAssign):
+                read.add(ast.unparse(node.target))
+    return bound, read
+
+
 def added_alike(parts: list[list[str]]) -> bool:
-    """Both sides' edits of one run of statements bring in the same new code: at least two
-    identifiers or string literals that the run's base statements do not have, half the new
-    ones of the side with fewer at least (``self``/``cls`` not counted). Composing them applies
-    one change twice, made one way by each side (isort ``e70653f984e4``: ``cont_line += ","``
-    and a ``"\n"`` appended on one side before a ``return`` that the other side rewrote to
-    format in the same ``","`` and ``"\n"`` on the same conditions)."""
+    """Both sides' edits of one run of statements bring in the same new code (at least two
+    identifiers or string literals that the run's base statements do not have, half the new ones
+    of the side with fewer; ``self``/``cls`` not counted) and one side's new statements assign
+    what the other side's new statements read. Composing them applies one change twice, made
+    one way by each side (isort ``e70653f984e4``: ``cont_line += ","`` and a ``"\\n"``
+    appended on one side before a ``return`` that the other side rewrote to format in the same
+    ``","`` and ``"\\n"`` on the same conditions). Two statements each wrapped in the same new
+    condition, one by each side, share new code but not what they assign and read (black
+    ``653248558523``: ``if self.mode.preview:`` around two neighbouring assignments)."""
     base, ours, theirs = parts
     kinds = (tokenize.NAME, tokenize.STRING)
     old = names_in(base, kinds) | {"self", "cls"}
-    new = [names_in([t for t in side if t not in base], kinds) - old for side in (ours, theirs)]
+    added = [[t for t in side if t not in base] for side in (ours, theirs)]
+    new = [names_in(side, kinds) - old for side in added]
     shared = new[0] & new[1]
-    return len(shared) >= 2 and 2 * len(shared) >= min(len(new[0]), len(new[1]))
+    if len(shared) < 2 or 2 * len(shared) < min(len(new[0]), len(new[1])):
+        return False
+    flow_o, flow_t = (_targets_and_reads(side) for side in added)
+    if flow_o is None or flow_t is None:
+        return True
+    return bool(flow_o[0] & flow_t[1] or flow_t[0] & flow_o[1])
 
 
 def uses_what_other_removed(parts: list[list[str]], bodies: list[list[str]]) -> bool:

@@ -135,6 +135,31 @@ def test_different_changes_at_one_point_still_compose() -> None:
     result = merge3(ALIKE_BASE, logged, ALIKE_THEIRS, "isort.py")
     assert isinstance(result, Clean), result
     assert "log.debug(line)" in result.text and "trailing_comma" in result.text
+    # Each side wrapped another statement in the same new condition (black 653248558523): the
+    # new code is alike, but neither side's statements read what the other's assign.
+    wrapped = (
+        "class Visitor:\n"
+        "    def setup(self, v):\n"
+        "        self.visit_try = partial(v, keywords={'try'})\n"
+        "        self.visit_with = partial(v, keywords={'with'})\n"
+    )
+    ours = wrapped.replace(
+        "        self.visit_with = partial(v, keywords={'with'})\n",
+        "        if self.mode.preview:\n"
+        "            self.visit_with = partial(v, keywords={'with'}, parens={'with'})\n"
+        "        else:\n"
+        "            self.visit_with = partial(v, keywords={'with'})\n",
+    )
+    theirs = wrapped.replace(
+        "        self.visit_try = partial(v, keywords={'try'})\n",
+        "        if self.mode.preview:\n"
+        "            self.visit_try = partial(v, keywords={'try'}, parens={'try'})\n"
+        "        else:\n"
+        "            self.visit_try = partial(v, keywords={'try'})\n",
+    )
+    both = merge3(wrapped, ours, theirs, "linegen.py")
+    assert isinstance(both, Clean), both
+    assert both.text.count("if self.mode.preview:") == 2
     # One new name in common (``config``-style lookups of another key) is not the same change.
     assert not added_alike(
         [
