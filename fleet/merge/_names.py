@@ -9,6 +9,8 @@ import keyword
 import textwrap
 import tokenize
 
+from fleet import pyast
+
 __all__ = ["added_alike", "names_in", "uses_what_other_removed"]
 
 
@@ -32,7 +34,7 @@ def _targets_and_reads(texts: list[str]) -> tuple[set[str], set[str]] | None:
     read: set[str] = set()
     for text in texts:
         try:
-            tree = ast.parse(textwrap.dedent(text))
+            tree = pyast.parse(textwrap.dedent(text))
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
         for node in ast.walk(tree):
