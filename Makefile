@@ -42,17 +42,17 @@ typecheck: $(STAMP)
 layers: $(STAMP)
 	$(BIN)/lint-imports
 
-# Two workers, one per core (each with its own PostgreSQL cluster and DAGSTER_HOME:
-# tests/conftest.py). loadgroup hands each idle worker the next test (the longest ones first:
-# LONG_FIRST in tests/conftest.py) and keeps an xdist_group on one worker (the deployment
-# tests/distributed starts once per group). Three workers are faster (pytest 15 min 12 s and
-# 16 min 37 s for ~1,795 tests with -n 3 on 4 Dec 2026, against 19 min 01 s with -n 2 at a9f09b5
-# that morning), but each of those runs showed load-sensitive failures: three were real races, fixed
-# (a daemon restarted on a dying code server, two pushes of one identical commit both "won",
-# a test that needed a sweep before it), one is not yet (tests/integration/
-# test_rollback_worktree_lock.py, once); back to -n 3 once it is. Four workers failed start-up
-# timeouts when the suite took ~2,000 CPU-s. The slowest 30 at the end.
-PYTEST_ARGS ?= -n 2 --dist loadgroup --durations=30
+# Four workers on two cores (each with its own PostgreSQL cluster and DAGSTER_HOME:
+# tests/conftest.py): a third of a test's wall is waiting (daemons' ticks, TTLs, sandboxes
+# booting), so two workers left the cores idle; with four the machine was 99.7% busy through
+# the run (/proc/stat, 4 Dec 2026 22:50-23:11, beside a helper's merge replays). loadgroup hands
+# each idle worker the next test (the longest ones first: LONG_FIRST in tests/conftest.py) and
+# keeps an xdist_group on one worker (the deployment tests/distributed starts once per group).
+# Earlier -n 3 runs failed on load-sensitive races, each fixed since (a daemon restarted on a
+# dying code server, two pushes of one identical commit both "won", a test that needed a sweep
+# before it, git commands listing worktrees while another process removed one: acfd662). The
+# slowest 30 at the end.
+PYTEST_ARGS ?= -n 4 --dist loadgroup --durations=30
 # The tests' temporary files (tmp_path, the Dagster instances' SQLite files, the gates' scratch
 # trees) on a tmpfs when /dev/shm has room (8 GB free): SQLite syncs each commit, ~13 ms on this
 # machine's disk against ~0.25 ms on tmpfs (300 connect+commit+close: 3.6-3.9 s vs 0.06-0.09 s),
