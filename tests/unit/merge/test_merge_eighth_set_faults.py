@@ -14,11 +14,10 @@ the same shape.
 
 from __future__ import annotations
 
-import ast
-
 from fleet.merge import Clean, merge3
 from fleet.merge._calls import keyword_dropped
 from fleet.merge._names import added_alike
+from tests.unit.merge._faults import conflicts_both_ways, trees
 
 # Each side also adds an import at one point, so git's line merge conflicts and the structural
 # stage runs (in the real case git conflicted on other lines of the file).
@@ -51,15 +50,10 @@ KEYWORD_THEIRS = KEYWORD_BASE.replace(
 
 
 def test_a_keyword_passed_to_a_parameter_the_other_side_removed_conflicts() -> None:
-    for ours, theirs in ((KEYWORD_OURS, KEYWORD_THEIRS), (KEYWORD_THEIRS, KEYWORD_OURS)):
-        result = merge3(KEYWORD_BASE, ours, theirs, "integration.py")
-        assert not isinstance(result, Clean), result.text
+    conflicts_both_ways(KEYWORD_BASE, KEYWORD_OURS, KEYWORD_THEIRS, "integration.py")
 
 
 def test_keywords_the_result_still_accepts_pass_the_check() -> None:
-    def trees(*texts: str) -> list[ast.Module]:
-        return [ast.parse(text) for text in texts]
-
     # The parameter stays: the call is fine.
     assert (
         keyword_dropped(trees(KEYWORD_BASE, KEYWORD_BASE, KEYWORD_THEIRS, KEYWORD_THEIRS)) is None
@@ -122,9 +116,7 @@ ALIKE_THEIRS = ALIKE_BASE.replace(
 
 
 def test_one_change_made_two_ways_at_one_point_conflicts() -> None:
-    for ours, theirs in ((ALIKE_OURS, ALIKE_THEIRS), (ALIKE_THEIRS, ALIKE_OURS)):
-        result = merge3(ALIKE_BASE, ours, theirs, "isort.py")
-        assert not isinstance(result, Clean), result.text
+    conflicts_both_ways(ALIKE_BASE, ALIKE_OURS, ALIKE_THEIRS, "isort.py")
 
 
 def test_different_changes_at_one_point_still_compose() -> None:

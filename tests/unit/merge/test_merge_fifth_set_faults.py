@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from fleet.merge import Clean, merge3
 from fleet.merge._diff3 import compose_disjoint
+from tests.unit.merge._faults import conflicts_both_ways
 
 PRINT_BASE = (
     "def show_bundle_sizes():\n"
@@ -38,9 +39,7 @@ PRINT_THEIRS = PRINT_BASE.replace(OLD, API + "\n" + OLD)
 
 
 def test_lines_one_side_rewrote_and_the_other_inserted_beside_them_conflict() -> None:
-    for ours, theirs in ((PRINT_OURS, PRINT_THEIRS), (PRINT_THEIRS, PRINT_OURS)):
-        result = merge3(PRINT_BASE, ours, theirs, "setup.py")
-        assert not isinstance(result, Clean), result.text
+    conflicts_both_ways(PRINT_BASE, PRINT_OURS, PRINT_THEIRS, "setup.py")
 
 
 def test_composing_never_repeats_an_item_beyond_both_sides() -> None:

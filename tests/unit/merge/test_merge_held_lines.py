@@ -16,6 +16,7 @@ from __future__ import annotations
 from fleet.merge import Clean, merge3
 from fleet.merge._diff3 import compose_disjoint
 from fleet.merge._pytext import held_lines
+from tests.unit.merge._faults import conflicts_both_ways
 
 DOC_BASE = (
     "class Environment:\n"
@@ -152,9 +153,7 @@ def test_a_block_one_side_deleted_and_the_other_edited_inside_conflicts() -> Non
     """httpx ``0f2cf9849207`` (``models.py``, BSD-3-Clause): the IDNA block deleted on one side,
     a ``# pragma: nocover`` added inside it on the other. No side holds the other's edit."""
     assert "Handle IDNA" not in IDNA_THEIRS and "normalize()" in IDNA_THEIRS
-    for ours, theirs in ((IDNA_OURS, IDNA_THEIRS), (IDNA_THEIRS, IDNA_OURS)):
-        result = merge3(IDNA_BASE, ours, theirs, "models.py")
-        assert not isinstance(result, Clean), result.text
+    conflicts_both_ways(IDNA_BASE, IDNA_OURS, IDNA_THEIRS, "models.py")
 
 
 CLOSE_BASE = (
@@ -207,9 +206,7 @@ TAIL_THEIRS = (
 def test_lines_dropped_from_a_function_the_other_side_deleted_conflict() -> None:
     """sanic ``055ad6bd6d13`` (``tests/test_requests.py``, MIT): a test's last lines dropped on
     one side, the whole test on the other; the humans kept the shortened test."""
-    for ours, theirs in ((TAIL_OURS, TAIL_THEIRS), (TAIL_THEIRS, TAIL_OURS)):
-        result = merge3(TAIL_BASE, ours, theirs, "test_requests.py")
-        assert not isinstance(result, Clean), result.text
+    conflicts_both_ways(TAIL_BASE, TAIL_OURS, TAIL_THEIRS, "test_requests.py")
 
 
 def test_items_one_side_deleted_and_the_other_deleted_with_more() -> None:

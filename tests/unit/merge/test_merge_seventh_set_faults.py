@@ -12,11 +12,10 @@ buildbot), now conflicts. Reduced to the lines that matter.
 
 from __future__ import annotations
 
-import ast
-
 from fleet.merge import Clean, merge3
 from fleet.merge._twice import applied_twice
 from fleet.merge._version_parts import version_parts_combined
+from tests.unit.merge._faults import conflicts_both_ways, trees
 
 TRAILER_BASE = (
     "def state(client, uuid):\n"
@@ -29,9 +28,7 @@ TRAILER_THEIRS = TRAILER_BASE.replace("        uuid)\n", "        uuid).to_dict(
 
 
 def test_one_trailer_both_sides_appended_at_two_places_conflicts() -> None:
-    for ours, theirs in ((TRAILER_OURS, TRAILER_THEIRS), (TRAILER_THEIRS, TRAILER_OURS)):
-        result = merge3(TRAILER_BASE, ours, theirs, "tacp_instance.py")
-        assert not isinstance(result, Clean), result.text
+    conflicts_both_ways(TRAILER_BASE, TRAILER_OURS, TRAILER_THEIRS, "tacp_instance.py")
 
 
 def test_one_trailer_appended_once_or_at_one_place_still_merges() -> None:
@@ -53,15 +50,10 @@ VERSION_THEIRS = VERSION_BASE.replace("MINOR = 2", "MINOR = 3")
 
 
 def test_two_parts_of_one_version_changed_by_two_sides_conflict() -> None:
-    for ours, theirs in ((VERSION_OURS, VERSION_THEIRS), (VERSION_THEIRS, VERSION_OURS)):
-        result = merge3(VERSION_BASE, ours, theirs, "_version.py")
-        assert not isinstance(result, Clean), result.text
+    conflicts_both_ways(VERSION_BASE, VERSION_OURS, VERSION_THEIRS, "_version.py")
 
 
 def test_version_parts_changed_on_one_side_pass_the_check() -> None:
-    def trees(*texts: str) -> list[ast.Module]:
-        return [ast.parse(text) for text in texts]
-
     # One side changed the version: the result is that side's.
     assert (
         version_parts_combined(trees(VERSION_BASE, VERSION_OURS, VERSION_BASE, VERSION_OURS))

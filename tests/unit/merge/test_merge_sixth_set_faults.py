@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from fleet.merge import Clean, merge3
 from fleet.merge._tokens import merge_tokens
+from tests.unit.merge._faults import conflicts_both_ways
 
 INSTALL_BASE = (
     "def test_install_in_nonenv(tmp_path, conda_cli):\n"
@@ -25,9 +26,7 @@ INSTALL_THEIRS = INSTALL_BASE.replace('"install",', '"install", "python",')
 
 
 def test_positional_arguments_added_to_one_call_by_both_conflict() -> None:
-    for ours, theirs in ((INSTALL_OURS, INSTALL_THEIRS), (INSTALL_THEIRS, INSTALL_OURS)):
-        result = merge3(INSTALL_BASE, ours, theirs, "test_create.py")
-        assert not isinstance(result, Clean), result.text
+    conflicts_both_ways(INSTALL_BASE, INSTALL_OURS, INSTALL_THEIRS, "test_create.py")
 
 
 def test_argument_edits_that_shift_no_position_still_merge() -> None:
@@ -63,9 +62,7 @@ MPO_THEIRS = MPO_BASE.replace(
 
 
 def test_one_statement_both_sides_added_at_two_places_conflicts() -> None:
-    for ours, theirs in ((MPO_OURS, MPO_THEIRS), (MPO_THEIRS, MPO_OURS)):
-        result = merge3(MPO_BASE, ours, theirs, "test_file_mpo.py")
-        assert not isinstance(result, Clean), result.text
+    conflicts_both_ways(MPO_BASE, MPO_OURS, MPO_THEIRS, "test_file_mpo.py")
 
 
 def test_statements_added_at_two_places_once_each_still_merge() -> None:
