@@ -43,9 +43,10 @@ layers: $(STAMP)
 	$(BIN)/lint-imports
 
 # Four workers on two cores (each with its own PostgreSQL cluster and DAGSTER_HOME:
-# tests/conftest.py): a third of a test's wall is waiting (daemons' ticks, TTLs, sandboxes
-# booting), so two workers left the cores idle; with four the machine was 99.7% busy through
-# the run (/proc/stat, 4 Dec 2026 22:50-23:11, beside a helper's merge replays). loadgroup hands
+# tests/conftest.py): with two, the reaped CPU filled ~55% of the cores' time (quiet: 1,262
+# CPU-s in 19 min 01 s, 1,098 in 16 min 57 s, 4 Dec 2026), the long tests waiting on daemons,
+# TTLs and sandboxes booting; with four, quiet, the cores were 96.8% busy (/proc/stat: 1,557 of
+# 1,608 CPU-s; 1,802 passed in 13 min 22 s at 98ea142, 5 Dec 2026). loadgroup hands
 # each idle worker the next test (the longest ones first: LONG_FIRST in tests/conftest.py) and
 # keeps an xdist_group on one worker (the deployment tests/distributed starts once per group).
 # Earlier -n 3 runs failed on load-sensitive races, each fixed since (a daemon restarted on a
