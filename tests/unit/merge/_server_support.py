@@ -133,8 +133,11 @@ def _kill_servers(folder: Path) -> list[int]:
     while quiet < 2:
         found = _servers_of(folder)
         for pid in found:
-            os.kill(pid, signal.SIGKILL)
-        killed += found
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:  # it ended (idle, or its request done) since it was listed
+                continue
+            killed.append(pid)
         quiet = 0 if found else quiet + 1
         time.sleep(0.2)
     return killed
