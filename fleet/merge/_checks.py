@@ -15,6 +15,8 @@ three inputs for what no single symbol's merge can see:
 - the counts above are asked of the statements inside ``if``/``try``/``with`` blocks too, and
   of each function's own bindings (one statement both sides added kept twice);
 - a binding one side removed and the other left as it was, still in the result;
+- a binding (in the module or a class) both sides have, missing from the result: two
+  duplicated imports of one module, each side deleting another one (yarl ``cf982b039dee``);
 - a name the result binds only inside ``if TYPE_CHECKING:`` and reads when it runs (outside
   annotations), where no input did: one side moved an import under ``TYPE_CHECKING``, the other
   added a call of it (mkdocs ``9d56fa21d9ef``);
@@ -176,6 +178,13 @@ def _exact_combination(values: list[ast.expr | None], name: str) -> bool:
 def _scope_problem(bodies: list[list[ast.stmt]], scope: str) -> str | None:
     (base, _), (ours, _), (theirs, _), (merged, merged_values) = (_bindings(b) for b in bodies)
     values = [_bindings(b)[1] for b in bodies]
+    if not scope.endswith("()."):
+        # Both sides bind it, so the result must: the structural stage sees only the segments
+        # that changed, and the uses of a lost import may all lie in the set-aside rest (yarl
+        # cf982b039dee: two duplicated imports, one deleted by each side, both gone).
+        lost = sorted((set(ours) & set(theirs)) - set(merged))
+        if lost:
+            return f"{scope}{lost[0]}, bound by both sides, would no longer be bound"
     for name, sources in merged.items():
         sides = [side.get(name, []) for side in (base, ours, theirs)]
         if len(sources) > max(len(sides[1]), len(sides[2])):
