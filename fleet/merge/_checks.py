@@ -11,7 +11,9 @@ three inputs for what no single symbol's merge can see:
   call whose elements the two sides changed disjointly and the result holds exactly both edits;
 - a name the result reads but binds nowhere, that an input did bind: one side removed it (an
   import, a helper) while the other added a use of it; the same inside one function, for a
-  name that function bound in an input (a parameter one side removed);
+  name that function bound in an input (a parameter one side removed); a name an input with a
+  star import read without binding it counts as bound there (trio ``00ba1ca0aaec``: one side
+  replaced ``from m import *`` by the names it used, the other added uses of other names);
 - the counts above are asked of the statements inside ``if``/``try``/``with`` blocks too, and
   of each function's own bindings (one statement both sides added kept twice);
 - a binding one side removed and the other left as it was, still in the result;
@@ -369,7 +371,10 @@ def unsure(base: str, ours: str, theirs: str, merged: str) -> str | None:
     if not dynamic:
         earlier: Counter[str] = Counter()
         for tree in trees[:3]:
-            earlier.update(_names(tree)[1])
+            tree_read, tree_bound, tree_dynamic = _names(tree)
+            earlier.update(tree_bound)
+            if tree_dynamic:  # what its star import may have bound (trio 00ba1ca0aaec)
+                earlier.update(tree_read - tree_bound - _BUILTINS)
         missing = sorted(name for name in read - bound - _BUILTINS if earlier[name])
         if missing:
             return f"{missing[0]} is used but no longer bound"

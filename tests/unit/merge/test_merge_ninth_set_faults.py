@@ -9,6 +9,11 @@ shape.
   although both sides and the base bound them; every use lay in code no side changed, which the
   structural stage sets aside, so no check saw a name read and not bound. The humans kept one
   import.
+- trio ``00ba1ca0aaec`` (``src/trio/_tests/test_timeouts.py``, MIT; judged *human beyond*, found
+  by running ruff's F821 over every clean result): one side replaced ``from .._timeouts import
+  *`` by the names the file used, the other added tests calling ``sleep_forever`` and ``trio``,
+  which the star import had bound; the merge kept both, two ``NameError``s. The humans added
+  the imports.
 """
 
 from __future__ import annotations
@@ -90,3 +95,45 @@ def test_bindings_the_result_keeps_or_one_side_removed_pass() -> None:
     assert unsure(klass, ours, theirs, merged) is None
     result = merge3(klass, ours, theirs, "options.py")
     assert isinstance(result, Clean) and result.text == merged
+
+
+STAR_BASE = (
+    "import time\n"
+    "from typing import Callable\n"
+    "\n"
+    "from .timeouts import *\n"
+    "\n"
+    "\n"
+    "def test_sleep():\n"
+    "    sleep(1)\n"
+)
+# Ours names what the star import gave; both sides also edit the ``typing`` line, so git's line
+# merge conflicts and the structural stage runs (as in the real case).
+STAR_OURS = STAR_BASE.replace(
+    "from .timeouts import *\n", "from .timeouts import (\n    fail_after,\n    sleep,\n)\n"
+).replace("Callable", "Callable, ContextManager")
+STAR_THEIRS = STAR_BASE.replace("Callable", "Callable, Protocol") + (
+    "\n"
+    "\n"
+    "def test_forever():\n"
+    "    with fail_after(1):\n"
+    "        sleep_forever()\n"
+)
+
+
+def test_a_use_of_what_a_replaced_star_import_bound_conflicts() -> None:
+    # Before the check both directions gave a clean result calling an unbound ``sleep_forever``.
+    conflicts_both_ways(STAR_BASE, STAR_OURS, STAR_THEIRS, "test_timeouts.py")
+
+
+def test_star_imports_kept_or_names_still_bound_pass() -> None:
+    # Theirs' new use of a name ours imports by name: bound, fine.
+    theirs = STAR_THEIRS.replace("sleep_forever()", "sleep(2)")
+    merged = STAR_OURS.replace("Callable, ContextManager", "Callable, ContextManager, Protocol")
+    merged += theirs[len(STAR_BASE.replace("Callable", "Callable, Protocol")) :]
+    assert unsure(STAR_BASE, STAR_OURS, theirs, merged) is None
+    # The result keeps the star import: what it binds is unknown, so nothing is asked.
+    assert unsure(STAR_BASE, STAR_BASE, STAR_THEIRS, STAR_THEIRS) is None
+    # The result reads a name unbound in every version alike (a global injected by a runner).
+    injected = STAR_OURS + "\n\nprint(__version_info__)\n"
+    assert unsure(STAR_OURS, injected, STAR_OURS, injected) is None
