@@ -370,11 +370,15 @@ def unsure(base: str, ours: str, theirs: str, merged: str) -> str | None:
     read, bound, dynamic = _names(trees[3])
     if not dynamic:
         earlier: Counter[str] = Counter()
+        starred: set[str] = set()  # read unbound where a star import may bind them
+        elsewhere: set[str] = set()  # read unbound without one: bound out of sight
         for tree in trees[:3]:
             tree_read, tree_bound, tree_dynamic = _names(tree)
             earlier.update(tree_bound)
-            if tree_dynamic:  # what its star import may have bound (trio 00ba1ca0aaec)
-                earlier.update(tree_read - tree_bound - _BUILTINS)
+            (starred if tree_dynamic else elsewhere).update(tree_read - tree_bound - _BUILTINS)
+        # What a star import may have bound (trio 00ba1ca0aaec), unless an input without one
+        # reads it unbound too: its binding lies in a segment set aside (isort d65d97e83e32).
+        earlier.update(starred - elsewhere)
         missing = sorted(name for name in read - bound - _BUILTINS if earlier[name])
         if missing:
             return f"{missing[0]} is used but no longer bound"

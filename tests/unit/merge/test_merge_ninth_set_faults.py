@@ -113,11 +113,7 @@ STAR_OURS = STAR_BASE.replace(
     "from .timeouts import *\n", "from .timeouts import (\n    fail_after,\n    sleep,\n)\n"
 ).replace("Callable", "Callable, ContextManager")
 STAR_THEIRS = STAR_BASE.replace("Callable", "Callable, Protocol") + (
-    "\n"
-    "\n"
-    "def test_forever():\n"
-    "    with fail_after(1):\n"
-    "        sleep_forever()\n"
+    "\n\ndef test_forever():\n    with fail_after(1):\n        sleep_forever()\n"
 )
 
 
@@ -137,3 +133,31 @@ def test_star_imports_kept_or_names_still_bound_pass() -> None:
     # The result reads a name unbound in every version alike (a global injected by a runner).
     injected = STAR_OURS + "\n\nprint(__version_info__)\n"
     assert unsure(STAR_OURS, injected, STAR_OURS, injected) is None
+
+
+def test_a_star_import_removed_beside_a_named_import_set_aside_still_merges() -> None:
+    # isort d65d97e83e32 (eighth set, resolved): ours dropped ``from ... import *`` beside an
+    # unchanged import of ``Sorter``, which the structural stage sets aside; theirs added a test
+    # calling ``Sorter``. Every version reads ``Sorter`` unbound in what the stage sees, so it is
+    # not a name only the star import gave.
+    base = (
+        "import os\n"
+        "from sorter import Sorter\n"
+        "from sorter.compat import *\n"
+        "\n"
+        "\n"
+        "def test_one():\n"
+        "    assert Sorter('a').output == 'a'\n"
+        "\n"
+        "\n"
+        "def test_two():\n"
+        "    assert Sorter('b', wrap=1).output == 'b'\n"
+    )
+    ours = base.replace("from sorter.compat import *\n", "").replace("wrap=1", "wrap=2")
+    theirs = base.replace("== 'b'\n", "== 'b'\n    assert os.sep\n") + (
+        "\n\ndef test_three():\n    assert Sorter('c').output == 'c'\n"
+    )
+    for one, other in ((ours, theirs), (theirs, ours)):
+        result = merge3(base, one, other, "test_sorter.py")
+        assert isinstance(result, Clean), result.text_with_markers
+        assert "import *" not in result.text and "def test_three" in result.text
