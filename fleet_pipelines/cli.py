@@ -64,7 +64,10 @@ def main(argv: list[str] | None = None) -> int:
         module_name, _, func = FAST_PATHS[args[0]].partition(":")
         module = importlib.import_module(module_name)
         return int(getattr(module, func)(args[1:]))
-    app = build_app()
+    from fleet_pipelines._startup import heavy_imports
+
+    with heavy_imports():  # typer, rich and every command module
+        app = build_app()
     try:
         app(args, standalone_mode=True)  # type: ignore[operator]
     except SystemExit as exc:

@@ -51,9 +51,12 @@ def run_sweep(settings: FleetSettings, dagster_home: Path, local: bool = False,
 
     from rich.console import Console
 
-    from fleet_pipelines.commands._sweep import instance_for, sweep
-    from fleet_pipelines.engine import ensure_run_queue, submitting
-    from fleet_pipelines.storage import ensure_instance_config
+    from fleet_pipelines._startup import heavy_imports
+
+    with heavy_imports():  # Dagster, the definitions, the engine (fleet_pipelines._startup)
+        from fleet_pipelines.commands._sweep import instance_for, sweep
+        from fleet_pipelines.engine import ensure_run_queue, submitting
+        from fleet_pipelines.storage import ensure_instance_config
 
     def prepare(home: Path) -> None:
         ensure_instance_config(home)

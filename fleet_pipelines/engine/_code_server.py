@@ -103,8 +103,8 @@ class CodeServerProcess:
         else:
             where = ["-h", LOOPBACK, "-p", str(self.port)]
             entry = {"host": LOOPBACK, "port": self.port}
-        exe = Path(sys.executable).with_name("dagster")
-        command = [str(exe)] if exe.exists() else [sys.executable, "-m", "dagster"]
+        # dagster, its start-up imports without the cyclic collector (_dagster_entry)
+        command = [sys.executable, "-m", "fleet_pipelines._dagster_entry", "dagster"]
         self.log.parent.mkdir(parents=True, exist_ok=True)
         with self.log.open("ab") as out:
             proc = subprocess.Popen(

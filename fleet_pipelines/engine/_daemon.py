@@ -103,8 +103,8 @@ class DaemonProcess:
         if self.proc is not None:  # the one it started before has exited: reap it
             self.proc.poll()
         self.log.parent.mkdir(parents=True, exist_ok=True)
-        exe = Path(sys.executable).with_name("dagster-daemon")
-        command = [str(exe)] if exe.exists() else [sys.executable, "-m", "dagster._daemon"]
+        # dagster-daemon, its start-up imports without the cyclic collector (_dagster_entry)
+        command = [sys.executable, "-m", "fleet_pipelines._dagster_entry", "dagster-daemon"]
         with self.log.open("ab") as out:
             self.proc = subprocess.Popen(
                 [*command, "run", "-w", str(self.load_from)], env=self.env,

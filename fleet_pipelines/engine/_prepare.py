@@ -120,8 +120,12 @@ def warm(url: str, home: Path, base: str) -> Prepared:
         log.warning("base %s not indexed ahead of the first task: %s", base, exc)
         prepared = Prepared(synced=True, indexed=False)
     # and what the steps import lazily (the agents' libcst codemods: ~2.8 CPU-s in a worker's
-    # first batch otherwise), with alembic's script directory (_preload, as the fork server)
-    for name in ("fleet_pipelines.definitions", "assets.campaign", "fleet.unit",
-                 "fleet_pipelines.engine._preload"):
-        importlib.import_module(name)
+    # first batch otherwise), with alembic's script directory (_preload, as the fork server),
+    # without the cyclic collector and then frozen (fleet_pipelines._startup)
+    from fleet_pipelines._startup import heavy_imports
+
+    with heavy_imports():
+        for name in ("fleet_pipelines.definitions", "assets.campaign", "fleet.unit",
+                     "fleet_pipelines.engine._preload"):
+            importlib.import_module(name)
     return prepared

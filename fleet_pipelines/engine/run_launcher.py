@@ -37,6 +37,7 @@ Configured in ``dagster.yaml`` (the embedded default's is written by
 from __future__ import annotations
 
 import contextlib
+import gc
 import multiprocessing
 import os
 import signal
@@ -72,9 +73,10 @@ __all__ = ["PRELOAD", "RUN_WORKER_TAG", "ForkingRunLauncher", "run_worker_of"]
 
 RUN_WORKER_TAG = "fleet/run_worker"  # "<boot id>:<pid>:<start time in clock ticks>"
 # What a run worker imports before its run: Dagster, the code location and what its jobs use
-# (_preload: the steps' lazy imports and alembic's migration scripts, loaded once).
-PRELOAD = ("dagster", "fleet_pipelines.definitions", "fleet_pipelines.storage",
-           "fleet_pipelines.engine._preload")
+# (_preload: the steps' lazy imports and alembic's migration scripts, loaded once), all with the
+# cyclic collector off (_collector_off, first) and then frozen (fleet_pipelines._startup).
+PRELOAD = ("fleet_pipelines._collector_off", "dagster", "fleet_pipelines.definitions",
+           "fleet_pipelines.storage", "fleet_pipelines.engine._preload")
 _BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 
 
@@ -117,7 +119,9 @@ def _alive(worker: tuple[str, int, str]) -> bool | None:
 
 def _run(run_id: str, ref: str) -> None:
     """The forked run worker: execute ``run_id`` on the instance ``ref`` names, as ``dagster
-    api execute_run`` does."""
+    api execute_run`` does; with the cyclic collector on (off in the fork server, which froze
+    what it imported: fleet_pipelines/_collector_off.py)."""
+    gc.enable()
     with capture_interrupts():
         instance = DagsterInstance.from_ref(deserialize_value(ref, InstanceRef))
         with instance:

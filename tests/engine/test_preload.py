@@ -17,9 +17,11 @@ import multiprocessing, sys
 from fleet_pipelines.engine.run_launcher import PRELOAD
 
 def report(queue):
+    import gc
     from fleet_pipelines.engine._preload import MODULES
     queue.put(([m for m in MODULES if m not in sys.modules],
-               [m for m in ("networkx", "libcst", "alembic") if m in sys.modules]))
+               [m for m in ("networkx", "libcst", "alembic") if m in sys.modules],
+               (gc.isenabled(), gc.get_freeze_count())))
 
 if __name__ == "__main__":
     context = multiprocessing.get_context("forkserver")
@@ -27,11 +29,13 @@ if __name__ == "__main__":
     queue = context.Queue()
     child = context.Process(target=report, args=(queue,))
     child.start()
-    missing, loaded = queue.get(timeout=240)
+    missing, loaded, (collector, frozen) = queue.get(timeout=240)
     child.join()
     print("parent has networkx:", "networkx" in sys.modules)
     print("missing:", missing)
     print("loaded:", loaded)
+    print("collector on:", collector)
+    print("frozen:", frozen)
 """
 
 ALEMBIC = """
@@ -75,6 +79,10 @@ def test_a_forked_run_worker_starts_with_the_steps_imports(tmp_path: Path) -> No
     assert "missing: []" in out, out
     assert "loaded: ['networkx', 'libcst', 'alembic']" in out, out
     assert "parent has networkx: False" in out, out  # the launcher's own process is unchanged
+    # the fork server imported it all with the cyclic collector off and froze it: its children
+    # never walk those objects (a run worker turns the collector on: run_launcher._run)
+    assert "collector on: False" in out, out
+    assert int(out.split("frozen:")[1].split()[0]) > 100_000, out
 
 
 def test_alembic_reads_dagsters_migrations_once_and_instances_still_open(

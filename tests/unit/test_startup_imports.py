@@ -1,0 +1,63 @@
+"""fleet_pipelines._startup: start-up imports without the cyclic collector, then frozen."""
+
+from __future__ import annotations
+
+import gc
+import subprocess
+import sys
+
+from fleet_pipelines._startup import heavy_imports
+
+
+def test_the_collector_is_off_inside_and_restored_after_with_everything_frozen() -> None:
+    script = (
+        "import gc\n"
+        "from fleet_pipelines._startup import heavy_imports\n"
+        "assert gc.isenabled() and gc.get_freeze_count() == 0\n"
+        "with heavy_imports():\n"
+        "    assert not gc.isenabled()\n"
+        "    import json, decimal, email.parser  # made while the collector is off\n"
+        "assert gc.isenabled()\n"
+        "frozen = gc.get_freeze_count()\n"
+        "assert frozen > 1000, frozen\n"
+        "gc.disable()\n"
+        "with heavy_imports():\n"
+        "    pass\n"
+        "assert not gc.isenabled()  # off before: left off\n"
+        "print('ok', frozen)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0 and done.stdout.startswith("ok"), done.stderr
+
+
+def test_an_exception_inside_still_turns_the_collector_back_on() -> None:
+    was_on = gc.isenabled()
+    try:
+        with heavy_imports():
+            raise ImportError("no such module")
+    except ImportError:
+        pass
+    assert gc.isenabled() == was_on
+    gc.unfreeze()  # this test process's objects back in the collected generations
+
+
+def test_the_dagster_entry_runs_dagsters_command_and_refuses_an_unknown_one() -> None:
+    entry = [sys.executable, "-m", "fleet_pipelines._dagster_entry"]
+    unknown = subprocess.run([*entry, "dagit"], capture_output=True, text=True, timeout=60,
+                             check=False)
+    assert unknown.returncode == 2
+    assert "usage: python -m fleet_pipelines._dagster_entry {dagster-daemon|dagster}" in (
+        unknown.stderr)
+    helped = subprocess.run([*entry, "dagster-daemon", "run", "--help"], capture_output=True,
+                            text=True, timeout=120, check=False)
+    assert helped.returncode == 0, helped.stderr
+    assert "Usage: dagster-daemon run" in helped.stdout, helped.stdout
+
+
+def test_the_entry_passes_what_dagsters_console_scripts_pass() -> None:
+    import dagster._cli
+
+    from fleet_pipelines._dagster_entry import ENTRIES
+
+    assert ENTRIES["dagster"][2] == {"auto_envvar_prefix": dagster._cli.ENV_PREFIX}
+    assert ENTRIES["dagster-daemon"][2] == {"obj": {}}
