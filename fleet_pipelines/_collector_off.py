@@ -6,4 +6,7 @@ fork server keeps it off (it only forks); a forked run worker turns it on first 
 
 import gc
 
+from fleet_pipelines._startup import own_process
+
+own_process()
 gc.disable()

@@ -14,7 +14,7 @@ import importlib
 import sys
 from typing import Any
 
-from fleet_pipelines._startup import heavy_imports
+from fleet_pipelines._startup import heavy_imports, own_process
 
 __all__ = ["ENTRIES", "main"]
 
@@ -38,6 +38,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     script, *rest = args
     module_name, name, keywords, modules = ENTRIES[script]
+    own_process()
     with heavy_imports():
         command = getattr(importlib.import_module(module_name), name)
         for module in modules:

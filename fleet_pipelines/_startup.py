@@ -11,8 +11,11 @@ children, as the ``gc.freeze`` documentation advises. Cyclic garbage made while 
 was off is frozen with them instead of freed: ~700 objects after the definitions' imports, where
 a collection to free them would cost 0.14 CPU-s.
 
-Used by the ``fleet`` command (its sub-commands' modules, and Dagster's with a sweep's), the
-run launcher's fork server (``engine._preload``) and a fleet celery worker's warm-up.
+Freezing is for a process fleet owns: the ``fleet`` console script, the daemon and code server it
+starts, the fork server, a celery worker (each calls :func:`own_process` first). A process that
+embeds fleet (a test calling ``fleet_pipelines.cli.main``) gets the collector off during the
+imports and on again, but its objects are never frozen: a frozen object is never collected, and
+its own garbage of the moment would be frozen with them.
 """
 
 from __future__ import annotations
@@ -21,18 +24,27 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["heavy_imports"]
+__all__ = ["heavy_imports", "own_process"]
+
+_owned = False
+
+
+def own_process() -> None:
+    """This process is fleet's own (its entry point is fleet's): :func:`heavy_imports` freezes."""
+    global _owned
+    _owned = True
 
 
 @contextmanager
 def heavy_imports() -> Iterator[None]:
-    """The body's imports with the cyclic collector off, then all objects frozen (``gc.freeze``)
-    and the collector on again if it was on."""
+    """The body's imports with the cyclic collector off, then, in a process fleet owns, all
+    objects frozen (``gc.freeze``); the collector on again if it was on."""
     was_on = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        gc.freeze()
+        if _owned:
+            gc.freeze()
         if was_on:
             gc.enable()

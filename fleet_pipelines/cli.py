@@ -64,8 +64,10 @@ def main(argv: list[str] | None = None) -> int:
         module_name, _, func = FAST_PATHS[args[0]].partition(":")
         module = importlib.import_module(module_name)
         return int(getattr(module, func)(args[1:]))
-    from fleet_pipelines._startup import heavy_imports
+    from fleet_pipelines._startup import heavy_imports, own_process
 
+    if argv is None:  # the process's own entry (the console script), not a caller's function
+        own_process()
     with heavy_imports():  # typer, rich and every command module
         app = build_app()
     try:

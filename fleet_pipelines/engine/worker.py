@@ -115,6 +115,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-n", "--name", default=f"fleet-{os.getpid()}")
     parser.add_argument("--loglevel", default="INFO")
     args = parser.parse_args(argv)
+    if argv is None:  # the process's entry: its warm-up may freeze what it imports (_startup)
+        from fleet_pipelines._startup import own_process
+
+        own_process()
     env = dict(os.environ)
     why = preflight(env)
     if why is not None:

@@ -12,11 +12,16 @@ from fleet_pipelines._startup import heavy_imports
 def test_the_collector_is_off_inside_and_restored_after_with_everything_frozen() -> None:
     script = (
         "import gc\n"
-        "from fleet_pipelines._startup import heavy_imports\n"
+        "from fleet_pipelines._startup import heavy_imports, own_process\n"
         "assert gc.isenabled() and gc.get_freeze_count() == 0\n"
+        "with heavy_imports():  # not yet fleet's own process: nothing frozen\n"
+        "    assert not gc.isenabled()\n"
+        "    import json\n"
+        "assert gc.isenabled() and gc.get_freeze_count() == 0\n"
+        "own_process()\n"
         "with heavy_imports():\n"
         "    assert not gc.isenabled()\n"
-        "    import json, decimal, email.parser  # made while the collector is off\n"
+        "    import decimal, email.parser  # made while the collector is off\n"
         "assert gc.isenabled()\n"
         "frozen = gc.get_freeze_count()\n"
         "assert frozen > 1000, frozen\n"
@@ -30,15 +35,24 @@ def test_the_collector_is_off_inside_and_restored_after_with_everything_frozen()
     assert done.returncode == 0 and done.stdout.startswith("ok"), done.stderr
 
 
-def test_an_exception_inside_still_turns_the_collector_back_on() -> None:
-    was_on = gc.isenabled()
+def test_an_exception_inside_still_turns_the_collector_back_on_and_freezes_nothing_here(
+        ) -> None:
+    was_on, frozen = gc.isenabled(), gc.get_freeze_count()
     try:
         with heavy_imports():
             raise ImportError("no such module")
     except ImportError:
         pass
     assert gc.isenabled() == was_on
-    gc.unfreeze()  # this test process's objects back in the collected generations
+    assert gc.get_freeze_count() == frozen  # a test process is not fleet's own
+
+
+def test_main_called_as_a_function_leaves_the_callers_objects_unfrozen() -> None:
+    from fleet_pipelines.cli import main
+
+    frozen = gc.get_freeze_count()
+    assert main(["version"]) == 0
+    assert gc.get_freeze_count() == frozen and gc.isenabled()
 
 
 def test_the_dagster_entry_runs_dagsters_command_and_refuses_an_unknown_one() -> None:
