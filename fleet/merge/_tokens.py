@@ -4,6 +4,8 @@ number, a string) that neither changed: ``setup(version="2", install_requires=[.
 version edited on one side and a requirement added on the other. Edits that touch, overlap,
 insert at one point or lie only a delimiter apart stay a conflict: the same token changed two
 ways (``RATE = Decimal("0.21")`` vs ``"0.19"``), a name and a comment added after one token.
+An edit of comments only (and the line breaks inside brackets) changes no code, so it needs no
+operand between it and the other side's edit, only a token: the code is the other side's.
 
 Formatting follows ours: a token neither side changed keeps ours' whitespace and line breaks,
 a changed token comes with the whitespace of the side that changed it.
@@ -230,6 +232,14 @@ def _matched(base: list[Key], side: list[Key]) -> dict[int, int]:
     }
 
 
+def _notes(keys: list[Key]) -> bool:
+    """Are these tokens (an edit's base and new tokens) only comments and the line breaks
+    inside brackets? Such an edit changes no code, so it composes with an edit of the other side
+    any token away: the code is the other side's (trio 77cd6099ef5c: ``# noqa: PT012`` added
+    after ``with pytest.raises(KeyError):``, ``as excinfo`` added before the colon)."""
+    return bool(keys) and all(kind in (tokenize.COMMENT, tokenize.NL) for kind, _ in keys)
+
+
 def _one_statement(text: str) -> bool:
     try:
         return len(pyast.parse(text).body) == 1
@@ -261,13 +271,16 @@ def merge_tokens(base: str, ours: str, theirs: str) -> str | None:
     theirs_changes = [c for c in theirs_changes if (c[0], c[1]) not in same]
     if not theirs_changes:
         return ours if _one_statement(ours) else None  # ours made theirs' edits and more
-    for o1, o2, _, _ in ours_changes:
+    for o1, o2, p1, p2 in ours_changes:
         if (o1, o2) in same:
             continue
-        for t1, t2, _, _ in theirs_changes:
+        for t1, t2, u1, u2 in theirs_changes:
             between = keys_b[o2:t1] if o2 <= t1 else keys_b[t2:o1]
-            if not (o2 < t1 or t2 < o1) or not any(k[0] in _OPERANDS for k in between):
-                return None  # touching, overlapping, at one point, or only a delimiter apart
+            if not (o2 < t1 or t2 < o1):
+                return None  # touching, overlapping or at one point
+            notes = _notes(keys_b[o1:o2] + keys_o[p1:p2]) or _notes(keys_b[t1:t2] + keys_t[u1:u2])
+            if not notes and not any(k[0] in _OPERANDS for k in between):
+                return None  # only a delimiter apart
     if _beside_rewritten(keys_b, (ours_changes, theirs_changes), [keys_o, keys_t]):
         return None
     ours_own = [c for c in ours_changes if (c[0], c[1]) not in same]

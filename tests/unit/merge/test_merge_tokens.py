@@ -101,3 +101,23 @@ def test_arguments_added_to_a_call_the_other_side_rewrote_are_unsure() -> None:
     assert merge_tokens("x = f(a, b)\n", "x = g(a, b)\n", "x = f(a, c)\n") == "x = g(a, c)\n"
     # both sides renamed the callee alike, one also added an argument: that side wins
     assert merge_tokens("f(a)\n", "g(a)\n", "g(a, b)\n") == "g(a, b)\n"
+
+
+def test_a_comment_only_edit_composes_with_code_edits_a_delimiter_away() -> None:
+    # trio 669c345c2cc7 / 77cd6099ef5c (ninth set): a ``noqa`` comment added after the colon of a
+    # ``with`` header, the code before the colon rewritten by the other side. A comment changes
+    # no code, so the code is the other side's whichever order the two land in.
+    base = "with pytest.raises(KeyError):\n    pass\n"
+    noqa = "with pytest.raises(KeyError):  # pragma: no cover\n    pass\n"
+    named = "with pytest.raises(KeyError) as excinfo:\n    pass\n"
+    both = "with pytest.raises(KeyError) as excinfo:  # pragma: no cover\n    pass\n"
+    assert merge_tokens(base, noqa, named) == both
+    assert merge_tokens(base, named, noqa) == both
+    # A comment changed beside an element the other side rewrote, one comma away.
+    base = "x = [\n    1,  # one\n    2,\n]\n"
+    ours = base.replace("# one", "# the first")
+    theirs = base.replace("    2,", "    3,")
+    assert merge_tokens(base, ours, theirs) == "x = [\n    1,  # the first\n    3,\n]\n"
+    # At one point it stays unsure (which first?), and so does a comment edited on both sides.
+    assert merge_tokens("f(a)\n", "f(a)  # x\n", "f(a) + 1\n") is None
+    assert merge_tokens("f(a)  # x\n", "f(a)  # y\n", "f(b)  # z\n") is None
