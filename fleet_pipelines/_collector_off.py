@@ -8,5 +8,7 @@ import gc
 
 from fleet_pipelines._startup import own_process
 
+__all__: list[str] = []  # imported for what it does, it exports nothing
+
 own_process()
 gc.disable()
