@@ -25,6 +25,7 @@ import importlib
 import threading
 from typing import Any
 
+from assets._dagster_private import STORAGE_MODULES, dagster_alembic_config
 from fleet_pipelines._startup import heavy_imports
 
 __all__ = ["MODULES", "keep_script_directories"]
@@ -34,7 +35,7 @@ __all__ = ["MODULES", "keep_script_directories"]
 # (``STORAGE_MODULES`` of assets._dagster_private, after these)
 MODULES = (
     "networkx", "libcst", "libcst.codemod", "libcst.matchers", "libcst.metadata",
-    "tree_sitter_python", "fsspec", "upath", "watchdog.observers.polling",
+    "tree_sitter_python", "fsspec", "upath", "watchdog.observers.polling", *STORAGE_MODULES,
     "fleet.plan", "fleet.agents.codemod", "fleet.agents.select", "fleet.campaigns.codemods",
     "fleet.forge.local", "fleet.forge.github", "fleet.store.sqlite", "fleet.store.repo_scope",
     "sandbox.bwrap",
@@ -67,8 +68,6 @@ def keep_script_directories() -> None:
     ScriptDirectory.from_config = classmethod(from_config)  # type: ignore[method-assign,assignment]
     # the revision map of Dagster's migrations (one script location for every storage), as
     # check_alembic_revision reads it
-    from assets._dagster_private import dagster_alembic_config
-
     ScriptDirectory.from_config(dagster_alembic_config()).as_revision_number("head")
 
 
@@ -77,9 +76,7 @@ def _preload() -> None:
     (``heavy_imports``; in the fork server the collector stays off: _collector_off): the forked
     run workers, which turn it on, never walk these objects."""
     with heavy_imports():
-        from assets._dagster_private import STORAGE_MODULES
-
-        for name in (*MODULES, *STORAGE_MODULES):
+        for name in MODULES:
             try:
                 importlib.import_module(name)
             except ImportError:  # an optional part not installed: the run imports what it needs
