@@ -2,14 +2,14 @@
 
 Importing Dagster and the definitions makes ~180k objects that live as long as the process, and
 the collector, on by default, runs over the growing heap again and again while they are made:
-measured on 5 December 2026 (`import fleet_pipelines.definitions`, medians of 5, quiet), 0.99
-CPU-s with the collector on, 0.77 with it off (0.87 with a young-generation threshold of 10,000).
+measured on 5 December 2026 (`import fleet_pipelines.definitions`, medians of 5, quiet), 1.01
+CPU-s with the collector on, 0.77 with it off (0.82 with a young-generation threshold of 10,000).
 :func:`heavy_imports` turns it off for the imports, then moves every object there is into the
 permanent generation (``gc.freeze``): later collections do not walk the modules' objects again,
 and a process that forks (the run launcher's fork server) keeps their pages shared with its
 children, as the ``gc.freeze`` documentation advises. Cyclic garbage made while the collector
-was off is frozen with them instead of freed: ~700 objects after the definitions' imports, where
-a collection to free them would cost 0.14 CPU-s.
+was off is frozen with them instead of freed: 704 objects after the definitions' imports (of
+~183k), where a collection to free them would cost 0.12 CPU-s.
 
 Freezing is for a process fleet owns: the ``fleet`` console script, the daemon and code server it
 starts, the fork server, a celery worker (each calls :func:`own_process` first). A process that
