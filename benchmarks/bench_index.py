@@ -344,7 +344,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--corpus", action="append", choices=["django", "stdlib"])
-    parser.add_argument("--worker", choices=["ts", "ast", "index"])
+    parser.add_argument("--worker", choices=["ts", "ast", "index", "digest"],
+                        help="digest: sha256 of a cold index's symbols, references, edges, "
+                        "keys and file data, to compare two trees (_index_digest.py)")
     parser.add_argument("--root", type=Path)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--exclude", action="append", default=[])
@@ -364,6 +366,11 @@ def main() -> int:
         merged.update(got)
         saved.write_text(json.dumps(merged, indent=2) + "\n")
         print(whole_table(got))
+        return 0
+    if args.worker == "digest":
+        from _index_digest import digests
+
+        print(json.dumps(digests(args.root), indent=1))
         return 0
     if args.worker:
         fn = {"ts": worker_treesitter, "ast": worker_ast, "index": worker_index}[args.worker]

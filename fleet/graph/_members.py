@@ -32,6 +32,9 @@ class Members(Typing):
     _computing_bases: int
     _chains: dict[tuple[str, str], tuple[tuple[str | None, bool], frozenset[str]]]
     _c_walk: Callable[..., tuple[str, bool]] | None  # ``walk`` in C (fanout_walk.c), or None
+    # ``walk_chain`` and ``dotted_name`` in C (fanout_chain.c), or None
+    _c_walk_chain: Callable[..., tuple[str | None, bool]] | None
+    _c_dotted_name: Callable[..., tuple[str | None, bool]] | None
 
     def _chain(self, key: tuple[str, str], compute: Callable[[], tuple[str | None, bool]]
                ) -> tuple[str | None, bool]:
@@ -58,11 +61,19 @@ class Members(Typing):
         return result
 
     def _walk_chain(self, start: str, rest: str) -> tuple[str | None, bool]:
-        """``_walk`` over the dotted ``rest``, memoised (``_chain``)."""
+        """``_walk`` over the dotted ``rest``, memoised (``_chain``). In C (``walk_chain``,
+        fanout_chain.c, with the walk and a module's members in C) when the extension is
+        built; this stays the specification (a test compares both)."""
+        c_walk_chain = self._c_walk_chain
+        if c_walk_chain is not None:
+            return c_walk_chain(self, start, rest)
         return self._chain((start, rest), lambda: self._walk(start, rest.split(".")))
 
     def _dotted_name(self, name: str) -> tuple[str | None, bool]:
-        """``_dotted(name, 0)``, memoised (``_chain``)."""
+        """``_dotted(name, 0)``, memoised (``_chain``); in C (``dotted_name``) likewise."""
+        c_dotted_name = self._c_dotted_name
+        if c_dotted_name is not None:
+            return c_dotted_name(self, name)
         return self._chain(("", name), lambda: self._dotted(name, 0))
 
     def _walk(self, start: str, parts: list[str], depth: int = 0) -> tuple[str, bool]:

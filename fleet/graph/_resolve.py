@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import builtins
 import posixpath
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 
 from fleet.graph._affected import fixture_scopes
 from fleet.graph._extract_native import native_module
@@ -87,8 +88,11 @@ class Resolver(Members):
         # ``_lookup_scopes`` in C (fanout.c) when the symbols are a dict, as ``index`` gives
         self._c_lookup = (native.lookup_scopes
                           if native is not None and type(symbols) is dict else None)
-        # ``_walk`` in C (fanout_walk.c) too
-        self._c_walk = native.walk if native is not None and type(symbols) is dict else None
+        # ``_walk`` in C (fanout_walk.c) too, and the memoised chains over it (fanout_chain.c)
+        in_c = native if type(symbols) is dict else None
+        self._c_walk = in_c.walk if in_c is not None else None
+        self._c_walk_chain = in_c.walk_chain if in_c is not None else None
+        self._c_dotted_name = in_c.dotted_name if in_c is not None else None
 
     # -- public --------------------------------------------------------------------------
     def resolve_with_deps(self, fd: FileData) -> tuple[FileRefs, frozenset[str]]:
@@ -119,7 +123,7 @@ class Resolver(Members):
             # (fanout_miss.c: ``_resolve``'s, through the same lookups and memo)
             ctx = (self.symbols, self._deps, self._chains, fd.imports, fd.scoped_imports,
                    fd.params, fd.local_types, bool(fd.star_imports), fd.record.path, _BUILTINS,
-                   self._walk_chain, self._dotted_name, self._typed_local,
+                   *self._chain_callables(), self._typed_local,
                    f"{fd.record.path}{_MODULE_SUFFIX}") if (
                 python and self._c_lookup is not None and not self._depth
                 and not self._computing_bases) else None
@@ -159,6 +163,14 @@ class Resolver(Members):
             targets.append(target)
             flags[i] = EXACT if exact else PREFIX
         return FileRefs(fd.record.path, fd.refs, targets, bytes(flags), self._fixture_refs(fd))
+
+    def _chain_callables(self) -> tuple[Callable[..., tuple[str | None, bool]], ...]:
+        """``_walk_chain`` and ``_dotted_name`` for ``fanout``'s misses: the C functions bound
+        to this resolver without a Python frame between (``partial``) when they are built."""
+        c_walk_chain, c_dotted_name = self._c_walk_chain, self._c_dotted_name
+        return (partial(c_walk_chain, self) if c_walk_chain is not None else self._walk_chain,
+                partial(c_dotted_name, self) if c_dotted_name is not None else
+                self._dotted_name)
 
     def _fixture_refs(self, fd: FileData) -> list[Reference]:
         """A reference from each test function to each pytest fixture its parameters name."""

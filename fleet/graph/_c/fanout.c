@@ -37,6 +37,8 @@ static int ensure_constants(void) {
 #include "fanout_miss.c"
 /* walk(resolver, start, parts, depth): Members._walk's loop */
 #include "fanout_walk.c"
+/* walk_chain(resolver, start, rest), dotted_name(resolver, name): Members' memoised chains */
+#include "fanout_chain.c"
 
 /* the key's scope for reference (scope, name, kind): a new reference, or NULL on error */
 static PyObject *key_scope(PyObject *scope, PyObject *name, int has_call, PyObject *kind,

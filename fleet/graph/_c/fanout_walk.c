@@ -37,7 +37,11 @@ static int walk_ready(void) {
 
 typedef struct {
   PyObject *resolver, *deps, *symbols; /* borrowed */
+  long depth;                          /* ``_walk``'s depth (re-exports followed) */
 } Walk;
+
+/* fanout_chain.c, after this file: a module's members (``_member``'s module branch) */
+static PyObject *module_member(Walk *w, PyObject *cur, PyObject *sym, PyObject *part);
 
 /* symbols[id]'s kind (borrowed), NULL when id is no symbol (check PyErr_Occurred) */
 static PyObject *kind_of_symbol(Walk *w, PyObject *id) {
@@ -79,12 +83,12 @@ static PyObject *mro(Walk *w, PyObject *cls) {
 }
 
 /* ``resolver._member(cur, part, depth)``: a new reference, Py_None when absent */
-static PyObject *member(Walk *w, PyObject *cur, PyObject *part, PyObject *depth) {
+static PyObject *member(Walk *w, PyObject *cur, PyObject *part) {
   if (PySet_Add(w->deps, cur) < 0) return NULL;
   PyObject *kind = kind_of_symbol(w, cur);
   if (kind == NULL) return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
   if (PyUnicode_Compare(kind, W_MODULE) == 0)
-    return PyObject_CallMethodObjArgs(w->resolver, W_MEMBER, cur, part, depth, NULL);
+    return module_member(w, cur, PyDict_GetItemWithError(w->symbols, cur), part);
   if (PyUnicode_Compare(kind, W_CLASS) != 0) return Py_NewRef(Py_None);
   PyObject *order = mro(w, cur), *tail = PyUnicode_Concat(W_DOT, part);
   PyObject *found = NULL;
@@ -149,15 +153,12 @@ done:
   return result;
 }
 
-PyObject *fleet_walk(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-  if (nargs != 4 || !PyUnicode_Check(args[1]) || !PyList_Check(args[2])) {
-    PyErr_SetString(PyExc_TypeError, "walk(resolver, start, parts: list, depth)");
-    return NULL;
-  }
-  if (walk_ready()) return NULL;
-  Walk w = {args[0], PyObject_GetAttr(args[0], W_DEPS), PyObject_GetAttr(args[0], W_SYMBOLS)};
-  PyObject *parts = args[2], *depth = args[3], *result = NULL;
-  PyObject *cur = Py_NewRef(args[1]);
+/* ``_walk(start, parts, depth)`` with the walk in C: a new (symbol, exact) pair, or NULL */
+static PyObject *walk_from(PyObject *resolver, PyObject *start, PyObject *parts, long depth) {
+  Walk w = {resolver, PyObject_GetAttr(resolver, W_DEPS), PyObject_GetAttr(resolver, W_SYMBOLS),
+            depth};
+  PyObject *result = NULL;
+  PyObject *cur = Py_NewRef(start);
   if (w.deps == NULL || w.symbols == NULL || !PySet_Check(w.deps) || !PyDict_Check(w.symbols)) {
     if (!PyErr_Occurred())
       PyErr_SetString(PyExc_TypeError, "walk: a resolver without a deps set and symbols dict");
@@ -170,7 +171,7 @@ PyObject *fleet_walk(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (typed == NULL) goto done;
     if (typed != Py_None) Py_SETREF(cur, typed);
     else Py_DECREF(typed);
-    PyObject *next = member(&w, cur, part, depth);
+    PyObject *next = member(&w, cur, part);
     if (next == NULL) goto done;
     if (next != Py_None) {
       Py_SETREF(cur, next);
@@ -207,4 +208,15 @@ done:
   Py_XDECREF(w.deps);
   Py_XDECREF(w.symbols);
   return result;
+}
+
+PyObject *fleet_walk(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 4 || !PyUnicode_Check(args[1]) || !PyList_Check(args[2])) {
+    PyErr_SetString(PyExc_TypeError, "walk(resolver, start, parts: list, depth)");
+    return NULL;
+  }
+  if (walk_ready()) return NULL;
+  long depth = PyLong_AsLong(args[3]);
+  if (depth == -1 && PyErr_Occurred()) return NULL;
+  return walk_from(args[0], args[1], args[2], depth);
 }

@@ -268,6 +268,10 @@ PyObject *fleet_lookup_scopes(PyObject *self, PyObject *const *args,
                               Py_ssize_t nargs); /* fanout.c */
 PyObject *fleet_walk(PyObject *self, PyObject *const *args,
                      Py_ssize_t nargs); /* fanout_walk.c, in fanout.c */
+PyObject *fleet_walk_chain(PyObject *self, PyObject *const *args,
+                           Py_ssize_t nargs); /* fanout_chain.c, in fanout.c */
+PyObject *fleet_dotted_name(PyObject *self, PyObject *const *args,
+                            Py_ssize_t nargs); /* fanout_chain.c, in fanout.c */
 PyObject *fleet_foreign_keys(PyObject *self, PyObject *args); /* keys.c */
 PyObject *fleet_reintern(PyObject *self, PyObject *args); /* keys.c */
 PyObject *fleet_call_tails(PyObject *self, PyObject *args); /* facts.c */
@@ -296,6 +300,12 @@ static PyMethodDef METHODS[] = {
     {"walk", (PyCFunction)(void (*)(void))fleet_walk, METH_FASTCALL,
      "walk(resolver, start, parts, depth) -> (symbol, exact): Members._walk_py's loop in C "
      "(fanout_walk.c)."},
+    {"walk_chain", (PyCFunction)(void (*)(void))fleet_walk_chain, METH_FASTCALL,
+     "walk_chain(resolver, start, rest) -> (symbol, exact): Members._walk_chain in C, memoised "
+     "as _chain memoises (fanout_chain.c)."},
+    {"dotted_name", (PyCFunction)(void (*)(void))fleet_dotted_name, METH_FASTCALL,
+     "dotted_name(resolver, name) -> (symbol, exact): Members._dotted_name in C, memoised "
+     "as _chain memoises (fanout_chain.c)."},
     {"foreign_keys", fleet_foreign_keys, METH_VARARGS,
      "foreign_keys(keys, path) -> frozenset: _resolve._foreign_keys in C (keys.c)."},
     {"reintern", fleet_reintern, METH_VARARGS,

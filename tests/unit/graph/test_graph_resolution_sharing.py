@@ -158,7 +158,8 @@ def test_the_c_loop_over_columns_answers_as_the_python_loop(tmp_path: Path) -> N
 
 def test_the_misses_answered_in_c_are_the_python_methods_answers(tmp_path: Path) -> None:
     """A Python file's cache misses go to ``fanout_miss.c`` first, and chains to ``walk``
-    (``fanout_walk.c``) (locals, ``self.`` chains,
+    (``fanout_walk.c``) through ``walk_chain`` / ``dotted_name`` (``fanout_chain.c``) (locals,
+    ``self.`` chains,
     symbols and their chains, imports, builtins, module-level bindings; the memo read as
     ``_chain`` reads it): file by file, in order, the same targets, flags, extra references and
     dependency keys as a resolver whose every miss is ``Resolver._resolve`` (and its scope
@@ -208,6 +209,7 @@ def test_the_misses_answered_in_c_are_the_python_methods_answers(tmp_path: Path)
         in_python = Resolver(g._data, g.symbols)
         in_python._c_lookup = None  # no miss context: every miss through ``_resolve``
         in_python._c_walk = None  # and every chain through ``_walk_py``
+        in_python._c_walk_chain = in_python._c_dotted_name = None  # memoised by ``_chain``
         asked = {"c": 0, "python": 0}
         _count_misses(in_c, asked, "c")
         _count_misses(in_python, asked, "python")
@@ -264,4 +266,57 @@ def test_the_walk_in_c_follows_chains_as_the_python_loop() -> None:
                     py = in_python._walk(start, list(tail))
                     assert (c, c_deps) == (py, py_deps), (start, tail)
                     compared += 1
+    assert compared > 1_000
+
+
+def test_the_chains_in_c_are_the_python_methods_chains(tmp_path: Path) -> None:
+    """``walk_chain`` and ``dotted_name`` (``fanout_chain.c``: the memo, ``_dotted``, a
+    module's members and re-exports) give what ``Members._walk_chain`` / ``_dotted_name``
+    give over ``_chain``, ``_dotted``, ``_member`` and ``_walk_py``: the same result, the same
+    dependency keys and the same memo, for every chain and dotted name the resolution of the
+    stdlib's ``email`` and ``json``, the examples and a repository of re-exports and star
+    imports memoised, in the same order on two resolvers; at the top of a resolution and below
+    it (no memo), and for each name with a missing member after it."""
+    import sysconfig
+
+    repo = _repo(tmp_path / "cases")
+    put(repo, "pkg/api.py", "from pkg.core import *\nfrom pkg.core import Engine as Motor\n")
+    put(repo, "pkg/sub/__init__.py", "from pkg.api import Motor\nfrom ..core import *\n"
+        "__all__ = ['Motor', 'Engine']\n")
+    put(repo, "pkg/use.py", """\
+        import pkg.sub
+        import pkg.api as api
+        from pkg.sub import Motor
+
+
+        def f():
+            return (pkg.sub.Motor.run, api.Engine().stop(), pkg.sub.Engine.run, Motor.nope,
+                    pkg.api.Motor.stop, pkg.sub.missing, api.core)
+        """)
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    compared = 0
+    for root in (repo, stdlib / "email", stdlib / "json", Path(__file__).parents[3] / "examples"):
+        g = index(root)
+        seen = Resolver(g._data, g.symbols)
+        for fd in g._data.values():
+            seen.resolve_with_deps(fd)
+        asked = [key for key in seen._chains]
+        asked += [(start, f"{rest}.no_such_member") for start, rest in asked]
+        in_c = Resolver(g._data, g.symbols)
+        in_python = Resolver(g._data, g.symbols)
+        in_python._c_walk = in_python._c_walk_chain = in_python._c_dotted_name = None
+        assert in_c._c_walk_chain is not None and in_c._c_dotted_name is not None
+        for depth in (0, 1):
+            in_c._depth = in_python._depth = depth
+            for start, rest in asked:
+                results = []
+                for resolver in (in_c, in_python):
+                    deps: set[str] = set()
+                    resolver._deps = deps
+                    found = (resolver._walk_chain(start, rest) if start
+                             else resolver._dotted_name(rest))
+                    results.append((found, deps))
+                assert results[0] == results[1], (start, rest, depth)
+                compared += 1
+            assert in_c._chains == in_python._chains
     assert compared > 1_000
