@@ -23,6 +23,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests._reaper import Reaper, reap_with_owner
+
 SETTINGS = ("-c fsync=off -c full_page_writes=off "
             "-c max_connections=300 -c shared_buffers=32MB")
 
@@ -61,6 +63,7 @@ class ThrowawayCluster:
     root: Path
     user: str | None
     port: int = 0
+    reaper: Reaper | None = None
 
     @property
     def data(self) -> Path:
@@ -87,12 +90,18 @@ class ThrowawayCluster:
                              "-w", "-t", "60", "-l", str(self.root / "server.log"), "start",
                              check=False)
             if done.returncode == 0:
+                # stopped (immediate shutdown) and removed even if this process dies without
+                # its teardown (Ctrl-C, a killed xdist worker)
+                pid = int((self.data / "postmaster.pid").read_text().split()[0])
+                self.reaper = reap_with_owner(pid, signal.SIGQUIT, remove=self.root)
                 return
             last = (self.root / "server.log").read_text(errors="replace")[-2000:]
         raise RuntimeError(f"the throwaway PostgreSQL cluster in {self.root} did not start:\n"
                            f"{last}")
 
     def destroy(self) -> None:
+        if self.reaper is not None:
+            self.reaper.cancel()
         pidfile = self.data / "postmaster.pid"
         if pidfile.exists():
             self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "immediate",

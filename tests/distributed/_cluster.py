@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 
 from fleet_pipelines.engine import WORKSPACE, CodeServerProcess, DaemonProcess
+from tests._reaper import Reaper, reap_with_owner
 from tests.engine.conftest import (
     GitDaemon,
     free_port,
@@ -85,12 +86,20 @@ class Worker:
     home: Path
     proc: subprocess.Popen[bytes]
     log: Path
+    # kills its process group if this test process dies without stopping it (Ctrl-C)
+    reaper: Reaper | None = None
 
     def kill(self) -> None:
         """kill -9 of the worker and everything it started (its sandboxes)."""
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait()
+        self._stopped()
+
+    def _stopped(self) -> None:
+        if self.reaper is not None:
+            self.reaper.cancel()
+            self.reaper = None
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -101,6 +110,7 @@ class Worker:
                 self.kill()
         else:
             self.proc.wait()
+        self._stopped()
 
 
 @dataclass
@@ -139,7 +149,8 @@ class Cluster:
             proc = subprocess.Popen(command, env=env, cwd=cwd,
                                     stdout=out, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL, start_new_session=True)
-        worker = Worker(name, Path(env["FLEET_HOME"]), proc, log)
+        worker = Worker(name, Path(env["FLEET_HOME"]), proc, log,
+                        reap_with_owner(proc.pid, signal.SIGKILL, group=True))
         self.workers[name] = worker
         return worker
 

@@ -41,6 +41,7 @@ from fleet.store import open_store
 from fleet.store._leases import conflicts
 from fleet.store.stress import hierarchical_pool
 from fleet.types import Acquired, LeaseRequest
+from tests._reaper import Reaper, reap_with_owner
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
@@ -67,6 +68,8 @@ class Cluster:
     bindir: Path
     root: Path
     port: int
+    # stops the running server and removes ``root`` if this process dies without destroy()
+    reaper: Reaper | None = None
 
     @property
     def data(self) -> Path:
@@ -111,6 +114,11 @@ class Cluster:
             str(self.root / "server.log"),
             "start",
         )
+        if self.reaper is not None:
+            self.reaper.cancel()
+        pid = self.postmaster_pid()
+        assert pid is not None, "pg_ctl started no postmaster"
+        self.reaper = reap_with_owner(pid, signal.SIGQUIT, remove=self.root)
 
     def stop(self, mode: str) -> None:
         self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "stop")
@@ -123,6 +131,8 @@ class Cluster:
 
     def destroy(self) -> None:
         """Stop the server whatever state it is in (immediate: nothing to keep), then remove."""
+        if self.reaper is not None:
+            self.reaper.cancel()
         if self.postmaster_pid() is not None:
             self._run(
                 str(self.bindir / "pg_ctl"),
