@@ -39,11 +39,11 @@ def _file_rows(data: dict) -> Iterable[object]:
                sorted(fd.returns.items()), sorted(fd.properties), fd.exports)
 
 
-def digests(root: Path) -> dict[str, object]:
-    """Index ``root`` cold and digest what the index holds."""
+def digests(root: Path, exclude: Iterable[str] = ()) -> dict[str, object]:
+    """Index ``root`` cold (without ``exclude``) and digest what the index holds."""
     from fleet.graph import index
 
-    g = index(root)
+    g = index(root, exclude=exclude)
     stats = g.stats()
     stats.pop("seconds", None)
     succ = g._succ

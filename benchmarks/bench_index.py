@@ -370,7 +370,7 @@ def main() -> int:
     if args.worker == "digest":
         from _index_digest import digests
 
-        print(json.dumps(digests(args.root), indent=1))
+        print(json.dumps(digests(args.root, args.exclude), indent=1))
         return 0
     if args.worker:
         fn = {"ts": worker_treesitter, "ast": worker_ast, "index": worker_index}[args.worker]

@@ -35,6 +35,7 @@ class Members(Typing):
     # ``walk_chain`` and ``dotted_name`` in C (fanout_chain.c), or None
     _c_walk_chain: Callable[..., tuple[str | None, bool]] | None
     _c_dotted_name: Callable[..., tuple[str | None, bool]] | None
+    _c_mro: Callable[..., list[str]] | None  # ``mro`` in C (fanout_mro.c), or None
 
     def _chain(self, key: tuple[str, str], compute: Callable[[], tuple[str | None, bool]]
                ) -> tuple[str | None, bool]:
@@ -153,7 +154,12 @@ class Members(Typing):
 
     def _mro(self, cls: str) -> list[str]:
         """Depth-first, left to right over resolved bases; memoised with its dependency keys
-        (replayed on reuse) unless a base list is being computed (its guard is in place)."""
+        (replayed on reuse) unless a base list is being computed (its guard is in place). In
+        C (``mro``, fanout_mro.c, which calls ``_compute_bases`` back) when the extension is
+        built; this stays the specification (a test compares both)."""
+        c_mro = self._c_mro
+        if c_mro is not None:
+            return c_mro(self, cls)
         hit = self._mro_cache.get(cls)
         if hit is not None:
             self._deps |= hit[1]

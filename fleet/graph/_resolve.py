@@ -93,6 +93,8 @@ class Resolver(Members):
         self._c_walk = in_c.walk if in_c is not None else None
         self._c_walk_chain = in_c.walk_chain if in_c is not None else None
         self._c_dotted_name = in_c.dotted_name if in_c is not None else None
+        self._c_mro = in_c.mro if in_c is not None else None  # (fanout_mro.c)
+        self._c_enclosing = in_c.enclosing_class if in_c is not None else None
 
     # -- public --------------------------------------------------------------------------
     def resolve_with_deps(self, fd: FileData) -> tuple[FileRefs, frozenset[str]]:
@@ -123,13 +125,15 @@ class Resolver(Members):
             # (fanout_miss.c: ``_resolve``'s, through the same lookups and memo)
             ctx = (self.symbols, self._deps, self._chains, fd.imports, fd.scoped_imports,
                    fd.params, fd.local_types, bool(fd.star_imports), fd.record.path, _BUILTINS,
-                   *self._chain_callables(), self._typed_local,
-                   f"{fd.record.path}{_MODULE_SUFFIX}") if (
+                   *self._chain_callables(), self, f"{fd.record.path}{_MODULE_SUFFIX}") if (
                 python and self._c_lookup is not None and not self._depth
                 and not self._computing_bases) else None
+            c_enclosing = self._c_enclosing
+            enclosing = (partial(c_enclosing, self.symbols) if c_enclosing is not None
+                         else self._enclosing_class)
             found, flag_bytes = native.fanout(
                 raw.scopes, raw.names, raw.kinds, KINDS, local, python, classes,
-                self._enclosing_class, cache, self._resolve, fd, RawRef, ctx)
+                enclosing, cache, self._resolve, fd, RawRef, ctx)
             return FileRefs(fd.record.path, raw, found, flag_bytes, self._fixture_refs(fd))
         targets: list[str | None] = []
         flags = bytearray(len(fd.refs))
@@ -353,6 +357,11 @@ class Resolver(Members):
         return None
 
     def _enclosing_class(self, scope: str) -> str | None:
+        """The class whose method (or a function nested in one) ``scope`` is, else None. In
+        C (``enclosing_class``, fanout_mro.c) when the extension is built."""
+        c_enclosing = self._c_enclosing
+        if c_enclosing is not None:
+            return c_enclosing(self.symbols, scope)
         sid: str | None = scope
         seen_function = False
         while sid is not None:

@@ -39,6 +39,8 @@ static int ensure_constants(void) {
 #include "fanout_walk.c"
 /* walk_chain(resolver, start, rest), dotted_name(resolver, name): Members' memoised chains */
 #include "fanout_chain.c"
+/* mro(resolver, cls): Members._mro with the base lists' order in C */
+#include "fanout_mro.c"
 
 /* the key's scope for reference (scope, name, kind): a new reference, or NULL on error */
 static PyObject *key_scope(PyObject *scope, PyObject *name, int has_call, PyObject *kind,

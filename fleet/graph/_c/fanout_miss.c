@@ -10,13 +10,15 @@
  *   - ``self.x`` / ``cls.x`` in a method: the chain memo's (class, "x"), else ``_walk_chain``;
  *   - the scope lookup (``lookup_scopes``, fanout.c): a local; a symbol and its chain; a
  *     name imported in an enclosing body or at module level, through the memo's ("", dotted);
- *     a typed local through ``Resolver._typed_local``;
+ *     a typed local (``Resolver._typed_local``: its type expression resolved here too, below
+ *     the top, where the memo is not read; the Python method where that is NotImplemented);
  *   - a name bound nowhere: a module-level binding outside a plain assignment, a builtin.
  * A memo hit adds its recorded dependency keys to the file's, as ``Members._chain`` does; the
  * memo is only read here, at the top of a resolution (no cycle guard in place), where
  * ``_chain`` reads it too. Every dependency key the Python method records is recorded here.
  *
- * ctx: the tuple Resolver.resolve_file builds once per file, in the order of the enum below.
+ * ctx: the tuple Resolver.resolve_file builds once per file, in the order of the enum below
+ * (C_RESOLVER: the resolver itself, for ``_depth`` and the methods called back).
  *
  * Part of fanout.c's translation unit, which includes it (as pyextract.c includes its parts):
  * not compiled on its own.
@@ -26,10 +28,11 @@ PyObject *fleet_lookup_scopes(PyObject *self, PyObject *const *args, Py_ssize_t 
 
 enum {
   C_SYMBOLS, C_DEPS, C_CHAINS, C_IMPORTS, C_SCOPED, C_PARAMS, C_TYPES, C_STARS, C_PATH,
-  C_BUILTINS, C_WALK_CHAIN, C_DOTTED_NAME, C_TYPED_LOCAL, C_MODULE_ID, C_SIZE
+  C_BUILTINS, C_WALK_CHAIN, C_DOTTED_NAME, C_RESOLVER, C_MODULE_ID, C_SIZE
 };
 
-static PyObject *M_EMPTY, *M_SELF, *M_CLS, *M_STARS, *M_BUILTINS_DOT, *M_LOCAL;
+static PyObject *M_EMPTY, *M_SELF, *M_CLS, *M_STARS, *M_BUILTINS_DOT, *M_LOCAL, *M_DEPTH,
+    *M_TYPED_LOCAL, *M_RESOLVE, *M_VALUE_TYPE, *M_NUL, *M_SEP, *M_NAME, *M_CLASS;
 
 static int ready(void) {
   if (M_LOCAL != NULL) return 0;
@@ -38,7 +41,17 @@ static int ready(void) {
   M_CLS = PyUnicode_InternFromString("cls");
   M_STARS = PyUnicode_FromStringAndSize("stars\0", 6);
   M_BUILTINS_DOT = PyUnicode_InternFromString("builtins.");
-  if (!M_EMPTY || !M_SELF || !M_CLS || !M_STARS || !M_BUILTINS_DOT) return -1;
+  M_DEPTH = PyUnicode_InternFromString("_depth");
+  M_TYPED_LOCAL = PyUnicode_InternFromString("_typed_local");
+  M_RESOLVE = PyUnicode_InternFromString("_resolve");
+  M_VALUE_TYPE = PyUnicode_InternFromString("_value_type");
+  M_NUL = PyUnicode_FromStringAndSize("\0", 1);
+  M_SEP = PyUnicode_InternFromString("::");
+  M_NAME = PyUnicode_InternFromString("name");
+  M_CLASS = PyUnicode_InternFromString("class");
+  if (!M_EMPTY || !M_SELF || !M_CLS || !M_STARS || !M_BUILTINS_DOT || !M_DEPTH ||
+      !M_TYPED_LOCAL || !M_RESOLVE || !M_VALUE_TYPE || !M_NUL || !M_SEP || !M_NAME || !M_CLASS)
+    return -1;
   M_LOCAL = PyTuple_Pack(2, M_EMPTY, Py_False); /* a local variable: its type is unknown */
   return M_LOCAL ? 0 : -1;
 }
@@ -75,9 +88,16 @@ static PyObject *enclosing_class(PyObject *classes, PyObject *enclosing, PyObjec
 }
 
 /* ``Members._chain((a, b), compute)`` at the top of a resolution: the memo's result with its
-   keys added to deps, else compute(arg) or compute(arg, arg2) (which memoises it) */
+   keys added to deps, else compute(arg) or compute(arg, arg2) (which memoises it). Below the
+   top (``top`` 0, inside a typed local's lookup) compute is called at once: it is
+   ``_walk_chain`` / ``_dotted_name``, which then skip the memo as ``_chain`` does. */
 static PyObject *chain(PyObject *ctx, PyObject *a, PyObject *b, int compute, PyObject *arg,
-                       PyObject *arg2) {
+                       PyObject *arg2, int top) {
+  if (!top) {
+    PyObject *fn = PyTuple_GET_ITEM(ctx, compute);
+    return arg2 ? PyObject_CallFunctionObjArgs(fn, arg, arg2, NULL)
+                : PyObject_CallOneArg(fn, arg);
+  }
   PyObject *key = PyTuple_Pack(2, a, b);
   if (key == NULL) return NULL;
   PyObject *hit = PyDict_GetItemWithError(PyTuple_GET_ITEM(ctx, C_CHAINS), key); /* borrowed */
@@ -118,8 +138,9 @@ static int pair(PyObject *r, PyObject **target, int *exact) {
 
 /* an import's or a dotted name's resolution through the memo: r when it resolved (for an
    import: exactly), else (fallback, True) */
-static PyObject *dotted(PyObject *ctx, PyObject *full, PyObject *fallback, int need_exact) {
-  PyObject *r = chain(ctx, M_EMPTY, full, C_DOTTED_NAME, full, NULL);
+static PyObject *dotted(PyObject *ctx, PyObject *full, PyObject *fallback, int need_exact,
+                        int top) {
+  PyObject *r = chain(ctx, M_EMPTY, full, C_DOTTED_NAME, full, NULL, top);
   PyObject *target;
   int exact;
   if (r == NULL || pair(r, &target, &exact)) {
@@ -131,11 +152,16 @@ static PyObject *dotted(PyObject *ctx, PyObject *full, PyObject *fallback, int n
   return PyTuple_Pack(2, fallback, Py_True);
 }
 
-static PyObject *resolve_miss(PyObject *ctx, PyObject *scope, PyObject *name,
-                             PyObject *kind, int has_call, PyObject *classes, PyObject *enclosing,
-                             PyObject *fd) {
+static PyObject *typed_local(PyObject *ctx, PyObject *found, PyObject *rest,
+                             PyObject *classes, PyObject *enclosing, PyObject *fd);
+
+/* ``_resolve`` of a reference (scope, name, kind) of the file, or NotImplemented; ``top``: at
+   the top of a resolution (the memo read), else inside a typed local's lookup */
+static PyObject *resolve_miss_at(PyObject *ctx, PyObject *scope, PyObject *name,
+                                 PyObject *kind, int has_call, PyObject *classes,
+                                 PyObject *enclosing, PyObject *fd, int top) {
   if (PyUnicode_CompareWithASCIIString(kind, "import") == 0)
-    return dotted(ctx, name, name, 1);
+    return dotted(ctx, name, name, 1, top);
   if (has_call || PyUnicode_CompareWithASCIIString(kind, "inherit") == 0)
     return Py_NewRef(Py_NotImplemented);
   Py_ssize_t n = PyUnicode_GET_LENGTH(name);
@@ -150,7 +176,7 @@ static PyObject *resolve_miss(PyObject *ctx, PyObject *scope, PyObject *name,
     PyObject *cls = enclosing_class(classes, enclosing, scope); /* borrowed */
     if (cls == NULL) goto done;
     if (cls != Py_None) {
-      result = has_rest ? chain(ctx, cls, rest, C_WALK_CHAIN, cls, rest)
+      result = has_rest ? chain(ctx, cls, rest, C_WALK_CHAIN, cls, rest, top)
                         : PyTuple_Pack(2, cls, Py_True);
       goto done;
     }
@@ -182,19 +208,20 @@ static PyObject *resolve_miss(PyObject *ctx, PyObject *scope, PyObject *name,
     Py_DECREF(found);
     if (via == NULL) goto done;
   } else if (PyUnicode_READ_CHAR(found, 0) == 0) { /* a typed local */
-    result = PyObject_CallFunctionObjArgs(PyTuple_GET_ITEM(ctx, C_TYPED_LOCAL), found, rest,
-                                          fd, NULL);
+    result = top ? typed_local(ctx, found, rest, classes, enclosing, fd)
+                 : PyObject_CallMethodObjArgs(PyTuple_GET_ITEM(ctx, C_RESOLVER), M_TYPED_LOCAL,
+                                              found, rest, fd, NULL); /* below: Python's */
     Py_DECREF(found);
     goto done;
   } else {
-    result = has_rest ? chain(ctx, found, rest, C_WALK_CHAIN, found, rest)
+    result = has_rest ? chain(ctx, found, rest, C_WALK_CHAIN, found, rest, top)
                       : PyTuple_Pack(2, found, Py_True);
     Py_DECREF(found);
     goto done;
   }
   if (via != NULL) {
     PyObject *full = has_rest ? PyUnicode_FromFormat("%U.%U", via, rest) : Py_NewRef(via);
-    if (full != NULL) result = dotted(ctx, full, full, 0);
+    if (full != NULL) result = dotted(ctx, full, full, 0, top);
     Py_XDECREF(full);
     goto done;
   }
@@ -230,5 +257,108 @@ done:
   Py_XDECREF(head);
   Py_XDECREF(rest);
   Py_XDECREF(via);
+  return result;
+}
+
+static PyObject *resolve_miss(PyObject *ctx, PyObject *scope, PyObject *name,
+                             PyObject *kind, int has_call, PyObject *classes, PyObject *enclosing,
+                             PyObject *fd) {
+  return resolve_miss_at(ctx, scope, name, kind, has_call, classes, enclosing, fd, 1);
+}
+
+/* resolver._depth += delta: 0, or -1 on error */
+static int bump_depth(PyObject *resolver, long delta) {
+  PyObject *now = PyObject_GetAttr(resolver, M_DEPTH);
+  if (now == NULL) return -1;
+  long value = PyLong_AsLong(now);
+  Py_DECREF(now);
+  if (value == -1 && PyErr_Occurred()) return -1;
+  PyObject *next = PyLong_FromLong(value + delta);
+  if (next == NULL) return -1;
+  int bad = PyObject_SetAttr(resolver, M_DEPTH, next);
+  Py_DECREF(next);
+  return bad;
+}
+
+/* ``Resolver._typed_local(found, rest, fd)`` (found = "\0" scope "\0" type expression) for a
+   miss at the top of a resolution (``_depth`` 0, so never over its limit of 8): the type
+   expression resolved as a name in that scope below the top (``_depth`` 1; through
+   resolve_miss_at, or the Python methods where it answers NotImplemented), then ``rest``
+   walked from the class of its value (a class itself here; ``_value_type`` otherwise). */
+static PyObject *typed_local(PyObject *ctx, PyObject *found, PyObject *rest,
+                             PyObject *classes, PyObject *enclosing, PyObject *fd) {
+  PyObject *resolver = PyTuple_GET_ITEM(ctx, C_RESOLVER);
+  if (PyUnicode_GET_LENGTH(rest) == 0) return Py_NewRef(M_LOCAL);
+  PyObject *parts = PyUnicode_Split(found, M_NUL, -1);
+  if (parts == NULL) return NULL;
+  if (PyList_GET_SIZE(parts) != 3) { /* not this method's: the Python one says why */
+    Py_DECREF(parts);
+    return PyObject_CallMethodObjArgs(resolver, M_TYPED_LOCAL, found, rest, fd, NULL);
+  }
+  PyObject *scope = PyList_GET_ITEM(parts, 1), *type_expr = PyList_GET_ITEM(parts, 2);
+  PyObject *r = NULL, *result = NULL;
+  if (bump_depth(resolver, 1) < 0) goto done;
+  Py_ssize_t call = PyUnicode_Find(type_expr, PARENS, 0, PyUnicode_GET_LENGTH(type_expr), 1);
+  r = call == -2 ? NULL
+                 : resolve_miss_at(ctx, scope, type_expr, M_NAME, call >= 0, classes,
+                                   enclosing, fd, 0);
+  if (r == Py_NotImplemented) { /* a star import, a call: back out, the Python method */
+    Py_CLEAR(r);
+    if (bump_depth(resolver, -1) == 0)
+      result = PyObject_CallMethodObjArgs(resolver, M_TYPED_LOCAL, found, rest, fd, NULL);
+    goto done;
+  }
+  { /* ``finally``: the depth restored, an exception already set kept */
+    PyObject *exc_type, *exc_value, *exc_tb;
+    PyErr_Fetch(&exc_type, &exc_value, &exc_tb);
+    int restored = bump_depth(resolver, -1) == 0;
+    if (exc_type != NULL) {
+      if (!restored) PyErr_Clear();
+      PyErr_Restore(exc_type, exc_value, exc_tb);
+    }
+    if (r == NULL || !restored) goto done;
+  }
+  PyObject *cls;
+  int exact;
+  if (pair(r, &cls, &exact)) goto done;
+  if (cls == Py_None || !exact || !PyUnicode_Check(cls) || PyUnicode_GET_LENGTH(cls) == 0) {
+    result = Py_NewRef(M_LOCAL);
+    goto done;
+  }
+  Py_ssize_t sep = PyUnicode_Find(cls, M_SEP, 0, PyUnicode_GET_LENGTH(cls), 1);
+  if (sep == -2) goto done;
+  if (sep < 0) { /* outside the repository */
+    Py_ssize_t builtin = PyUnicode_Tailmatch(cls, M_BUILTINS_DOT, 0, PY_SSIZE_T_MAX, -1);
+    if (builtin < 0) goto done;
+    if (builtin) {
+      result = Py_NewRef(M_LOCAL);
+    } else {
+      PyObject *joined = PyUnicode_FromFormat("%U.%U", cls, rest);
+      if (joined != NULL) result = PyTuple_Pack(2, joined, Py_False);
+      Py_XDECREF(joined);
+    }
+    goto done;
+  }
+  if (PySet_Add(PyTuple_GET_ITEM(ctx, C_DEPS), cls) < 0) goto done; /* the file's: the top */
+  PyObject *typed; /* ``_value_type(cls, False)``: a class is its instances' type */
+  PyObject *sym = PyDict_GetItemWithError(PyTuple_GET_ITEM(ctx, C_SYMBOLS), cls);
+  if (sym == NULL && PyErr_Occurred()) goto done;
+  if (sym != NULL && PyTuple_Check(sym) && PyTuple_GET_SIZE(sym) >= 14 &&
+      PyUnicode_Check(PyTuple_GET_ITEM(sym, 4)) &&
+      PyUnicode_Compare(PyTuple_GET_ITEM(sym, 4), M_CLASS) == 0)
+    typed = Py_NewRef(cls);
+  else
+    typed = PyObject_CallMethodObjArgs(resolver, M_VALUE_TYPE, cls, Py_False, NULL);
+  if (typed == NULL) goto done;
+  if (typed == Py_None) {
+    Py_DECREF(typed);
+    result = Py_NewRef(M_LOCAL);
+    goto done;
+  }
+  result = chain(ctx, typed, rest, C_WALK_CHAIN, typed, rest, 1); /* memoised at the top */
+  Py_DECREF(typed);
+done:
+  Py_DECREF(parts);
+  Py_XDECREF(r);
   return result;
 }

@@ -15,7 +15,7 @@
  */
 
 static PyObject *W_DOT, *W_DEPS, *W_SYMBOLS, *W_MRO_CACHE, *W_EXTERNAL, *W_MRO, *W_MEMBER,
-    *W_MEMBER_TYPE, *W_ATTRIBUTE_TYPE, *W_CLASS, *W_MODULE, *W_FUNCTION;
+    *W_MEMBER_TYPE, *W_ATTRIBUTE_TYPE, *W_CLASS, *W_MODULE, *W_FUNCTION, *W_C_MRO;
 
 static int walk_ready(void) {
   if (W_FUNCTION != NULL) return 0;
@@ -30,9 +30,12 @@ static int walk_ready(void) {
   W_ATTRIBUTE_TYPE = PyUnicode_InternFromString("_attribute_type");
   W_CLASS = PyUnicode_InternFromString("class");
   W_MODULE = PyUnicode_InternFromString("module");
-  W_FUNCTION = PyUnicode_InternFromString("function");
-  return (W_DOT && W_DEPS && W_SYMBOLS && W_MRO_CACHE && W_EXTERNAL && W_MRO && W_MEMBER &&
-          W_MEMBER_TYPE && W_ATTRIBUTE_TYPE && W_CLASS && W_MODULE && W_FUNCTION) ? 0 : -1;
+  W_C_MRO = PyUnicode_InternFromString("_c_mro");
+  W_FUNCTION = PyUnicode_InternFromString("function"); /* last: the test at the top */
+  return (W_C_MRO && W_DOT && W_DEPS && W_SYMBOLS && W_MRO_CACHE && W_EXTERNAL && W_MRO &&
+          W_MEMBER && W_MEMBER_TYPE && W_ATTRIBUTE_TYPE && W_CLASS && W_MODULE && W_FUNCTION)
+             ? 0
+             : -1;
 }
 
 typedef struct {
@@ -42,6 +45,8 @@ typedef struct {
 
 /* fanout_chain.c, after this file: a module's members (``_member``'s module branch) */
 static PyObject *module_member(Walk *w, PyObject *cur, PyObject *sym, PyObject *part);
+/* fanout_mro.c, after this file: ``Members._mro`` */
+PyObject *fleet_mro(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 
 /* symbols[id]'s kind (borrowed), NULL when id is no symbol (check PyErr_Occurred) */
 static PyObject *kind_of_symbol(Walk *w, PyObject *id) {
@@ -73,7 +78,13 @@ static PyObject *mro(Walk *w, PyObject *cls) {
   }
   Py_DECREF(cache);
   if (PyErr_Occurred()) return NULL;
-  PyObject *order = PyObject_CallMethodOneArg(w->resolver, W_MRO, cls);
+  /* the miss: ``_mro`` in C (fanout_mro.c) unless the resolver has it off */
+  PyObject *c_mro = PyObject_GetAttr(w->resolver, W_C_MRO);
+  if (c_mro == NULL) return NULL;
+  PyObject *call[2] = {w->resolver, cls};
+  PyObject *order = c_mro != Py_None ? fleet_mro(NULL, call, 2)
+                                     : PyObject_CallMethodOneArg(w->resolver, W_MRO, cls);
+  Py_DECREF(c_mro);
   if (order != NULL && !PyList_Check(order)) {
     Py_DECREF(order);
     PyErr_SetString(PyExc_TypeError, "walk: an MRO that is not a list");

@@ -272,6 +272,10 @@ PyObject *fleet_walk_chain(PyObject *self, PyObject *const *args,
                            Py_ssize_t nargs); /* fanout_chain.c, in fanout.c */
 PyObject *fleet_dotted_name(PyObject *self, PyObject *const *args,
                             Py_ssize_t nargs); /* fanout_chain.c, in fanout.c */
+PyObject *fleet_mro(PyObject *self, PyObject *const *args,
+                    Py_ssize_t nargs); /* fanout_mro.c, in fanout.c */
+PyObject *fleet_enclosing_class(PyObject *self, PyObject *const *args,
+                                Py_ssize_t nargs); /* fanout_mro.c, in fanout.c */
 PyObject *fleet_foreign_keys(PyObject *self, PyObject *args); /* keys.c */
 PyObject *fleet_reintern(PyObject *self, PyObject *args); /* keys.c */
 PyObject *fleet_call_tails(PyObject *self, PyObject *args); /* facts.c */
@@ -303,6 +307,12 @@ static PyMethodDef METHODS[] = {
     {"walk_chain", (PyCFunction)(void (*)(void))fleet_walk_chain, METH_FASTCALL,
      "walk_chain(resolver, start, rest) -> (symbol, exact): Members._walk_chain in C, memoised "
      "as _chain memoises (fanout_chain.c)."},
+    {"mro", (PyCFunction)(void (*)(void))fleet_mro, METH_FASTCALL,
+     "mro(resolver, cls) -> list: Members._mro with _compute_mro and _class_bases in C, "
+     "_compute_bases called back (fanout_mro.c)."},
+    {"enclosing_class", (PyCFunction)(void (*)(void))fleet_enclosing_class, METH_FASTCALL,
+     "enclosing_class(symbols, scope) -> str | None: Resolver._enclosing_class in C "
+     "(fanout_mro.c)."},
     {"dotted_name", (PyCFunction)(void (*)(void))fleet_dotted_name, METH_FASTCALL,
      "dotted_name(resolver, name) -> (symbol, exact): Members._dotted_name in C, memoised "
      "as _chain memoises (fanout_chain.c)."},

@@ -158,13 +158,14 @@ def test_the_c_loop_over_columns_answers_as_the_python_loop(tmp_path: Path) -> N
 
 def test_the_misses_answered_in_c_are_the_python_methods_answers(tmp_path: Path) -> None:
     """A Python file's cache misses go to ``fanout_miss.c`` first, and chains to ``walk``
-    (``fanout_walk.c``) through ``walk_chain`` / ``dotted_name`` (``fanout_chain.c``) (locals,
-    ``self.`` chains,
-    symbols and their chains, imports, builtins, module-level bindings; the memo read as
-    ``_chain`` reads it): file by file, in order, the same targets, flags, extra references and
-    dependency keys as a resolver whose every miss is ``Resolver._resolve`` (and its scope
-    lookup the Python method), on a repository of each case, the stdlib's ``email`` and
-    ``json`` and the example repository."""
+    (``fanout_walk.c``) through ``walk_chain`` / ``dotted_name`` (``fanout_chain.c``):
+    locals, ``self.`` chains, symbols and their chains, imports, builtins, module-level
+    bindings, typed locals (their type expressions through star imports, calls, other typed
+    locals, outside the repository); the memo read as ``_chain`` reads it. File by file, in
+    order: the same targets, flags, extra references and dependency keys as a resolver whose
+    every miss is ``Resolver._resolve`` (and its scope lookup the Python method), on a
+    repository of each case, the stdlib's ``email`` and ``json`` and the example
+    repository."""
     import sysconfig
 
     from fleet.graph._extract_native import native_module
@@ -201,6 +202,26 @@ def test_the_misses_answered_in_c_are_the_python_methods_answers(tmp_path: Path)
         """)
     put(repo, "pkg/stars.py", "from pkg.core import *\n\n\ndef f():\n    return Engine().run()"
         " + len([]) + undefined\n")
+    put(repo, "pkg/typed.py", """\
+        import os
+        from pkg.core import Engine
+        from pkg.stars import *
+
+
+        def make() -> Engine:
+            return Engine()
+
+
+        class Holder:
+            def use(self, e: Engine, n: int, p: os.PathLike, q: "Engine", r: Optional[Engine]):
+                a = Engine()
+                b = make()
+                c = f()
+                d = Gone()
+                g = a
+                return (e.run(), n.bit_length(), p.fspath, q.stop(), a.run.x, b.run(), c.real,
+                        d.x, g.stop(), r.run(), self.use, e.missing, make().stop())
+        """)
     stdlib = Path(sysconfig.get_paths()["stdlib"])
     compared = 0
     for root in (repo, stdlib / "email", stdlib / "json", Path(__file__).parents[3] / "examples"):
@@ -210,6 +231,8 @@ def test_the_misses_answered_in_c_are_the_python_methods_answers(tmp_path: Path)
         in_python._c_lookup = None  # no miss context: every miss through ``_resolve``
         in_python._c_walk = None  # and every chain through ``_walk_py``
         in_python._c_walk_chain = in_python._c_dotted_name = None  # memoised by ``_chain``
+        in_python._c_mro = None  # and MROs through ``_compute_mro``, ``_class_bases``
+        in_python._c_enclosing = None
         asked = {"c": 0, "python": 0}
         _count_misses(in_c, asked, "c")
         _count_misses(in_python, asked, "python")
@@ -305,6 +328,7 @@ def test_the_chains_in_c_are_the_python_methods_chains(tmp_path: Path) -> None:
         in_c = Resolver(g._data, g.symbols)
         in_python = Resolver(g._data, g.symbols)
         in_python._c_walk = in_python._c_walk_chain = in_python._c_dotted_name = None
+        in_python._c_mro = None
         assert in_c._c_walk_chain is not None and in_c._c_dotted_name is not None
         for depth in (0, 1):
             in_c._depth = in_python._depth = depth
@@ -320,3 +344,58 @@ def test_the_chains_in_c_are_the_python_methods_chains(tmp_path: Path) -> None:
                 compared += 1
             assert in_c._chains == in_python._chains
     assert compared > 1_000
+
+
+def test_the_mro_in_c_is_the_python_methods_mro(tmp_path: Path) -> None:
+    """``mro`` (``fanout_mro.c``: ``_mro``, ``_compute_mro`` and ``_class_bases``, with
+    ``_compute_bases`` called back) gives what the Python methods give: the same order and
+    dependency keys for every class of the stdlib's ``email`` and ``json``, the examples and
+    a repository of diamonds, an inheritance cycle, external and unresolved bases, in the same
+    order on two resolvers, at the top and while a base list is being computed (no memo); and
+    the same memos and base lists after. And ``enclosing_class`` (C) answers as
+    ``Resolver._enclosing_class`` for every symbol as a scope."""
+    import sysconfig
+
+    repo = tmp_path / "mro"
+    put(repo, "m.py", """\
+        import unittest
+        from missing import Gone
+
+
+        class A: pass
+        class B(A): pass
+        class C(A): pass
+        class D(B, C, unittest.TestCase): pass
+        class Loop1(Loop2): pass
+        class Loop2(Loop1): pass
+        class E(Gone, D): pass
+        class F(E, object):
+            class Inner(D): pass
+        """)
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    compared = 0
+    for root in (repo, stdlib / "email", stdlib / "json", Path(__file__).parents[3] / "examples"):
+        g = index(root)
+        classes = sorted(i for i, s in g.symbols.items() if s.kind == "class")
+        in_c = Resolver(g._data, g.symbols)
+        in_python = Resolver(g._data, g.symbols)
+        in_python._c_mro = None
+        assert in_c._c_mro is not None
+        for computing in (1, 0, 0):  # below the top, then the top twice (the memo's hits)
+            in_c._computing_bases = in_python._computing_bases = computing
+            for cls in classes:
+                results = []
+                for resolver in (in_c, in_python):
+                    deps: set[str] = set()
+                    resolver._deps = deps
+                    results.append((resolver._mro(cls), deps))
+                assert results[0] == results[1], (cls, computing)
+                compared += 1
+        assert (in_c._mro_cache, in_c._bases, in_c._bases_deps, in_c._external_bases) == (
+            in_python._mro_cache, in_python._bases, in_python._bases_deps,
+            in_python._external_bases)
+        in_python._c_enclosing = None  # ``enclosing_class`` (C) for every scope and a stranger
+        for scope in [*sorted(g.symbols), "nowhere.py::f"]:
+            assert in_c._enclosing_class(scope) == in_python._enclosing_class(scope), scope
+            compared += 1
+    assert compared > 500
