@@ -28,7 +28,9 @@ three inputs for what no single symbol's merge can see:
 - a version spelled as parts (``MAJOR``/``MINOR``/``MICRO``) whose parts the two sides changed
   into a version neither side has (``_version_parts.py``: kivy ``bb00aa60d135``);
 - a call passing a keyword that the function it calls, defined in the file, no longer accepts
-  where an input's definition did (``_calls.py``: sentry-python ``6e412d7f28c6``).
+  where an input's definition did (``_calls.py``: sentry-python ``6e412d7f28c6``);
+- a class left abstract (an inherited ``@abstractmethod`` implemented nowhere) that every input
+  having it has concrete (``_abstract.py``: mitmproxy ``4791fbd906b1``).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from fleet import pyast
+from fleet.merge._abstract import abstract_made
 from fleet.merge._calls import keyword_dropped
 from fleet.merge._diff3 import ascending, both_inserted, compose_disjoint, diff3
 from fleet.merge._twice import added_twice, applied_twice
@@ -356,6 +359,7 @@ def unsure(base: str, ours: str, theirs: str, merged: str) -> str | None:
         or applied_twice(base, ours, theirs, merged)
         or version_parts_combined(trees)
         or keyword_dropped(trees)
+        or abstract_made(trees)
     )
     if twice is not None:
         return twice
