@@ -60,7 +60,10 @@ PYTEST_ARGS ?= -n 4 --dist loadgroup --durations=30
 # and a sweep writes thousands. TEST_TMPDIR= (empty) keeps $$TMPDIR.
 TEST_TMPDIR ?= $(shell df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 && $$4 > 8388608 {print "/dev/shm"}')
 
+# pytest's assertion-rewritten test modules, written before the workers start (each collects
+# every module at the same moment, so none found another's cache: tests/_rewrite_cache.py).
 pytest: $(STAMP) bytecode
+	$(BIN)/python tests/_rewrite_cache.py
 	$(if $(TEST_TMPDIR),TMPDIR=$(TEST_TMPDIR) )$(BIN)/pytest $(PYTEST_ARGS)
 
 test: deps-test lint typecheck layers pytest
