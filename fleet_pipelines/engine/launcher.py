@@ -106,12 +106,14 @@ class SubmittingJobLauncher:
                     retry = None
                 self._retry_wait.pop(run_id, None)
                 self._made.discard(run_id)
-                with self._lock:
-                    self._pending.pop(run_id, None)
-                    if retry is not None:  # the job's outcome is its retry's
-                        self._pending[retry] = job_id
-                if retry is None:
-                    self._finished(run_outcome(self.engine.instance, job_id, run_id))
+                try:
+                    if retry is None:  # recorded before join() can see the run gone
+                        self._finished(run_outcome(self.engine.instance, job_id, run_id))
+                finally:
+                    with self._lock:
+                        self._pending.pop(run_id, None)
+                        if retry is not None:  # the job's outcome is its retry's
+                            self._pending[retry] = job_id
 
     def _retry(self, run: Any) -> None:
         try:
