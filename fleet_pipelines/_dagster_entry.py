@@ -5,18 +5,26 @@ then frozen (fleet_pipelines/_startup.py), as the console scripts would run them
     python -m fleet_pipelines._dagster_entry dagster-daemon run -w WORKSPACE
     python -m fleet_pipelines._dagster_entry dagster code-server start -m MODULE ...
 
+The code server's proxy starts the process that loads the code (``dagster api grpc``, again
+after each reload) with ``python -m dagster``; here it starts it through this module too
+(``python -m fleet_pipelines._dagster_entry dagster api grpc ...``), which also imports the
+location's module (``-m``) inside :func:`heavy_imports`, before the server imports it again
+(then a no-op). A module that fails to import is left to the server, which reports the error as
+Dagster does.
+
 The command line keeps the script's name and arguments (``dagster-daemon run``,
-``code-server start``): fleet finds its daemon and code server by them."""
+``code-server start``, ``api grpc``): fleet finds its daemon and code server by them."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import sys
 from typing import Any
 
 from fleet_pipelines._startup import heavy_imports, own_process
 
-__all__ = ["ENTRIES", "main"]
+__all__ = ["ENTRIES", "grpc_entry_point", "main"]
 
 # script -> its click command (module, name, the keywords its console script passes), and what
 # it imports as it starts (the daemon: its controller, the instance's storage and run launcher
@@ -30,6 +38,21 @@ ENTRIES: dict[str, tuple[str, str, dict[str, Any], tuple[str, ...]]] = {
 }
 
 
+def grpc_entry_point(executable_path: str) -> list[str]:
+    """What Dagster's ``get_python_environment_entry_point`` returns (``[python, "-m",
+    "dagster"]``), through this module: the code server's children start as its own do."""
+    return [executable_path, "-m", "fleet_pipelines._dagster_entry", "dagster"]
+
+
+def _user_module(rest: list[str]) -> str | None:
+    """The code location's module of ``dagster api grpc ... -m MODULE`` (or
+    ``--module-name``)."""
+    for i, arg in enumerate(rest[:-1]):
+        if arg in ("-m", "--module-name"):
+            return rest[i + 1]
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] not in ENTRIES:
@@ -39,10 +62,19 @@ def main(argv: list[str] | None = None) -> int:
     script, *rest = args
     module_name, name, keywords, modules = ENTRIES[script]
     own_process()
+    grpc = script == "dagster" and rest[:2] == ["api", "grpc"]
     with heavy_imports():
         command = getattr(importlib.import_module(module_name), name)
         for module in modules:
             importlib.import_module(module)
+        if script == "dagster":
+            import dagster._grpc.server as server  # the proxy's children: through here too
+
+            server.get_python_environment_entry_point = grpc_entry_point
+        user = _user_module(rest) if grpc else None
+        if user is not None:
+            with contextlib.suppress(Exception):  # the server imports it again, reports it
+                importlib.import_module(user)
     return int(command(args=rest, prog_name=script, **keywords) or 0)
 
 

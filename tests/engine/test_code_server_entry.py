@@ -1,0 +1,65 @@
+"""The code server fleet starts (``dagster code-server start`` through
+``fleet_pipelines._dagster_entry``) starts the process that loads the code through the same entry
+(``... _dagster_entry dagster api grpc``): its start-up imports, the definitions' among them, made
+without the cyclic collector and frozen. It loads and serves the location as before."""
+
+from __future__ import annotations
+
+import gc
+import os
+from pathlib import Path
+
+from fleet_pipelines.engine import WORKSPACE, CodeServerProcess
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rpartition(")")[2].split()[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def _argv(pid: int) -> list[str]:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")[:-1]
+
+
+def test_the_code_servers_child_starts_through_the_entry_and_serves(tmp_path: Path) -> None:
+    from dagster._grpc.client import DagsterGrpcClient
+    from dagster._grpc.types import ListRepositoriesResponse
+    from dagster._serdes import deserialize_value
+
+    home = tmp_path / "dagster"
+    home.mkdir()
+    code = CodeServerProcess(home, WORKSPACE, {})
+    pid = code.start()
+    try:
+        client = DagsterGrpcClient(socket=str(code._socket()), host="localhost")
+        listed = client.list_repositories()  # (answered once the child has loaded the code)
+        argvs = [_argv(child) for child in _children(pid)]
+        grpc = [a for a in argvs if a[1:6] == ["-m", "fleet_pipelines._dagster_entry", "dagster",
+                                               "api", "grpc"]]
+        assert len(grpc) == 1, argvs
+        assert "fleet_pipelines.definitions" in grpc[0]
+        response = deserialize_value(listed)
+        assert isinstance(response, ListRepositoriesResponse), response  # not a load error
+        assert response.repository_symbols, response
+    finally:
+        code.stop()
+
+
+def test_the_entry_names_the_user_module_of_a_grpc_command() -> None:
+    from fleet_pipelines._dagster_entry import _user_module, grpc_entry_point
+
+    assert _user_module(["api", "grpc", "--socket", "s", "-m", "pkg.defs", "-d", "."]) == \
+        "pkg.defs"
+    assert _user_module(["api", "grpc", "--module-name", "pkg.defs"]) == "pkg.defs"
+    assert _user_module(["api", "grpc", "--socket", "s"]) is None
+    assert grpc_entry_point("/venv/bin/python") == [
+        "/venv/bin/python", "-m", "fleet_pipelines._dagster_entry", "dagster"]
+    assert gc.isenabled()
