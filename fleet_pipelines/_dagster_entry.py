@@ -6,7 +6,8 @@ then frozen (fleet_pipelines/_startup.py), as the console scripts would run them
     python -m fleet_pipelines._dagster_entry dagster code-server start -m MODULE ...
 
 The code server's proxy starts the process that loads the code (``dagster api grpc``, again
-after each reload) with ``python -m dagster``; here it starts it through this module too
+after each reload) with ``python -m dagster``, as does a daemon on a ``python_module`` workspace;
+here they start it through this module too
 (``python -m fleet_pipelines._dagster_entry dagster api grpc ...``), which also imports the
 location's module (``-m``) inside :func:`heavy_imports`, before the server imports it again
 (then a no-op). A module that fails to import is left to the server, which reports the error as
@@ -24,7 +25,7 @@ from typing import Any
 
 from fleet_pipelines._startup import heavy_imports, own_process
 
-__all__ = ["ENTRIES", "grpc_entry_point", "main"]
+__all__ = ["ENTRIES", "grpc_entry_point", "main", "route_grpc_children"]
 
 # script -> its click command (module, name, the keywords its console script passes), and what
 # it imports as it starts (the daemon: its controller, the instance's storage and run launcher
@@ -42,6 +43,16 @@ def grpc_entry_point(executable_path: str) -> list[str]:
     """What Dagster's ``get_python_environment_entry_point`` returns (``[python, "-m",
     "dagster"]``), through this module: the code server's children start as its own do."""
     return [executable_path, "-m", "fleet_pipelines._dagster_entry", "dagster"]
+
+
+def route_grpc_children() -> None:
+    """The gRPC servers this process starts for a ``python_module`` code location (a code
+    server's proxy; a daemon or a workspace on ``workspace.yaml``) start through this module:
+    Dagster builds their command from ``get_python_environment_entry_point``, as imported by
+    ``dagster._grpc.server`` (tests/engine/test_code_server_entry.py pins it)."""
+    import dagster._grpc.server as server
+
+    server.get_python_environment_entry_point = grpc_entry_point
 
 
 def _user_module(rest: list[str]) -> str | None:
@@ -67,10 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         command = getattr(importlib.import_module(module_name), name)
         for module in modules:
             importlib.import_module(module)
-        if script == "dagster":
-            import dagster._grpc.server as server  # the proxy's children: through here too
-
-            server.get_python_environment_entry_point = grpc_entry_point
+        route_grpc_children()
         user = _user_module(rest) if grpc else None
         if user is not None:
             with contextlib.suppress(Exception):  # the server imports it again, reports it

@@ -100,7 +100,10 @@ def open_workspace(instance: DagsterInstance,
     the daemon load)."""
     import dagster
 
+    from fleet_pipelines._dagster_entry import route_grpc_children
+
     workspace = workspace_file(workspace)
+    route_grpc_children()  # a python_module location's server: started as fleet's own are
     return WorkspaceProcessContext(
         instance=instance, version=dagster.__version__, read_only=False,
         workspace_load_target=WorkspaceFileTarget(paths=[str(workspace)]))

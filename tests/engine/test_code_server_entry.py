@@ -63,3 +63,23 @@ def test_the_entry_names_the_user_module_of_a_grpc_command() -> None:
     assert grpc_entry_point("/venv/bin/python") == [
         "/venv/bin/python", "-m", "fleet_pipelines._dagster_entry", "dagster"]
     assert gc.isenabled()
+
+
+def test_a_workspace_opened_by_fleet_routes_its_servers_through_the_entry(tmp_path: Path) -> None:
+    """``open_workspace`` (and each entry) points the name Dagster's ``open_server_process``
+    builds a server's command from at :func:`grpc_entry_point`: a Dagster upgrade that moves
+    it fails here."""
+    import dagster._grpc.server as server
+    from dagster import DagsterInstance
+
+    from fleet_pipelines._dagster_entry import grpc_entry_point
+    from fleet_pipelines.engine._submit import open_workspace
+
+    (tmp_path / "home").mkdir()
+    with DagsterInstance.local_temp(str(tmp_path / "home")) as instance:
+        workspace = tmp_path / "workspace.yaml"
+        workspace.write_text("load_from: []\n")
+        with open_workspace(instance, workspace):
+            assert server.get_python_environment_entry_point is grpc_entry_point
+    assert "get_python_environment_entry_point(executable_path or sys.executable)" in \
+        Path(server.__file__).read_text()
