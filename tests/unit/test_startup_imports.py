@@ -5,6 +5,9 @@ from __future__ import annotations
 import gc
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 from fleet_pipelines._startup import heavy_imports
 
@@ -75,3 +78,21 @@ def test_the_entry_passes_what_dagsters_console_scripts_pass() -> None:
 
     assert ENTRIES["dagster"][2] == {"auto_envvar_prefix": dagster._cli.ENV_PREFIX}
     assert ENTRIES["dagster-daemon"][2] == {"obj": {}}
+
+
+def test_main_called_again_reuses_one_command_and_reads_the_environment_each_time(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A caller's ``main(argv)`` builds typer's click command once per process; every call
+    still sees the environment of its moment (the commands read it when they run)."""
+    from fleet_pipelines import cli
+
+    assert cli.main(["version"]) == 0
+    command = cli._embedded_command()
+    for name in ("one", "two"):
+        monkeypatch.setenv("FLEET_STORE_URL", f"sqlite:///{tmp_path / name}.db")
+        capsys.readouterr()
+        assert cli.main(["ledger", "verify"]) == 2  # no store there: the error names it
+        assert f"no fleet store at sqlite:///{tmp_path / name}.db" in \
+            "".join(capsys.readouterr()), name
+    assert cli._embedded_command() is command
