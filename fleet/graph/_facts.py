@@ -77,7 +77,11 @@ def add_facts(fd: FileData, src: bytes) -> None:
     symbols = {s.id: s for s in fd.symbols}
     returns: dict[str, str] = {}
     properties: set[str] = set()
-    for sym in fd.symbols:
+    native = native_module()
+    # in C, the symbols this loop can find anything on (a filter: the loop keeps its tests)
+    candidates = (map(fd.symbols.__getitem__, native.fact_candidates(src, fd.symbols))
+                  if native is not None and type(fd.symbols) is list else fd.symbols)
+    for sym in candidates:
         if sym.kind in ("function", "method"):
             sig = src[sym.sig_start_byte : sym.sig_end_byte]
             # each pattern needs a literal the cheap tests look for first: `->`; a `|`, a

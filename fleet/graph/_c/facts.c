@@ -114,3 +114,74 @@ done:
   PyBuffer_Release(&ends);
   return out;
 }
+
+/* whether ``needle`` occurs in s[lo:hi] (Python's slice bounds, clamped to n) */
+static int occurs(const unsigned char *s, Py_ssize_t n, Py_ssize_t lo, Py_ssize_t hi,
+                  const char *needle) {
+  size_t len = strlen(needle);
+  if (lo < 0) lo = 0;
+  if (hi > n) hi = n;
+  for (Py_ssize_t at = lo; at + (Py_ssize_t)len <= hi; at++) {
+    const unsigned char *hit = memchr(s + at, needle[0], (size_t)(hi - at));
+    if (hit == NULL) return 0;
+    at = hit - s;
+    if (at + (Py_ssize_t)len > hi) return 0;
+    if (memcmp(hit, needle, len) == 0) return 1;
+  }
+  return 0;
+}
+
+static Py_ssize_t field(PyObject *sym, Py_ssize_t i, int *bad) {
+  Py_ssize_t v = PyLong_AsSsize_t(PyTuple_GET_ITEM(sym, i));
+  if (v == -1 && PyErr_Occurred()) *bad = 1;
+  return v;
+}
+
+/*
+ * fact_candidates(src, symbols) -> [i, ...]: the indexes of the symbols for which
+ * add_facts's loop over a file's symbols can find anything, in order: a function or method
+ * whose signature holds ``->``, ``|``, ``Optional[`` or a quote, a method with ``property``
+ * between its start and its signature (its decorators), a variable named ``__all__``. The
+ * loop's body keeps every test it makes (this is a filter: a superset of what it uses).
+ */
+PyObject *fleet_fact_candidates(PyObject *self, PyObject *args) {
+  Py_buffer src;
+  PyObject *symbols;
+  if (!PyArg_ParseTuple(args, "y*O!", &src, &PyList_Type, &symbols)) return NULL;
+  const unsigned char *s = src.buf;
+  Py_ssize_t n = src.len;
+  PyObject *out = PyList_New(0);
+  for (Py_ssize_t i = 0; out != NULL && i < PyList_GET_SIZE(symbols); i++) {
+    PyObject *sym = PyList_GET_ITEM(symbols, i);
+    if (!PyTuple_Check(sym) || PyTuple_GET_SIZE(sym) < 14 ||
+        !PyUnicode_Check(PyTuple_GET_ITEM(sym, 4)) || !PyUnicode_Check(PyTuple_GET_ITEM(sym, 3))) {
+      PyErr_SetString(PyExc_TypeError, "fact_candidates: a symbol that is not a Symbol");
+      Py_CLEAR(out);
+      break;
+    }
+    PyObject *kind = PyTuple_GET_ITEM(sym, 4);
+    int method = PyUnicode_CompareWithASCIIString(kind, "method") == 0;
+    int wanted = 0, bad = 0;
+    if (method || PyUnicode_CompareWithASCIIString(kind, "function") == 0) {
+      Py_ssize_t start = field(sym, 6, &bad), sig0 = field(sym, 10, &bad),
+                 sig1 = field(sym, 11, &bad);
+      if (bad) {
+        Py_CLEAR(out);
+        break;
+      }
+      wanted = occurs(s, n, sig0, sig1, "->") || occurs(s, n, sig0, sig1, "|") ||
+               occurs(s, n, sig0, sig1, "Optional[") || occurs(s, n, sig0, sig1, "'") ||
+               occurs(s, n, sig0, sig1, "\"") ||
+               (method && start < sig0 && occurs(s, n, start, sig0, "property"));
+    } else if (PyUnicode_CompareWithASCIIString(kind, "variable") == 0) {
+      wanted = PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(sym, 3), "__all__") == 0;
+    }
+    if (wanted) {
+      PyObject *index = PyLong_FromSsize_t(i);
+      if (index == NULL || PyList_Append(out, index) < 0) Py_CLEAR(out);
+      Py_XDECREF(index);
+    }
+  }
+  PyBuffer_Release(&src);
+  return out;
+}

@@ -279,6 +279,7 @@ PyObject *fleet_enclosing_class(PyObject *self, PyObject *const *args,
 PyObject *fleet_foreign_keys(PyObject *self, PyObject *args); /* keys.c */
 PyObject *fleet_reintern(PyObject *self, PyObject *args); /* keys.c */
 PyObject *fleet_call_tails(PyObject *self, PyObject *args); /* facts.c */
+PyObject *fleet_fact_candidates(PyObject *self, PyObject *args); /* facts.c */
 
 static PyMethodDef METHODS[] = {
     {"condense", fleet_condense, METH_VARARGS,
@@ -321,6 +322,9 @@ static PyMethodDef METHODS[] = {
     {"reintern", fleet_reintern, METH_VARARGS,
      "reintern(values, symbols, canon) -> None: a list's str replaced in place by the symbol's "
      "id string, else canon.setdefault(t, t) (keys.c)."},
+    {"fact_candidates", fleet_fact_candidates, METH_VARARGS,
+     "fact_candidates(src, symbols) -> [i, ...]: the symbols add_facts's loop can find a fact "
+     "on (facts.c): a filter, the loop keeps its tests."},
     {"call_tails", fleet_call_tails, METH_VARARGS,
      "call_tails(src, kinds, ends, code) -> [(i, args_start, args_end, rest, called, end)]: "
      "the calls followed by (args).name, as _facts._CALL_TAIL matches them (facts.c)."},

@@ -1,5 +1,6 @@
 """The C helpers beside the extractor against the Python they replace: the type facts' scan for
-calls on a call's result (``facts.c``, ``_facts._CALL_TAIL``), a snapshot's edge encoding
+calls on a call's result (``facts.c``, ``_facts._CALL_TAIL``) and their filter of the symbols
+(``fact_candidates``), a snapshot's edge encoding
 (``condense.c``, the loop in ``_persist._save``) and the resolver's scope lookup (``fanout.c``,
 ``Resolver._lookup_scopes_py``)."""
 
@@ -229,3 +230,61 @@ def test_ref_counts_in_c_count_as_the_python_loop(monkeypatch: pytest.MonkeyPatc
             assert {k: v for k, v in fresh.stats().items() if k != "seconds"} == {
                 k: v for k, v in stats.items() if k != "seconds"}
         assert sum(c[1] for c in native.values()) > 200
+
+
+_FACTS_CASES = [
+    b"def f(a: 'C') -> C:\n    pass\n", b"class A:\n    @property\n    def p(self) -> int: ...\n",
+    b"class A:\n    @functools.cached_property\n    def p(self): ...\n",
+    b"class A:\n    # property\n    def p(self): ...\n", b"__all__ = ['a', 'b']\n",
+    b"class A:\n    __all__ = ('x',)\n", b"def g(x: int | None, y: Optional[B] = None): ...\n",
+    b"def h(x: \"B\", *, y: B | None): ...\n", b"def k(x): return x\n",
+    b"def u(x) \xe2\x86\x92 y: ...\n", b"def v(x)->", b"@property\ndef w(self): ...\n",
+]
+
+
+def _facts_both(src: bytes, monkeypatch: pytest.MonkeyPatch) -> tuple[tuple, tuple]:
+    """add_facts over one file with ``fact_candidates`` (C) and without (its Python loop over
+    every symbol): every fact it fills."""
+    out = []
+    for native in (True, False):
+        fd = extract_python("m.py", src, "m", FileRecord("m.py", "python", "", 0, len(src), "ok"))
+        with monkeypatch.context() as m:
+            if not native:
+                m.setattr(facts, "native_module", lambda: None)
+            facts.add_facts(fd, src)
+        out.append((fd.returns, fd.properties, fd.exports, fd.local_types, fd.attr_types,
+                    list(fd.refs)))
+    return out[0], out[1]
+
+
+def test_fact_candidates_in_c_keep_every_fact(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``fact_candidates`` (facts.c) only filters the symbols ``add_facts`` looks at: the same
+    return annotations, properties, ``__all__``, typed parameters, attribute facts and
+    references as the loop over every symbol, on hand-made cases, every fourth stdlib file and
+    mutations of some of them."""
+    found = 0
+    for src in _FACTS_CASES:
+        native, python = _facts_both(src, monkeypatch)
+        assert native == python, src
+        found += len(native[0]) + len(native[1]) + (native[2] is not None)
+    assert found >= 5
+    rnd = random.Random(11)
+    stdlib = sorted(Path(sysconfig.get_paths()["stdlib"]).rglob("*.py"))
+    compared = 0
+    for path in stdlib[::4]:
+        if "site-packages" in path.parts:
+            continue
+        src = path.read_bytes()
+        variants = [src]
+        if compared % 10 == 0:
+            mutated = bytearray(src)
+            for _ in range(20):
+                at = rnd.randrange(len(mutated) + 1)
+                mutated[at:at] = rnd.choice([b"->", b"|", b"'", b"@property\n", b")", b":"])
+            variants.append(bytes(mutated))
+        for variant in variants:
+            native, python = _facts_both(variant, monkeypatch)
+            assert native == python, path
+            found += len(native[0]) + len(native[1]) + (native[2] is not None)
+        compared += 1
+    assert compared > 300 and found > 200
