@@ -171,13 +171,20 @@ def _inserted_id(result: Any) -> int:
 
 
 def instance_config(dagster_home: Path) -> dict[str, Any]:
-    """The ``dagster.yaml`` of the embedded default: telemetry off, the pooled event log."""
+    """The ``dagster.yaml`` of the embedded default: telemetry off, the pooled event log, the
+    steps' logs where Dagster keeps them by default (``<DAGSTER_HOME>/storage``), mirrored by a
+    thread (:mod:`fleet_pipelines.compute_logs`)."""
     return {
         "telemetry": {"enabled": False},
         "event_log_storage": {
             "module": __name__,
             "class": PooledSqliteEventLogStorage.__name__,
             "config": {"base_dir": str(dagster_home.resolve() / "history" / "runs")},
+        },
+        "compute_logs": {
+            "module": "fleet_pipelines.compute_logs",
+            "class": "MirroredComputeLogManager",
+            "config": {"base_dir": str(dagster_home.resolve() / "storage")},
         },
     }
 

@@ -38,7 +38,7 @@ MODULES = (
     "tree_sitter_python", "fsspec", "upath", "watchdog.observers.polling", *STORAGE_MODULES,
     "fleet.plan", "fleet.agents.codemod", "fleet.agents.select", "fleet.campaigns.codemods",
     "fleet.forge.local", "fleet.forge.github", "fleet.store.sqlite", "fleet.store.repo_scope",
-    "sandbox.bwrap",
+    "sandbox.bwrap", "fleet_pipelines.compute_logs",
 )
 
 _lock = threading.Lock()
