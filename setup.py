@@ -89,7 +89,8 @@ setup(
             # the parts pyextract.c and fanout.c include: a change to one rebuilds the extension
             depends=[*(os.path.join(_C, f"pyextract_{part}.c")
                        for part in ("visit", "walk", "extract")),
-                     *(os.path.join(_C, f"fanout_{part}.c") for part in ("miss", "walk"))],
+                     *(os.path.join(_C, f"fanout_{part}.c")
+                       for part in ("miss", "walk", "chain", "mro"))],
             include_dirs=[os.path.join(_TS, "include"), os.path.join(_TS, "src")],
             define_macros=[("_DEFAULT_SOURCE", None), ("TREE_SITTER_HIDE_SYMBOLS", None)],
         )

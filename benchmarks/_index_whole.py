@@ -122,6 +122,14 @@ def whole(
     return results
 
 
+def save_whole(got: dict[str, object], saved: Path) -> None:
+    """Merge ``got`` into ``saved``: one entry per corpus, the latest run's."""
+    saved.parent.mkdir(exist_ok=True)
+    merged = json.loads(saved.read_text()) if saved.is_file() else {}
+    merged.update(got)
+    saved.write_text(json.dumps(merged, indent=2) + "\n")
+
+
 def _ratios(med: dict[str, dict[str, float]], kind: str) -> dict[str, float]:
     return {
         "cpu_ratio": med["ast"]["extract_cpu_s"] / med[kind]["cpu_s"],

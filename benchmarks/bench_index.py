@@ -21,9 +21,8 @@ SNAPSHOT`` process (cold: no snapshot; interpreter start, imports, extraction, r
 graph, ranks, snapshot) with 1 extraction thread and with the default (one per core), against
 the ``ast`` peer's process, interleaved: CPU-s (user + sys), wall, peak RSS from ``wait4``,
 and our phases from ``fleet index``'s progress lines; the checkouts byte-compiled first, as
-installed (``--no-bytecode``: not). Writes bench_index_whole.json.
-(``benchmarks/_index_whole.py``; the default mode's summary and table:
-``benchmarks/_index_tables.py``.)
+installed (``--no-bytecode``: not). Writes bench_index_whole.json (``benchmarks/_index_whole.py``;
+the default mode's summary and table: ``benchmarks/_index_tables.py``).
 """
 
 from __future__ import annotations
@@ -48,8 +47,9 @@ RESULTS = HERE / "results"
 sys.path.insert(0, str(ROOT))
 
 from _corpora import django_corpus  # noqa: E402
+from _index_digest import digests  # noqa: E402
 from _index_tables import compare_ids, summarize, table  # noqa: E402
-from _index_whole import whole, whole_table  # noqa: E402
+from _index_whole import save_whole, whole, whole_table  # noqa: E402
 
 
 # -- corpora ---------------------------------------------------------------------------------
@@ -331,9 +331,8 @@ def _reresolved(new: object, old: object) -> int:
 
 # -- driver ---------------------------------------------------------------------------------
 def run_worker(kind: str, root: Path, exclude: list[str], out: Path) -> dict[str, object]:
-    cmd = [sys.executable, __file__, "--worker", kind, "--root", str(root), "--out", str(out)]
-    for pat in exclude:
-        cmd += ["--exclude", pat]
+    cmd = [sys.executable, __file__, "--worker", kind, "--root", str(root), "--out", str(out),
+           *(arg for pat in exclude for arg in ("--exclude", pat))]
     res = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if res.returncode != 0:
         raise SystemExit(f"worker {kind} failed:\n{res.stderr}")
@@ -360,16 +359,10 @@ def main() -> int:
     if args.whole:
         got = whole(corpora, args.corpus or ["stdlib"], args.runs, args.baseline,
                     not args.no_bytecode)
-        RESULTS.mkdir(exist_ok=True)
-        saved = RESULTS / "bench_index_whole.json"  # one entry per corpus, the latest run's
-        merged = json.loads(saved.read_text()) if saved.is_file() else {}
-        merged.update(got)
-        saved.write_text(json.dumps(merged, indent=2) + "\n")
+        save_whole(got, RESULTS / "bench_index_whole.json")
         print(whole_table(got))
         return 0
     if args.worker == "digest":
-        from _index_digest import digests
-
         print(json.dumps(digests(args.root, args.exclude), indent=1))
         return 0
     if args.worker:
