@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from fleet_pipelines._startup import heavy_imports, own_process
@@ -64,6 +66,32 @@ def _user_module(rest: list[str]) -> str | None:
     return None
 
 
+def _secrets_may_be_injected(rest: list[str]) -> bool:
+    """Whether the server may set environment variables before it loads the code
+    (``--inject-env-vars-from-instance`` with an instance that has a ``secrets`` loader): then
+    the module is not imported ahead, since it reads the environment as it is imported. The
+    instance is the ``--instance-ref`` given, else ``$DAGSTER_HOME/dagster.yaml``; one that
+    cannot be read counts as having one."""
+    if "--inject-env-vars-from-instance" not in rest:
+        return False
+    try:
+        if "--instance-ref" in rest:
+            from dagster._serdes import deserialize_value
+
+            ref = deserialize_value(rest[rest.index("--instance-ref") + 1])
+            return getattr(ref, "secrets_loader_data", True) is not None
+        import yaml
+
+        home = os.environ.get("DAGSTER_HOME")
+        if not home:
+            return False  # no instance: nothing to inject from
+        path = Path(home) / "dagster.yaml"
+        loaded = yaml.safe_load(path.read_text()) if path.exists() else {}
+        return bool((loaded or {}).get("secrets"))
+    except Exception:  # unsure: the server imports it after its injection
+        return True
+
+
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] not in ENTRIES:
@@ -79,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         for module in modules:
             importlib.import_module(module)
         route_grpc_children()
-        user = _user_module(rest) if grpc else None
+        user = _user_module(rest) if grpc and not _secrets_may_be_injected(rest) else None
         if user is not None:
             with contextlib.suppress(Exception):  # the server imports it again, reports it
                 importlib.import_module(user)

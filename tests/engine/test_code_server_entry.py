@@ -9,6 +9,8 @@ import gc
 import os
 from pathlib import Path
 
+import pytest
+
 from fleet_pipelines.engine import WORKSPACE, CodeServerProcess
 
 
@@ -83,3 +85,30 @@ def test_a_workspace_opened_by_fleet_routes_its_servers_through_the_entry(tmp_pa
             assert server.get_python_environment_entry_point is grpc_entry_point
     assert "get_python_environment_entry_point(executable_path or sys.executable)" in \
         Path(server.__file__).read_text()
+
+
+def test_the_module_is_not_imported_ahead_where_secrets_may_be_injected(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``secrets`` loader sets environment variables just before the server loads the code,
+    and the definitions read the environment as they are imported: then no import ahead."""
+    from dagster._core.instance.ref import InstanceRef
+    from dagster._serdes import serialize_value
+
+    from fleet_pipelines._dagster_entry import _secrets_may_be_injected
+
+    grpc = ["api", "grpc", "-m", "pkg.defs"]
+    assert not _secrets_may_be_injected(grpc)  # no injection asked
+    inject = [*grpc, "--inject-env-vars-from-instance"]
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    assert not _secrets_may_be_injected(inject)  # no dagster.yaml: the default, no loader
+    (home / "dagster.yaml").write_text("telemetry:\\n  enabled: false\\n")
+    assert not _secrets_may_be_injected(inject)
+    (home / "dagster.yaml").write_text("secrets:\\n  custom:\\n    module: m\\n    class: C\\n")
+    assert _secrets_may_be_injected(inject)
+    (home / "dagster.yaml").write_text("secrets: [unclosed\\n")
+    assert _secrets_may_be_injected(inject)  # unreadable: unsure, so not ahead
+    (tmp_path / "other").mkdir()
+    ref = InstanceRef.from_dir(str(tmp_path / "other"))
+    assert not _secrets_may_be_injected([*inject, "--instance-ref", serialize_value(ref)])
