@@ -56,7 +56,17 @@ Why each is needed (no public equivalent in 1.13):
   directory the fork server and the celery workers load once; ``STORAGE_MODULES``, the modules
   of Dagster's SQLite storage and in-process executor that a run worker would import itself
   (fleet_pipelines/engine/_preload.py; tests/engine/test_preload.py). Imported on first call.
+- ``LocalComputeLogManager``, ``CapturedLogContext``, ``ComputeIOType``, ``IO_TYPE_EXTENSION``,
+  ``redirect_to_file``, ``ensure_file``, ``touch_file``: the local compute-log manager's capture
+  with its mirror as a thread instead of ``tail`` processes, the same files and marker
+  (fleet_pipelines/compute_logs.py; tests/pipelines/test_compute_logs.py).
+- ``route_grpc_servers`` (``dagster._grpc.server.get_python_environment_entry_point``, the name
+  ``open_server_process`` builds a code server's command from): the gRPC servers fleet's
+  processes start go through ``fleet_pipelines._dagster_entry`` (tests/engine/
+  test_code_server_entry.py). Imported on first call.
 """
+
+from collections.abc import Callable, Sequence
 
 from alembic.config import Config as AlembicConfig
 from dagster._core.definitions.asset_checks.asset_check_evaluation import (
@@ -75,12 +85,18 @@ from dagster._core.events import (
     generate_event_batch_id,
 )
 from dagster._core.events.log import EventLogEntry
+from dagster._core.execution.compute_logs import redirect_to_file
 from dagster._core.instance.ref import InstanceRef
 from dagster._core.launcher.base import CheckRunHealthResult, WorkerStatus
 from dagster._core.remote_representation.code_location import CodeLocation
+from dagster._core.storage.compute_log_manager import CapturedLogContext, ComputeIOType
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import (
     INDEX_SHARD_NAME,
     SqliteEventLogStorage,
+)
+from dagster._core.storage.local_compute_log_manager import (
+    IO_TYPE_EXTENSION,
+    LocalComputeLogManager,
 )
 from dagster._core.storage.sql import create_engine
 from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
@@ -96,11 +112,19 @@ from dagster._core.workspace.context import WorkspaceProcessContext, WorkspaceRe
 from dagster._core.workspace.load_target import WorkspaceFileTarget
 from dagster._grpc.types import ExecuteStepArgs
 from dagster._serdes import ConfigurableClassData, pack_value, unpack_value
-from dagster._utils import get_run_crash_explanation
+from dagster._utils import ensure_file, get_run_crash_explanation, touch_file
 from dagster._utils.interrupts import capture_interrupts
 from dagster._utils.merger import merge_dicts
 
 DAGSTER_VERSION_CHECKED = "1.13.27"
+
+
+def route_grpc_servers(entry_point: Callable[[str], Sequence[str]]) -> None:
+    """The command of every gRPC code server this process starts begins with
+    ``entry_point(python)`` instead of ``[python, "-m", "dagster"]``."""
+    import dagster._grpc.server as server
+
+    server.get_python_environment_entry_point = entry_point  # type: ignore[assignment]
 
 
 def retry_failed_run(run: object, process: object) -> None:
@@ -156,14 +180,17 @@ __all__ = [
     "AUTO_RETRY_RUN_ID_TAG",
     "DAGSTER_VERSION_CHECKED",
     "INDEX_SHARD_NAME",
+    "IO_TYPE_EXTENSION",
     "MAX_RETRIES_TAG",
     "RUN_FAILURE_REASON_TAG",
     "SQLITE_BUSY_TIMEOUT_SECONDS",
     "STORAGE_MODULES",
     "WILL_RETRY_TAG",
     "AssetCheckEvaluationTargetMaterializationData",
+    "CapturedLogContext",
     "CheckRunHealthResult",
     "CodeLocation",
+    "ComputeIOType",
     "ConfigurableClassData",
     "DagsterEvent",
     "DagsterEventBatchMetadata",
@@ -172,6 +199,7 @@ __all__ = [
     "ExecuteStepArgs",
     "InstanceRef",
     "JobSubsetSelector",
+    "LocalComputeLogManager",
     "SqliteEventLogStorage",
     "UnresolvedAssetJobDefinition",
     "WorkerStatus",
@@ -181,12 +209,16 @@ __all__ = [
     "capture_interrupts",
     "create_engine",
     "dagster_alembic_config",
+    "ensure_file",
     "execute_run_body",
     "generate_event_batch_id",
     "get_run_crash_explanation",
     "merge_dicts",
     "pack_value",
+    "redirect_to_file",
     "retry_failed_run",
+    "route_grpc_servers",
     "submit_celery_task",
+    "touch_file",
     "unpack_value",
 ]

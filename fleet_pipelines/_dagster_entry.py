@@ -51,10 +51,11 @@ def route_grpc_children() -> None:
     """The gRPC servers this process starts for a ``python_module`` code location (a code
     server's proxy; a daemon or a workspace on ``workspace.yaml``) start through this module:
     Dagster builds their command from ``get_python_environment_entry_point``, as imported by
-    ``dagster._grpc.server`` (tests/engine/test_code_server_entry.py pins it)."""
-    import dagster._grpc.server as server
+    ``dagster._grpc.server`` (``assets._dagster_private.route_grpc_servers``;
+    tests/engine/test_code_server_entry.py pins it)."""
+    from assets._dagster_private import route_grpc_servers
 
-    server.get_python_environment_entry_point = grpc_entry_point
+    route_grpc_servers(grpc_entry_point)
 
 
 def _user_module(rest: list[str]) -> str | None:
@@ -76,7 +77,7 @@ def _secrets_may_be_injected(rest: list[str]) -> bool:
         return False
     try:
         if "--instance-ref" in rest:
-            from dagster._serdes import deserialize_value
+            from dagster import deserialize_value
 
             ref = deserialize_value(rest[rest.index("--instance-ref") + 1])
             return getattr(ref, "secrets_loader_data", True) is not None

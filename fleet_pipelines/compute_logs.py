@@ -29,14 +29,16 @@ from collections.abc import Generator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import IO, Any
 
-from dagster._core.execution.compute_logs import redirect_to_file
-from dagster._core.storage.compute_log_manager import CapturedLogContext, ComputeIOType
-from dagster._core.storage.local_compute_log_manager import (
+from assets._dagster_private import (
     IO_TYPE_EXTENSION,
+    CapturedLogContext,
+    ComputeIOType,
+    ConfigurableClassData,
     LocalComputeLogManager,
+    ensure_file,
+    redirect_to_file,
+    touch_file,
 )
-from dagster._serdes import ConfigurableClassData
-from dagster._utils import ensure_file, touch_file
 
 __all__ = ["MirroredComputeLogManager", "mirror_to_file"]
 
