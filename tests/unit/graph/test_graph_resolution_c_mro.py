@@ -22,14 +22,14 @@ def test_the_mro_in_c_is_the_python_methods_mro(tmp_path: Path) -> None:
 
     repo = tmp_path / "mro"
     put(repo, "m.py", """\
-        import unittest
+        import argparse
         from missing import Gone
 
 
         class A: pass
         class B(A): pass
         class C(A): pass
-        class D(B, C, unittest.TestCase): pass
+        class D(B, C, argparse.Action): pass
         class Loop1(Loop2): pass
         class Loop2(Loop1): pass
         class E(Gone, D): pass
