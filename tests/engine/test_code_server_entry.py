@@ -6,29 +6,12 @@ without the cyclic collector and frozen. It loads and serves the location as bef
 from __future__ import annotations
 
 import gc
-import os
 from pathlib import Path
 
 import pytest
 
 from fleet_pipelines.engine import WORKSPACE, CodeServerProcess
-
-
-def _children(pid: int) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rpartition(")")[2].split()[1]) == pid:
-                found.append(int(entry))
-    return found
-
-
-def _argv(pid: int) -> list[str]:
-    return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")[:-1]
+from tests._procs import children
 
 
 def test_the_code_servers_child_starts_through_the_entry_and_serves(tmp_path: Path) -> None:
@@ -43,7 +26,7 @@ def test_the_code_servers_child_starts_through_the_entry_and_serves(tmp_path: Pa
     try:
         client = DagsterGrpcClient(socket=str(code._socket()), host="localhost")
         listed = client.list_repositories()  # (answered once the child has loaded the code)
-        argvs = [_argv(child) for child in _children(pid)]
+        argvs = [argv for _, argv in children(pid)]
         grpc = [a for a in argvs if a[1:6] == ["-m", "fleet_pipelines._dagster_entry", "dagster",
                                                "api", "grpc"]]
         assert len(grpc) == 1, argvs

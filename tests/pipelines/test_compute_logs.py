@@ -14,6 +14,7 @@ from dagster import DagsterInstance, job, op
 
 from fleet_pipelines.compute_logs import MirroredComputeLogManager, mirror_to_file
 from fleet_pipelines.storage import ensure_instance_config
+from tests._procs import children
 
 
 def _drain(fd: int, into: list[bytes]) -> threading.Thread:
@@ -53,26 +54,12 @@ def test_a_reader_that_went_away_loses_nothing_in_the_file(tmp_path: Path) -> No
     assert path.read_bytes() == b"kept\n"
 
 
-def _children() -> list[str]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-            except (OSError, IndexError):
-                continue
-            if int(stat[1]) == os.getpid():
-                found.append(cmdline)
-    return found
-
-
 def test_the_embedded_instance_captures_a_step_with_no_tail_process(tmp_path: Path) -> None:
     seen: list[list[str]] = []
 
     @op
     def noisy() -> None:
-        seen.append(_children())
+        seen.append([" ".join(argv) for _, argv in children()])
         print("printed by the step", flush=True)
         print("warned by the step", file=sys.stderr, flush=True)
 

@@ -7,7 +7,6 @@ guards the gap and the leftover processes directly instead of through the other 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -15,6 +14,7 @@ from types import SimpleNamespace
 import pytest
 from dagster import DagsterEventType, DagsterInstance, DagsterRunStatus
 
+from tests._procs import children
 from tests.pipelines._dispatch import indexed_launcher
 
 # last step's end -> the run's end: a stuck log-mirror cleanup waits out subprocess.terminate's
@@ -32,18 +32,7 @@ def instance(tmp_path: Path) -> Iterator[DagsterInstance]:
 
 def _children_naming(text: str) -> list[str]:
     """Command lines of this process's live children that mention ``text``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except (OSError, IndexError):
-            continue
-        if int(stat[1]) == os.getpid() and stat[0] != "Z" and text in cmdline:
-            found.append(cmdline)
-    return found
+    return [line for line in (" ".join(argv) for _, argv in children()) if text in line]
 
 
 def test_a_dispatched_run_ends_right_after_its_last_step(
