@@ -15,6 +15,7 @@ from __future__ import annotations
 import array
 import heapq
 import itertools
+import operator
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +35,7 @@ __all__ = [
     "condense",
     "condense_python",
     "digraph",
+    "edge_counts",
     "patch_graph",
     "predecessors",
     "tarjan",
@@ -52,6 +54,7 @@ _CODE_BITS = tuple(_REF_BIT[kind] for kind in KINDS)  # a ``RawRefs`` kind code 
 # a row before changing it); a row is a dict of its own from its first edge on (Django:
 # 115k row dicts allocated, most of them to stay empty)
 _EMPTY: dict[str, Any] = {}
+_KINDS_OF = operator.itemgetter("kinds")  # an edge's attribute dict -> its kinds
 
 
 def _attr_table() -> list[dict[str, Any]]:
@@ -132,6 +135,16 @@ def build_graph(symbols: Mapping[str, Symbol],
         for v, mask in targets.items():
             targets[v] = attrs[mask]  # type: ignore[assignment]
     return adj
+
+
+def edge_counts(succ: Adjacency) -> tuple[int, int]:
+    """(edges, edges with a kind other than ``contains``), without a Python loop over the
+    edges (146k on Django)."""
+    rows = succ.values()
+    edges = sum(map(len, rows))
+    contains = operator.countOf(map(_KINDS_OF, itertools.chain.from_iterable(
+        map(dict.values, rows))), ("contains",))
+    return edges, edges - contains
 
 
 def predecessors(succ: Adjacency) -> Adjacency:

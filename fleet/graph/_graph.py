@@ -13,6 +13,7 @@ edges would make every class one SCC with its methods. ``dependencies(id, struct
 from __future__ import annotations
 
 import bisect
+import operator
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["SymbolGraph", "is_test_file"]
 
 _TEST_BASE_SUFFIXES = ("TestCase",)
+_KIND_OF = operator.attrgetter("kind")
 
 
 def is_test_file(path: str) -> bool:
@@ -349,12 +351,7 @@ class SymbolGraph:
     def stats(self) -> dict[str, Any]:
         """Counts for reports and Dagster metadata (JSON-friendly)."""
         total, resolved, exact, internal, external = self._counts()
-        edges = dependency = 0
-        for row in self._succ.values():
-            edges += len(row)
-            for attrs in row.values():
-                if attrs["kinds"] != ("contains",):
-                    dependency += 1
+        edges, dependency = _edges.edge_counts(self._succ)
         sccs = self.sccs()
         status = Counter(f.status for f in self.files.values())
         return {
@@ -367,7 +364,7 @@ class SymbolGraph:
             "lines": sum(f.lines for f in self.files.values()),
             "languages": dict(Counter(f.language for f in self.files.values())),
             "symbols": len(self.symbols),
-            "symbol_kinds": dict(Counter(s.kind for s in self.symbols.values())),
+            "symbol_kinds": dict(Counter(map(_KIND_OF, self.symbols.values()))),
             "references": total,
             "references_internal": internal,
             "references_external": external,

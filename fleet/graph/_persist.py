@@ -80,6 +80,15 @@ def _ref_columns(refs: Sequence[Reference], fd: FileData | None) -> tuple[Any, .
     return (_columns(list(refs)),)
 
 
+class _Numbering(dict[str, int]):
+    """Key -> its number, a new key numbered on its first lookup: the lookups of keys already
+    numbered (Django: 79k of 106k) stay in C."""
+
+    def __missing__(self, key: str) -> int:
+        number = self[key] = len(self)
+        return number
+
+
 class SnapshotError(FleetError):
     """A snapshot file is missing, corrupt or from another format version."""
 
@@ -116,7 +125,7 @@ def _save(graph: SymbolGraph, path: Path, repository: str) -> Path:
                 kind: tuple[str, ...] = attr["kinds"]
                 packed.extend((number[u], number[v], kinds.setdefault(kind, len(kinds))))
         edges = packed.tobytes()
-    key_number: dict[str, int] = {}
+    key_number = _Numbering()
     header = {
         "format": FORMAT,
         "repository": repository,
@@ -140,8 +149,7 @@ def _save(graph: SymbolGraph, path: Path, repository: str) -> Path:
                   d.fixture_params, d.scoped_imports, d.attr_types, d.returns, d.properties,
                   d.exports) for p, d in raw_of.items()),
         "refs": ((p, _ref_columns(rs, raw_of.get(p))) for p, rs in graph._refs.items()),
-        "deps": ((p, array.array("I", [key_number.setdefault(k, len(key_number))
-                                        for k in ks]).tobytes())
+        "deps": ((p, array.array("I", map(key_number.__getitem__, ks)).tobytes())
                  for p, ks in graph._deps.items()),
     }
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -54,8 +54,9 @@ def _locally_bound(fd: FileData) -> set[str]:
     local: set[str] = set()
     for names in fd.params.values():
         local.update(names)
-    local.update(s.name for s in fd.symbols
-                 if s.parent is not None and not s.parent.endswith(_MODULE_SUFFIX))
+    # a parent naming a module is this file's module symbol: one string compared per symbol
+    module_id = f"{fd.record.path}{_MODULE_SUFFIX}"
+    local.update([s.name for s in fd.symbols if s.parent is not None and s.parent != module_id])
     for imported in fd.scoped_imports.values():
         local.update(imported)
     return local
@@ -84,6 +85,7 @@ class Resolver(Members):
         self._computing_bases = 0
         self._chains = {}
         self._fixture_ids: dict[str, frozenset[str]] = {}  # path -> its fixtures, on first need
+        self._conftests: dict[tuple[str, str], tuple[str | None, list[str]]] = {}
         native = native_module()
         # ``_lookup_scopes`` in C (fanout.c) when the symbols are a dict, as ``index`` gives
         self._c_lookup = (native.lookup_scopes
@@ -208,16 +210,25 @@ class Resolver(Members):
         deps.add(f"fixture\0{candidate}")
         if candidate in self._fixtures(path):
             return candidate
+        # the walk up the conftest files, once per directory and name (with the keys it read)
         directory = posixpath.dirname(path)
-        while True:
-            conftest = f"{directory}/conftest.py" if directory else "conftest.py"
-            candidate = f"{conftest}::{name}"
-            deps.add(f"fixture\0{candidate}")
-            if candidate in self._fixtures(conftest):
-                return candidate
-            if not directory:
-                return None
-            directory = posixpath.dirname(directory)
+        walked = self._conftests.get((directory, name))
+        if walked is None:
+            keys: list[str] = []
+            found: str | None = None
+            while True:
+                conftest = f"{directory}/conftest.py" if directory else "conftest.py"
+                candidate = f"{conftest}::{name}"
+                keys.append(f"fixture\0{candidate}")
+                if candidate in self._fixtures(conftest):
+                    found = candidate
+                    break
+                if not directory:
+                    break
+                directory = posixpath.dirname(directory)
+            walked = self._conftests[(posixpath.dirname(path), name)] = (found, keys)
+        deps.update(walked[1])
+        return walked[0]
 
     def resolve_dotted(self, name: str) -> tuple[str | None, bool]:
         """A dotted name -> (symbol id, exact) when some module prefix is in the repo."""
