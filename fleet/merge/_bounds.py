@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 
-from fleet import pyast
+from fleet.merge import _parsed
 
 __all__ = [
     "MAX_DEPTH",
@@ -31,18 +31,28 @@ MAX_DEPTH = 120
 
 
 def depth(tree: ast.AST, limit: int = MAX_DEPTH) -> int:
-    """The nesting depth of ``tree`` (iterative, so deep trees cannot overflow the stack);
-    stops counting once it passes ``limit``."""
-    deepest = 0
-    stack: list[tuple[ast.AST, int]] = [(tree, 1)]
-    while stack:
-        node, level = stack.pop()
-        if level > deepest:
-            deepest = level
-            if deepest > limit:
-                return deepest
-        stack.extend((child, level + 1) for child in ast.iter_child_nodes(node))
-    return deepest
+    """The nesting depth of ``tree`` (level by level, so deep trees cannot overflow the stack);
+    stops counting once it passes ``limit`` (then ``limit + 1``). The children are
+    ``ast.iter_child_nodes``'s, read inline: that generator was most of the cost."""
+    level = 0
+    nodes: list[ast.AST] = [tree]
+    while nodes:
+        level += 1
+        if level > limit:
+            return level
+        below: list[ast.AST] = []
+        for node in nodes:
+            for name in node._fields:
+                try:
+                    value = getattr(node, name)
+                except AttributeError:
+                    continue
+                if isinstance(value, ast.AST):
+                    below.append(value)
+                elif isinstance(value, list):
+                    below.extend([item for item in value if isinstance(item, ast.AST)])
+        nodes = below
+    return level
 
 
 def parse_within_bounds(text: str) -> ast.Module | None:
@@ -50,10 +60,10 @@ def parse_within_bounds(text: str) -> ast.Module | None:
     if len(text) > MAX_FILE_BYTES:
         return None
     try:
-        tree = pyast.parse(text)
+        tree = _parsed.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    return tree if depth(tree) <= MAX_DEPTH else None
+    return tree if _parsed.depth_of(text, tree, MAX_DEPTH) <= MAX_DEPTH else None
 
 
 def parsed_within_bounds(texts: tuple[str, str, str]) -> bool:

@@ -40,7 +40,7 @@ import builtins
 from collections import Counter
 from collections.abc import Iterator
 
-from fleet import pyast
+from fleet.merge import _parsed
 from fleet.merge._abstract import abstract_made
 from fleet.merge._calls import keyword_dropped
 from fleet.merge._diff3 import ascending, both_inserted, compose_disjoint, diff3
@@ -351,7 +351,7 @@ def unsure(base: str, ours: str, theirs: str, merged: str) -> str | None:
     """Why the clean structural result ``merged`` cannot be trusted, or None when it passes
     every check above. Inputs that do not parse are unsure."""
     try:
-        trees = [pyast.parse(text) for text in (base, ours, theirs, merged)]
+        trees = [_parsed.parse(text) for text in (base, ours, theirs, merged)]
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return "an input does not parse"
     twice = (

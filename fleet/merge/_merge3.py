@@ -37,12 +37,14 @@ def after_line_stage(
     profile = profile_for(path)
     if profile is None:
         return line
+    from fleet.merge._parsed import parsing_once
     from fleet.merge._python import structural_merge  # libcst only when needed
 
-    structural = structural_merge(base, ours, theirs, profile)
-    if isinstance(structural, Clean):
-        return structural
-    held = held_file(base, ours, theirs, line)
+    with parsing_once():  # both stages below parse the same texts: once each
+        structural = structural_merge(base, ours, theirs, profile)
+        if isinstance(structural, Clean):
+            return structural
+        held = held_file(base, ours, theirs, line)
     if held is not None:
         return held
     if structural is None:

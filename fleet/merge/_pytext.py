@@ -7,12 +7,13 @@ import io
 import tokenize
 from collections.abc import Sequence
 from difflib import SequenceMatcher
+from functools import partial
 
 import libcst as cst
 
 from fleet.merge._diff3 import compose_disjoint, covered, diff3
 from fleet.merge._line import decode, encode, git_merge_file_bytes
-from fleet.merge._pykeys import code
+from fleet.merge._pykeys import code, render_in
 from fleet.merge._result import (
     MARKER_BASE,
     MARKER_OURS,
@@ -41,7 +42,7 @@ def text_merge(
     conflict regions is one side's lines holding the other's, ``held_lines``) and still one
     statement of its kind, else git's marker text when it conflicted."""
     plain = module.default_indent == "    " and module.default_newline == "\n"
-    render = code if plain else module.code_for_node
+    render = code if plain else partial(render_in, module)
     texts = [encode(render(node)) for node in (base, ours, theirs)]
     merged, conflicts = git_merge_file_bytes(*texts)
     if conflicts:
@@ -59,7 +60,7 @@ def held_merge(
     regions that one side's lines hold (``held_lines``): that merge, else None. A clean line
     merge of the statement is not taken here (only the checked paths of ``merge_node`` do)."""
     plain = module.default_indent == "    " and module.default_newline == "\n"
-    render = code if plain else module.code_for_node
+    render = code if plain else partial(render_in, module)
     texts = [encode(render(node)) for node in (base, ours, theirs)]
     merged, conflicts = git_merge_file_bytes(*texts)
     if not conflicts:
@@ -155,7 +156,7 @@ def token_merge(
     if not all(isinstance(n, cst.SimpleStatementLine) for n in (base, ours, theirs)):
         return None
     plain = module.default_indent == "    " and module.default_newline == "\n"
-    render = code if plain else module.code_for_node
+    render = code if plain else partial(render_in, module)
     merged = merge_tokens(*(render(node) for node in (base, ours, theirs)))
     return None if merged is None else _reparsed(module, merged, (ours, theirs, base))
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from fleet import pyast
+from fleet.merge import _parsed
 from fleet.merge._bounds import MAX_FILE_BYTES, parsed_within_bounds
 from fleet.merge._checks import unsure
 from fleet.merge._context import SENTINEL, Context, Unsure, render_markers
 from fleet.merge._members import merge_members
-from fleet.merge._pykeys import clear_code_cache, code
+from fleet.merge._pykeys import clear_code_cache, code, module_code
 from fleet.merge._reduce import PLACEHOLDER_LINE, expand, reduce_unchanged
 from fleet.merge._result import Clean, Conflicted, parse_conflicts
 from fleet.merge.profile import LanguageProfile
@@ -56,7 +56,7 @@ def _merge_texts(
             return None
     try:
         body = merge_members(ctx, module_b.body, module_o.body, module_t.body)
-        return module_o.with_changes(body=body, **parts).code, ctx.raw
+        return module_code(module_o.with_changes(body=body, **parts)), ctx.raw
     except (Unsure, RecursionError):
         return None
     finally:
@@ -91,7 +91,7 @@ def structural_merge(
         text = expand(text, reduction[1])
     if SENTINEL not in text:  # conflicts abandoned for a clean alternative leave no sentinel
         try:
-            pyast.parse(text)
+            _parsed.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
         return Clean(text, stage="structural")

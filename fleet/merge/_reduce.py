@@ -14,7 +14,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from fleet import pyast
+from fleet.merge import _parsed
 
 __all__ = ["PLACEHOLDER", "PLACEHOLDER_LINE", "Segment", "expand", "reduce_unchanged", "segments"]
 
@@ -92,7 +92,7 @@ def segments(text: str) -> list[Segment] | None:
     """The top-level segments of ``text`` (the last one holds the trailing lines), or None if
     it does not parse."""
     try:
-        tree = pyast.parse(text)
+        tree = _parsed.parse(text)
     except (SyntaxError, ValueError, RecursionError):
         return None
     lines = text.splitlines(keepends=True)

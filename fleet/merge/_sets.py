@@ -13,11 +13,11 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from fleet.merge._diff3 import ascending, both_inserted, compose_disjoint, diff3
+from fleet.merge._pykeys import render
 
 __all__ = ["Item", "import_after_deletion", "import_union", "merge_name_set"]
 
 Item = TypeVar("Item", cst.ImportAlias, cst.Element)
-_RENDERER = cst.Module(body=[])
 
 
 def _alias_key(alias: cst.ImportAlias) -> str:
@@ -143,7 +143,7 @@ def _frame(node: cst.BaseStatement) -> str:
     else:
         assert isinstance(inner, cst.Assign) and isinstance(inner.value, cst.List | cst.Tuple)
         bare = inner.with_changes(value=cst.Name("_"))
-    return _RENDERER.code_for_node(node.with_changes(body=[bare]))
+    return render(node.with_changes(body=[bare]))
 
 
 def merge_name_set(

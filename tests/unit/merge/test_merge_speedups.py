@@ -1,0 +1,84 @@
+"""The structural stage's speed-ups give what the code they replace gave.
+
+``_pykeys.render`` against libcst's own ``code_for_node``; ``_bounds.depth`` against the
+generic walk it replaced; ``_parsed.parse`` handing out one tree per text only inside
+``parsing_once``. (The corpus and history fixtures pin the merge's results themselves.)
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from fleet.merge._bounds import MAX_DEPTH, depth
+from fleet.merge._parsed import parse, parsing_once
+from fleet.merge._pykeys import module_code, render, render_in
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "merge"
+CASES = sorted(p for p in FIXTURES.iterdir() if (p / "base.py").exists())
+
+
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except SyntaxError:
+        return False
+    return True
+
+
+TEXTS = [
+    text
+    for case in CASES
+    for text in ((case / f"{part}.py").read_text() for part in ("base", "ours", "theirs"))
+    if _parses(text)
+]
+
+
+def _walk_depth(tree: ast.AST, limit: int) -> int:
+    """The depth as ``ast.iter_child_nodes`` sees it, stopping past ``limit`` (the old code)."""
+    deepest = 0
+    stack: list[tuple[ast.AST, int]] = [(tree, 1)]
+    while stack:
+        node, level = stack.pop()
+        if level > deepest:
+            deepest = level
+            if deepest > limit:
+                return deepest
+        stack.extend((child, level + 1) for child in ast.iter_child_nodes(node))
+    return deepest
+
+
+def test_render_is_code_for_node() -> None:
+    renderer = cst.Module(body=[])
+    two_spaces = "class A:\n  def f(self):\n    return 1  # one\n\n\n  x = [\n    1,\n  ]\n"
+    for text in [*TEXTS, two_spaces, "if x:\r\n    y = 1\r\n"]:
+        module = cst.parse_module(text)
+        assert module_code(module) == module.code == text
+        for node in module.body:
+            assert render(node) == renderer.code_for_node(node)
+            assert render_in(module, node) == module.code_for_node(node)
+
+
+@pytest.mark.parametrize("limit", [1, 3, 10, MAX_DEPTH, 10_000])
+def test_depth_is_the_walk_depth(limit: int) -> None:
+    texts = [*TEXTS, "", "x = " + "(" * 150 + "1" + ")" * 150 + "\n", "x = " + "+".join("a" * 900)]
+    for text in texts:
+        tree = ast.parse(text)
+        assert depth(tree, limit) == _walk_depth(tree, limit)
+
+
+def test_one_tree_per_text_only_inside_parsing_once() -> None:
+    text = "def f(x):\n    return x\n"
+    assert parse(text) is not parse(text)
+    with parsing_once():
+        tree = parse(text)
+        assert parse("".join([text])) is tree
+        with parsing_once():
+            assert parse(text) is tree
+        assert parse(text) is tree
+        with pytest.raises(SyntaxError):
+            parse("def (")
+    assert parse(text) is not tree
