@@ -100,7 +100,11 @@ def _contains(succ: Masks, symbols: Iterable[Symbol]) -> None:
     """Class -> member and function -> nested function. A module symbol stands for the
     module-level code only: were it to contain its top-level symbols, ``import x`` would make
     the importer depend on all of x, and mutual imports would fuse whole modules into one SCC
-    (in the stdlib, one of 4,582 symbols)."""
+    (in the stdlib, one of 4,582 symbols). In C (``contains_masks``, edges.c) when built."""
+    in_c = getattr(native_module(), "contains_masks", None)
+    if in_c is not None and type(succ) is dict:
+        in_c(succ, symbols, _EMPTY, _CONTAINS)
+        return
     for sym in symbols:
         parent = sym.parent
         if parent is not None and not parent.endswith(_MODULE_SUFFIX):
@@ -131,6 +135,10 @@ def build_graph(symbols: Mapping[str, Symbol],
         add_refs(succ, refs, symbols)
     attrs = _attr_table()
     adj: Adjacency = succ  # type: ignore[assignment]  # the masks become attribute dicts in place
+    in_c = getattr(native_module(), "mask_attrs", None)
+    if in_c is not None:  # the loop below in C (edges.c)
+        in_c(succ, attrs)
+        return adj
     for targets in succ.values():
         for v, mask in targets.items():
             targets[v] = attrs[mask]  # type: ignore[assignment]
@@ -258,12 +266,16 @@ def condense(succ: Adjacency) -> tuple[dict[str, int], SccMap]:
         rank_of, scc_of = condense_python(succ)
         return rank_of, SccMap(rank_of, {n: c for n, c in scc_of.items() if len(c) > 1})
     nodes = sorted(succ)
-    number = {n: i for i, n in enumerate(nodes)}
-    rows = [succ[n] for n in nodes]
-    targets = array.array("I", [number[v] for row in rows for v in row])
-    offsets = array.array("I", [0, *itertools.accumulate(map(len, rows))])
-    del number, rows
-    comp_bytes, rank_bytes = native_condense(offsets, targets)
+    csr = getattr(native, "csr", None)
+    if csr is not None:  # the numbering and the CSR arrays below, in C (condense.c)
+        comp_bytes, rank_bytes = native_condense(*csr(succ, nodes))
+    else:
+        number = {n: i for i, n in enumerate(nodes)}
+        rows = [succ[n] for n in nodes]
+        targets = array.array("I", [number[v] for row in rows for v in row])
+        offsets = array.array("I", [0, *itertools.accumulate(map(len, rows))])
+        del number, rows
+        comp_bytes, rank_bytes = native_condense(offsets, targets)
     comp, packed = array.array("I"), array.array("I")
     comp.frombytes(comp_bytes)
     packed.frombytes(rank_bytes)

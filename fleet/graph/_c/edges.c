@@ -211,3 +211,116 @@ PyObject *fleet_ref_counts(PyObject *self, PyObject *args) {
   }
   return Py_BuildValue("(nnnn)", total, resolved, exact, internal);
 }
+
+/*
+ * contains_masks(succ, symbols, empty, bit) -> None: _edges._contains, class -> member and
+ * function -> nested function: for each Symbol (a tuple: id at 0, parent at 13) whose parent
+ * is not None and does not end with ``::<module>``, ``succ[parent][id] |= bit``, a row that is
+ * ``empty`` replaced by a dict of its own first. The same rows, in the same insertion order.
+ */
+PyObject *fleet_contains_masks(PyObject *self, PyObject *args) {
+  PyObject *succ, *symbols, *empty, *bit_obj;
+  if (!PyArg_ParseTuple(args, "O!OOO!", &PyDict_Type, &succ, &symbols, &empty, &PyLong_Type,
+                        &bit_obj))
+    return NULL;
+  long bit = PyLong_AsLong(bit_obj);
+  if (bit == -1 && PyErr_Occurred()) return NULL;
+  static PyObject *module_suffix;
+  if (module_suffix == NULL && (module_suffix = PyUnicode_InternFromString("::<module>")) == NULL)
+    return NULL;
+  PyObject *it = PyObject_GetIter(symbols);
+  if (it == NULL) return NULL;
+  PyObject *sym;
+  while ((sym = PyIter_Next(it)) != NULL) {
+    if (!PyTuple_Check(sym) || PyTuple_GET_SIZE(sym) < 14) {
+      PyErr_SetString(PyExc_TypeError, "contains_masks: a symbol that is not a Symbol");
+      goto fail;
+    }
+    PyObject *parent = PyTuple_GET_ITEM(sym, 13), *id = PyTuple_GET_ITEM(sym, 0);
+    if (parent == Py_None) {
+      Py_DECREF(sym);
+      continue;
+    }
+    if (!PyUnicode_Check(parent) || !PyUnicode_Check(id)) {
+      PyErr_SetString(PyExc_TypeError, "contains_masks: an id or parent that is not a str");
+      goto fail;
+    }
+    int in_module = PyUnicode_Tailmatch(parent, module_suffix, 0, PY_SSIZE_T_MAX, 1);
+    if (in_module < 0) goto fail;
+    if (in_module) {
+      Py_DECREF(sym);
+      continue;
+    }
+    PyObject *row = PyDict_GetItemWithError(succ, parent); /* borrowed */
+    if (row == NULL) {
+      if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, parent);
+      goto fail;
+    }
+    if (row == empty) {
+      PyObject *fresh = PyDict_New();
+      if (fresh == NULL || PyDict_SetItem(succ, parent, fresh) < 0) {
+        Py_XDECREF(fresh);
+        goto fail;
+      }
+      Py_DECREF(fresh); /* succ holds it */
+      row = fresh;
+    }
+    if (!PyDict_Check(row)) {
+      PyErr_SetString(PyExc_TypeError, "contains_masks: a row that is not a dict");
+      goto fail;
+    }
+    long mask = 0;
+    PyObject *old = PyDict_GetItemWithError(row, id);
+    if (old != NULL) {
+      mask = PyLong_AsLong(old);
+      if (mask == -1 && PyErr_Occurred()) goto fail;
+    } else if (PyErr_Occurred()) {
+      goto fail;
+    }
+    PyObject *value = PyLong_FromLong(mask | bit);
+    if (value == NULL || PyDict_SetItem(row, id, value) < 0) {
+      Py_XDECREF(value);
+      goto fail;
+    }
+    Py_DECREF(value);
+    Py_DECREF(sym);
+  }
+  Py_DECREF(it);
+  if (PyErr_Occurred()) return NULL;
+  Py_RETURN_NONE;
+fail:
+  Py_DECREF(sym);
+  Py_DECREF(it);
+  return NULL;
+}
+
+/*
+ * mask_attrs(succ, attrs) -> None: the end of _edges.build_graph: every edge's kinds mask (an
+ * int) replaced in place by ``attrs[mask]`` (the shared attribute dicts). Only values change,
+ * so the rows' keys and order stay as they are.
+ */
+PyObject *fleet_mask_attrs(PyObject *self, PyObject *args) {
+  PyObject *succ, *attrs;
+  if (!PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &succ, &PyList_Type, &attrs)) return NULL;
+  Py_ssize_t nattrs = PyList_GET_SIZE(attrs);
+  Py_ssize_t pos = 0;
+  PyObject *u, *row;
+  while (PyDict_Next(succ, &pos, &u, &row)) {
+    if (!PyDict_Check(row)) {
+      PyErr_SetString(PyExc_TypeError, "mask_attrs: a row that is not a dict");
+      return NULL;
+    }
+    Py_ssize_t at = 0;
+    PyObject *v, *mask;
+    while (PyDict_Next(row, &at, &v, &mask)) {
+      Py_ssize_t m = PyLong_Check(mask) ? PyLong_AsSsize_t(mask) : -1;
+      if (m < 0 || m >= nattrs) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "mask_attrs: a bad mask");
+        return NULL;
+      }
+      /* an existing key: the dict is not resized, the iteration stays valid */
+      if (PyDict_SetItem(row, v, PyList_GET_ITEM(attrs, m)) < 0) return NULL;
+    }
+  }
+  Py_RETURN_NONE;
+}

@@ -262,6 +262,9 @@ static PyObject *parse(PyObject *self, PyObject *args) {
 PyObject *fleet_condense(PyObject *self, PyObject *args); /* condense.c */
 PyObject *fleet_edge_rows(PyObject *self, PyObject *args); /* edges.c */
 PyObject *fleet_edge_masks(PyObject *self, PyObject *args); /* edges.c */
+PyObject *fleet_contains_masks(PyObject *self, PyObject *args); /* edges.c */
+PyObject *fleet_csr(PyObject *self, PyObject *args); /* condense.c */
+PyObject *fleet_mask_attrs(PyObject *self, PyObject *args); /* edges.c */
 PyObject *fleet_ref_counts(PyObject *self, PyObject *args); /* edges.c */
 PyObject *fleet_fanout(PyObject *self, PyObject *args);   /* fanout.c */
 PyObject *fleet_lookup_scopes(PyObject *self, PyObject *const *args,
@@ -291,6 +294,12 @@ static PyMethodDef METHODS[] = {
     {"edge_masks", fleet_edge_masks, METH_VARARGS,
      "edge_masks(succ, scopes, kinds, targets, flags, bits, symbols, empty) -> None: "
      "_edges.add_refs over one file's FileRefs columns (edges.c)."},
+    {"csr", fleet_csr, METH_VARARGS,
+     "csr(succ, nodes) -> (offsets, targets): condense's input, uint32 bytes (condense.c)."},
+    {"contains_masks", fleet_contains_masks, METH_VARARGS,
+     "contains_masks(succ, symbols, empty, bit) -> None: _edges._contains (edges.c)."},
+    {"mask_attrs", fleet_mask_attrs, METH_VARARGS,
+     "mask_attrs(succ, attrs) -> None: each edge's kinds mask -> attrs[mask] (edges.c)."},
     {"ref_counts", fleet_ref_counts, METH_VARARGS,
      "ref_counts(targets, flags) -> (references, resolved, exact, internal): FileRefs.counts "
      "over the columns, without the extra references (edges.c)."},

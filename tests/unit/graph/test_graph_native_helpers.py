@@ -1,7 +1,8 @@
 """The C helpers beside the extractor against the Python they replace: the type facts' scan for
 calls on a call's result (``facts.c``, ``_facts._CALL_TAIL``) and their filter of the symbols
 (``fact_candidates``), a snapshot's edge encoding
-(``condense.c``, the loop in ``_persist._save``) and the resolver's scope lookup (``fanout.c``,
+(``condense.c``, the loop in ``_persist._save``), the graph build's loops and the condensation's
+CSR arrays (``edges.c``, ``condense.c``) and the resolver's scope lookup (``fanout.c``,
 ``Resolver._lookup_scopes_py``)."""
 
 from __future__ import annotations
@@ -196,9 +197,10 @@ def test_foreign_keys_in_c_filter_as_the_python_function() -> None:
 
 def test_edge_masks_in_c_build_the_rows_of_the_python_loop(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """The graph built with ``edge_masks`` (C) has the same rows, in the same order, as the one
-    the Python loop of ``_edges.add_refs`` builds: the stdlib's ``email`` and ``json`` plus a
-    repository of enclosing uses, module-level uses and pytest fixtures."""
+    """The graph built with ``edge_masks``, ``contains_masks`` and ``mask_attrs`` (C) has the
+    same rows, in the same order, as the one the Python loops of ``_edges`` build (``add_refs``,
+    ``_contains``, ``build_graph``'s masks -> attribute dicts): the stdlib's ``email`` and
+    ``json`` plus a repository of enclosing uses, module-level uses and pytest fixtures."""
     import fleet.graph._edges as edges
 
     stdlib = Path(sysconfig.get_paths()["stdlib"])
@@ -211,6 +213,34 @@ def test_edge_masks_in_c_build_the_rows_of_the_python_loop(
         assert [(u, list(row.items())) for u, row in native.items()] == [
             (u, list(row.items())) for u, row in python.items()]
         assert sum(map(len, native.values())) > 50
+        # a node without edges keeps the shared empty row in both
+        assert [u for u, row in native.items() if row is edges._EMPTY] == [
+            u for u, row in python.items() if row is edges._EMPTY]
+
+
+def test_csr_in_c_numbers_as_the_python_lines() -> None:
+    """``csr`` (C): the offsets and targets ``condense`` built in Python (nodes numbered in the
+    given order, each row in its order), and a row's unknown target or a missing row raise."""
+    import array
+    import itertools
+
+    from fleet.graph._extract_native import native_module
+
+    native = native_module()
+    assert native is not None
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    for succ in (index(stdlib / "json")._succ, {"b": {"a": {}}, "a": {"b": {}, "a": {}}, "c": {}},
+                 {}):
+        nodes = sorted(succ)
+        number = {n: i for i, n in enumerate(nodes)}
+        rows = [succ[n] for n in nodes]
+        offsets = array.array("I", [0, *itertools.accumulate(map(len, rows))])
+        targets = array.array("I", [number[v] for row in rows for v in row])
+        assert native.csr(succ, nodes) == (offsets.tobytes(), targets.tobytes())
+    with pytest.raises(KeyError):
+        native.csr({"a": {"x": {}}}, ["a"])
+    with pytest.raises(KeyError):
+        native.csr({"a": {}}, ["a", "b"])
 
 
 def test_ref_counts_in_c_count_as_the_python_loop(monkeypatch: pytest.MonkeyPatch) -> None:
