@@ -154,6 +154,13 @@ def register(app: typer.Typer) -> None:
         """Sweep the built-in campaigns over a copy of examples/acme-monorepo (.fleet/demo/)."""
         from fleet.errors import FleetError
         from fleet.home import claim_home
+
+        try:  # before any heavy import and before --fresh removes anything: a one-line stop
+            local = in_process(in_process_flag)
+            check_sandbox(sandbox)
+        except FleetError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from exc
         from fleet_pipelines.resources import builtin_campaign_names
 
         if fresh and home.exists():
@@ -162,8 +169,6 @@ def register(app: typer.Typer) -> None:
         settings = sweep_settings(repo, home, list(builtin_campaign_names()), agents, sandbox,
                                   "local", "codemod")
         try:
-            local = in_process(in_process_flag)
-            check_sandbox(sandbox)
             claim_home(home, repo)
         except FleetError as exc:
             typer.echo(f"error: {exc}", err=True)

@@ -100,15 +100,20 @@ def test_as_root_with_apt_the_target_installs_what_is_missing(tmp_path: Path) ->
 
 def test_fleet_demo_without_a_sandbox_stops_before_any_run(tmp_path: Path) -> None:
     """``fleet demo`` run directly (past the Makefile) where no sandbox backend works: one line
-    naming the package, exit 2, no Dagster run (no instance directory), no traceback."""
+    naming the package, exit 2, no Dagster run (no instance directory), no traceback, within
+    5 seconds (the check comes before Dagster's import); ``--fresh`` removes nothing then."""
     fleet = ROOT / ".venv" / "bin" / "fleet"
     home = tmp_path / "state"
+    kept = home / "demo" / "earlier.txt"
+    kept.parent.mkdir(parents=True)
+    kept.write_text("an earlier demo's state\n")
     done, seconds = _in_fresh_namespace(
-        tmp_path, f"exec {fleet} demo --home {home}", {"DAGSTER_HOME": str(home / "dagster")},
-        binaries=("bwrap", "runsc", "qemu-system-x86_64"))
+        tmp_path, f"exec {fleet} demo --fresh --home {home}",
+        {"DAGSTER_HOME": str(home / "dagster")}, binaries=("bwrap", "runsc", "qemu-system-x86_64"))
     lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
     assert done.returncode == 2, done
     assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
     assert lines[0].startswith("error: --sandbox auto: no sandbox backend works here")
     assert "sudo apt-get install -y bubblewrap" in lines[0]
-    assert not (home / "dagster").exists() and seconds < 10
+    assert not (home / "dagster").exists() and seconds < 5, seconds
+    assert kept.read_text() == "an earlier demo's state\n"
