@@ -181,8 +181,9 @@ def _exact_combination(values: list[ast.expr | None], name: str) -> bool:
 
 
 def _scope_problem(bodies: list[list[ast.stmt]], scope: str) -> str | None:
-    (base, _), (ours, _), (theirs, _), (merged, merged_values) = (_bindings(b) for b in bodies)
-    values = [_bindings(b)[1] for b in bodies]
+    found = [_bindings(b) for b in bodies]
+    (base, _), (ours, _), (theirs, _), (merged, merged_values) = found
+    values = [pair[1] for pair in found]
     if not scope.endswith("()."):
         # Both sides bind it, so the result must: the structural stage sees only the segments
         # that changed, and the uses of a lost import may all lie in the set-aside rest (yarl

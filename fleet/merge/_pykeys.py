@@ -76,11 +76,6 @@ def render_in(module: cst.Module, node: cst.CSTNode) -> str:
     return render(node, module.default_indent, module.default_newline)
 
 
-def module_code(module: cst.Module) -> str:
-    """``module.code``, rendered as :func:`render` does."""
-    return render_in(module, module)
-
-
 def code(node: cst.CSTNode) -> str:
     """The node's source text, its leading comments and blank lines included, dedented."""
     entry = _CODE_CACHE.get(id(node))
@@ -89,6 +84,23 @@ def code(node: cst.CSTNode) -> str:
     text = render(node)
     _CODE_CACHE[id(node)] = (node, text)
     return text
+
+
+def module_code(module: cst.Module) -> str:
+    """``module.code``. In a module with the defaults :func:`code` renders with (four spaces,
+    ``\\n``) that ends in a newline, a top-level statement's tokens are the ones it has alone, so
+    the text is its lines and statements joined, each statement's text :func:`code`'s (most of
+    them already rendered to be compared while merging)."""
+    if module.default_indent != "    " or module.default_newline != "\n":
+        return render_in(module, module)
+    if not module.has_trailing_newline:
+        return render_in(module, module)  # the module drops its last token, a newline
+    text = "".join(
+        [render(line) for line in module.header]
+        + [code(stmt) for stmt in module.body]
+        + [render(line) for line in module.footer]
+    )
+    return text or "\n"  # nothing at all: libcst writes the newline alone
 
 
 def clear_code_cache() -> None:

@@ -54,7 +54,16 @@ def _walk_depth(tree: ast.AST, limit: int) -> int:
 def test_render_is_code_for_node() -> None:
     renderer = cst.Module(body=[])
     two_spaces = "class A:\n  def f(self):\n    return 1  # one\n\n\n  x = [\n    1,\n  ]\n"
-    for text in [*TEXTS, two_spaces, "if x:\r\n    y = 1\r\n"]:
+    odd = [
+        two_spaces,
+        "if x:\r\n    y = 1\r\n",
+        "x = 1",
+        "",
+        "\n",
+        "# only\n",
+        "def f():\n    pass\n# end",
+    ]
+    for text in [*TEXTS, *odd]:
         module = cst.parse_module(text)
         assert module_code(module) == module.code == text
         for node in module.body:
