@@ -114,19 +114,15 @@ def add_facts(fd: FileData, src: bytes) -> None:
     extra: list[RawRef] = []
     refs = RawRefs.of(fd.refs)
     names, scopes, kinds, ends = refs.names, refs.scopes, refs.kinds, refs.ends
-    i = kinds.find(_ATTRIBUTE)
-    while i >= 0:  # over the columns: no RawRef built per reference
-        name = names[i]
-        if name.startswith("self.") and name.count(".") == 1:
-            method = symbols.get(scopes[i])
-            if method is not None and method.kind == "method" and method.parent is not None:
-                found = _ASSIGN.match(src, ends[i])
-                value = found and (found.group("ann") or found.group("value"))
-                if found is not None and value is not None and value != b"None":
-                    expr = value.decode("ascii") + ("()" if found.group("call") else "")
-                    attr_types.setdefault(method.parent, {}).setdefault(name[5:], []).append(
-                        (scopes[i], expr))
-        i = kinds.find(_ATTRIBUTE, i + 1)
+    for i in _self_attributes(names, kinds):
+        method = symbols.get(scopes[i])
+        if method is not None and method.kind == "method" and method.parent is not None:
+            found = _ASSIGN.match(src, ends[i])
+            value = found and (found.group("ann") or found.group("value"))
+            if found is not None and value is not None and value != b"None":
+                expr = value.decode("ascii") + ("()" if found.group("call") else "")
+                attr_types.setdefault(method.parent, {}).setdefault(names[i][5:], []).append(
+                    (scopes[i], expr))
     for i, args, rest, called, end in _call_tails(refs, src):
         callee = names[i]
         if callee == "super" and args.strip():  # super(Cls, self): after Cls
@@ -139,6 +135,22 @@ def add_facts(fd: FileData, src: bytes) -> None:
     fd.attr_types = {cls: {a: tuple(v) for a, v in attrs.items()}
                      for cls, attrs in attr_types.items()}
     fd.refs = refs.extended(extra)
+
+
+def _self_attributes(names: tuple[str, ...], kinds: bytes) -> list[int]:
+    """The indexes of the attribute references ``self.x`` (``self.`` and no other dot), in
+    order. In C (``self_attributes``, facts.c) when the extension is built."""
+    in_c = getattr(native_module(), "self_attributes", None)
+    if in_c is not None and type(names) is tuple and type(kinds) is bytes:
+        return in_c(names, kinds, _ATTRIBUTE)
+    out = []
+    i = kinds.find(_ATTRIBUTE)
+    while i >= 0:  # over the columns: no RawRef built per reference
+        name = names[i]
+        if name.startswith("self.") and name.count(".") == 1:
+            out.append(i)
+        i = kinds.find(_ATTRIBUTE, i + 1)
+    return out
 
 
 def _call_tails(refs: RawRefs, src: bytes) -> Iterator[tuple[int, bytes, str, bool, int]]:

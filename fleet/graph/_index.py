@@ -274,7 +274,7 @@ def _index(repo: str | Path, previous: SymbolGraph | None = None, *,
         rel, spec, record, src, module = item
         if src is None:
             return FileData(record, module)
-        if record.status == "ok":
+        if record.status == "ok" and not src.isascii():  # ASCII is valid UTF-8: no decode
             try:
                 src.decode("utf-8")
             except UnicodeDecodeError:

@@ -185,3 +185,51 @@ PyObject *fleet_fact_candidates(PyObject *self, PyObject *args) {
   PyBuffer_Release(&src);
   return out;
 }
+
+/*
+ * self_attributes(names, kinds, code) -> [i, ...]: the references add_facts reads attribute
+ * types from: kind byte ``code`` (an attribute) and a name ``self.x`` (``self.`` and no other
+ * dot), in order. The Python loop over the columns stays the specification.
+ */
+PyObject *fleet_self_attributes(PyObject *self, PyObject *args) {
+  PyObject *names, *kinds_obj;
+  int code;
+  if (!PyArg_ParseTuple(args, "O!Si", &PyTuple_Type, &names, &kinds_obj, &code)) return NULL;
+  Py_ssize_t n = PyTuple_GET_SIZE(names);
+  if (PyBytes_GET_SIZE(kinds_obj) != n) {
+    PyErr_SetString(PyExc_ValueError, "self_attributes: columns of different lengths");
+    return NULL;
+  }
+  const unsigned char *kinds = (const unsigned char *)PyBytes_AS_STRING(kinds_obj);
+  PyObject *out = PyList_New(0);
+  if (out == NULL) return NULL;
+  for (Py_ssize_t i = 0; i < n; i++) {
+    if (kinds[i] != code) continue;
+    PyObject *name = PyTuple_GET_ITEM(names, i);
+    if (!PyUnicode_Check(name)) {
+      PyErr_SetString(PyExc_TypeError, "self_attributes: a name that is not a str");
+      goto fail;
+    }
+    Py_ssize_t len = PyUnicode_GET_LENGTH(name);
+    if (len < 5) continue;
+    int kind = PyUnicode_KIND(name);
+    const void *data = PyUnicode_DATA(name);
+    if (PyUnicode_READ(kind, data, 0) != 's' || PyUnicode_READ(kind, data, 1) != 'e' ||
+        PyUnicode_READ(kind, data, 2) != 'l' || PyUnicode_READ(kind, data, 3) != 'f' ||
+        PyUnicode_READ(kind, data, 4) != '.')
+      continue;
+    int dots = 0;
+    for (Py_ssize_t k = 5; k < len && !dots; k++) dots += PyUnicode_READ(kind, data, k) == '.';
+    if (dots) continue;
+    PyObject *index = PyLong_FromSsize_t(i);
+    if (index == NULL || PyList_Append(out, index) < 0) {
+      Py_XDECREF(index);
+      goto fail;
+    }
+    Py_DECREF(index);
+  }
+  return out;
+fail:
+  Py_DECREF(out);
+  return NULL;
+}

@@ -283,6 +283,7 @@ PyObject *fleet_foreign_keys(PyObject *self, PyObject *args); /* keys.c */
 PyObject *fleet_reintern(PyObject *self, PyObject *args); /* keys.c */
 PyObject *fleet_call_tails(PyObject *self, PyObject *args); /* facts.c */
 PyObject *fleet_fact_candidates(PyObject *self, PyObject *args); /* facts.c */
+PyObject *fleet_self_attributes(PyObject *self, PyObject *args); /* facts.c */
 
 static PyMethodDef METHODS[] = {
     {"condense", fleet_condense, METH_VARARGS,
@@ -331,6 +332,8 @@ static PyMethodDef METHODS[] = {
     {"reintern", fleet_reintern, METH_VARARGS,
      "reintern(values, symbols, canon) -> None: a list's str replaced in place by the symbol's "
      "id string, else canon.setdefault(t, t) (keys.c)."},
+    {"self_attributes", fleet_self_attributes, METH_VARARGS,
+     "self_attributes(names, kinds, code) -> [i, ...]: add_facts' self.x references (facts.c)."},
     {"fact_candidates", fleet_fact_candidates, METH_VARARGS,
      "fact_candidates(src, symbols) -> [i, ...]: the symbols add_facts's loop can find a fact "
      "on (facts.c): a filter, the loop keeps its tests."},

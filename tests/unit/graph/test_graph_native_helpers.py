@@ -269,6 +269,9 @@ _FACTS_CASES = [
     b"class A:\n    __all__ = ('x',)\n", b"def g(x: int | None, y: Optional[B] = None): ...\n",
     b"def h(x: \"B\", *, y: B | None): ...\n", b"def k(x): return x\n",
     b"def u(x) \xe2\x86\x92 y: ...\n", b"def v(x)->", b"@property\ndef w(self): ...\n",
+    # self.x attributes (``self_attributes``): non-ASCII, nested, annotated, ``selfish.x``
+    b"class A:\n    def m(self):\n        self.\xc3\xa9 = B()\n        self.x.y = C()\n"
+    b"        self.z: D = 1\n        selfish.w = E()\n        self.\xe4\xb8\x80 = F\n",
 ]
 
 
