@@ -99,8 +99,8 @@ class RawRefs(Sequence[RawRef]):
     def __getitem__(self, i: int | slice) -> RawRef | list[RawRef]:
         if isinstance(i, slice):
             return list(self)[i]
-        return RawRef(self.scopes[i], self.names[i], KINDS[self.kinds[i]],  # type: ignore[arg-type]
-                      self.lines[i], self.cols[i], self.starts[i], self.ends[i])
+        return _make((self.scopes[i], self.names[i], KINDS[self.kinds[i]], self.lines[i],
+                      self.cols[i], self.starts[i], self.ends[i]))
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, RawRefs):
@@ -120,9 +120,13 @@ def of_kind(refs: Sequence[RawRef], kind: str) -> list[RawRef]:
     if not isinstance(refs, RawRefs):
         return [r for r in refs if r.kind == kind]
     code, kinds, out = KIND_CODE[kind], refs.kinds, []
+    name = KINDS[code]
+    scopes, names, lines, cols, starts, ends = (refs.scopes, refs.names, refs.lines, refs.cols,
+                                                refs.starts, refs.ends)
     at = kinds.find(code)
-    while at >= 0:
-        out.append(refs[at])
+    while at >= 0:  # the rows built as ``refs[at]`` builds them, without a call each
+        out.append(_make((scopes[at], names[at], name, lines[at], cols[at], starts[at],
+                          ends[at])))
         at = kinds.find(code, at + 1)
     return out
 
