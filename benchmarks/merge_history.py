@@ -6,6 +6,7 @@
         [--json FILE]
     python benchmarks/merge_history.py export OUT FIXTURES --results FILE [--max-bytes B]
         [--per-repo N]
+    python benchmarks/merge_history.py ab OUT CODE_A CODE_B [...] [--json FILE]
 
 ``collect`` walks every two-parent merge commit of a repository (a bare clone is enough) that has
 exactly one merge base, and keeps each ``.py`` file that both parents changed to different
@@ -38,8 +39,9 @@ It prints one row per repository; ``--driver N`` also times ``fleet merge-driver
 (start-up included; the console script, the driver's fast line and its shell line) against
 ``git merge-file`` on N cases per repository sampled evenly and on N git-conflicted ones.
 ``timings`` runs only those process timings (its own git-conflicted sample: git's verdict, no
-classification). ``export`` copies the small git-conflicted cases into the test fixtures with
-their outcome.
+classification). ``ab`` times the stages after git's merge under several copies of the code,
+interleaved, and compares their results (``_merge_ab.py``). ``export`` copies the small
+git-conflicted cases into the test fixtures with their outcome.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _merge_ab import ab
 from _merge_judge import classify
 from _merge_timings import PARTS, _driver_ms, _p50, _read, timings
 
@@ -263,6 +266,10 @@ def main(argv: list[str] | None = None) -> int:
     three.add_argument("--results", type=Path, required=True, help="run --json output")
     three.add_argument("--max-bytes", type=int, default=10_000)
     three.add_argument("--per-repo", type=int, default=8)
+    four = sub.add_parser("ab")
+    four.add_argument("corpus", type=Path)
+    four.add_argument("codes", type=Path, nargs="+", help="directories each holding a fleet/")
+    four.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     if args.command == "collect":
         name = args.name or os.path.basename(os.path.dirname(os.path.abspath(args.git_dir)))
@@ -271,6 +278,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "run":
         return run(args.corpus, args.json, args.driver)
+    if args.command == "ab":
+        return ab(args.corpus, args.codes, args.json)
     if args.command == "timings":
         return timings(args.corpus, args.driver, args.conflicted, args.server, args.json)
     return export(args.corpus, args.fixtures, args.results, args.max_bytes, args.per_repo)
