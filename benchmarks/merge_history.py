@@ -33,7 +33,10 @@ definitions, imports and imported names ignored):
   share none were swapped: two definitions both sides added at one point), ``clean_wrong``
   (fleet clean and different otherwise: counted as the merge's fault);
 - git clean: ``git_clean`` when fleet's result is git's, ``git_clean_changed`` when it is not
-  (``worse`` if git's matched the humans' and fleet's does not).
+  (``worse`` if git's matched the humans' and fleet's does not);
+- ``fault``: a stage after git's raised. The driver then keeps git's result (it catches the
+  fault), so the case counts among git's conflicts, unresolved; each is named on stderr and in
+  ``--json`` with the exception, and the replay goes on.
 
 It prints one row per repository; ``--driver N`` also times ``fleet merge-driver`` as a process
 (start-up included; the console script, the driver's fast line and its shell line) against
@@ -161,14 +164,22 @@ def run(corpus: Path, json_out: Path | None, driver: int) -> int:
     rows = []
     details = []
     for repo in sorted(p for p in corpus.iterdir() if p.is_dir()):
-        counts = dict.fromkeys((*OUTCOMES, "unparsable"), 0)
+        counts = dict.fromkeys((*OUTCOMES, "unparsable", "fault"), 0)
         fleet_ms: list[float] = []
         git_ms: list[float] = []
         hard: list[Path] = []
         everything: list[Path] = []
         for folder in sorted(p for p in repo.iterdir() if (p / "actual.py").exists()):
             base, ours, theirs, actual = _read(folder)
-            outcome, stage, fleet_s, git_s = classify(base, ours, theirs, actual)
+            try:
+                outcome, stage, fleet_s, git_s = classify(base, ours, theirs, actual)
+            except Exception as exc:  # the driver keeps git's result on a fault of its stages
+                counts["fault"] += 1  # (on a git conflict): counted, named, not fatal
+                said = f"{type(exc).__name__}: {exc}"
+                print(f"fault: {repo.name}/{folder.name}: {said}", file=sys.stderr)
+                details.append({"case": f"{repo.name}/{folder.name}", "outcome": "fault",
+                                "stage": said})
+                continue
             counts[outcome] += 1
             if outcome == "unparsable":
                 continue  # the committed merge does not parse: nothing to compare with
@@ -180,7 +191,7 @@ def run(corpus: Path, json_out: Path | None, driver: int) -> int:
             details.append(
                 {"case": f"{repo.name}/{folder.name}", "outcome": outcome, "stage": stage}
             )
-        conflicts = sum(counts[k] for k in OUTCOMES[:6])
+        conflicts = sum(counts[k] for k in OUTCOMES[:6]) + counts["fault"]
         row: dict[str, object] = {"repository": repo.name, "git conflicts": conflicts}
         row.update(counts)
         row["resolved share"] = f"{100 * counts['resolved'] / conflicts:.1f}%" if conflicts else "-"

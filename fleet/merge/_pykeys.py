@@ -178,7 +178,9 @@ def _from_names(key: Key | None, node: cst.BaseStatement, duplicated: set[Key]) 
         return key
     assert isinstance(node, cst.SimpleStatementLine)
     inner = node.body[0]
-    assert isinstance(inner, cst.ImportFrom) and not isinstance(inner.names, cst.ImportStar)
+    assert isinstance(inner, cst.ImportFrom)
+    if isinstance(inner.names, cst.ImportStar):  # ``from m import *`` twice: stays anonymous
+        return key
     names = sorted(
         f"{_name(a.name)} as {_name(a.asname.name) if a.asname else ''}" for a in inner.names
     )
