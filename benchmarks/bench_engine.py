@@ -124,12 +124,26 @@ def run_sweep(base: Path, work: Path, mode: str, agents: int, batch: int,
             "verified": sum(r.status == "verified" for r in results),
             "sweep_wall_s": round(wall, 2), "fix_wall_s": round(report.campaigns[0].fix_s, 2),
             "dagster_runs": report.runs, "unit_time_s": round(sum(r.wall_s for r in results), 2),
+            **_unit_parts(results),
             **{k: round(v, 2) for k, v in phases.items()},
             **{f"{k}_per_unit": round(v / n, 3) for k, v in phases.items() if k.endswith("_s")},
             **(cpu.window(*span, len(results)) if span else {}),
             **{f"sweep_{k}": v for k, v in cpu.window(begun, ended, len(results)).items()
                if k in ("tree_cpu_s", "tree_cpu_s_per_unit", "tree_by_kind")},
             "load_1min": round(os.getloadavg()[0], 2)}
+
+
+def _unit_parts(results: list[Any]) -> dict[str, float]:
+    """Where the units' own wall time went (``UnitResult``'s clocks), per unit: the agent, the
+    gates, and the rest (leases, worktree, commit, push, ledger). Side by side with K = 1 it
+    says which part slows down when K units share the machine."""
+    n = max(len(results), 1)
+    agent = sum(r.agent_s for r in results)
+    gates = sum(r.gates_s for r in results)
+    rest = sum(r.wall_s for r in results) - agent - gates
+    return {"unit_agent_s_per_unit": round(agent / n, 3),
+            "unit_gates_s_per_unit": round(gates / n, 3),
+            "unit_rest_s_per_unit": round(rest / n, 3)}
 
 
 def _finished(ledger: Any) -> list[Any]:
@@ -264,7 +278,7 @@ def run_celery(base: Path, work: Path, workers: int, agents: int, batch: int,
             "units": len(results),
             "verified": sum(r.status == "verified" for r in results),
             "sweep_wall_s": round(wall, 2), "fix_wall_s": round(phases["fix_wall_s"], 2),
-            "dagster_runs": runs, "unit_time_s": round(unit_time, 2),
+            "dagster_runs": runs, "unit_time_s": round(unit_time, 2), **_unit_parts(results),
             "overhead_per_unit_s": round(idle_s / n, 3),
             **{f"{k}_per_unit": round(v / n, 3) for k, v in idle.items()},
             **{k: round(v, 2) for k, v in phases.items() if k != "fix_wall_s"},
@@ -355,6 +369,12 @@ def main() -> int:
                   f"{r['idle_between_s_per_unit']} s, after the last "
                   f"{r['idle_after_last_s_per_unit']} s, in the batch steps around the units "
                   f"{r['idle_in_steps_s_per_unit']} s")
+    for r in rows:
+        if "unit_agent_s_per_unit" in r:
+            print(f"{r['mode']}: a unit's own wall, per unit: agent "
+                  f"{r['unit_agent_s_per_unit']} s, "
+                  f"gates {r['unit_gates_s_per_unit']} s, the rest (leases, worktree, commit, "
+                  f"push, ledger) {r['unit_rest_s_per_unit']} s")
     for r in rows:
         if "sweep_tree_cpu_s" in r:
             print(f"{r['mode']}: CPU of the whole sweep (this benchmark's process tree: daemon, "
