@@ -43,6 +43,7 @@ from collections.abc import Iterator
 from fleet.merge import _parsed
 from fleet.merge._abstract import abstract_made
 from fleet.merge._calls import keyword_dropped
+from fleet.merge._crossed import call_misfit, decorator_dropped
 from fleet.merge._diff3 import ascending, both_inserted, compose_disjoint, diff3
 from fleet.merge._twice import added_twice, applied_twice
 from fleet.merge._version_parts import version_parts_combined
@@ -361,6 +362,8 @@ def unsure(base: str, ours: str, theirs: str, merged: str) -> str | None:
         or version_parts_combined(trees)
         or keyword_dropped(trees)
         or abstract_made(trees)
+        or call_misfit(trees)
+        or decorator_dropped(trees)
     )
     if twice is not None:
         return twice
