@@ -217,28 +217,26 @@ def _scope_problem(bodies: list[list[ast.stmt]], scope: str) -> str | None:
 
 def _names(tree: ast.AST) -> tuple[set[str], set[str], bool]:
     """(names read, names bound anywhere, whether a star import or a dynamic scope is used)."""
+    found = _parsed.nodes(tree)
     read: set[str] = set()
     bound: set[str] = set()
-    dynamic = False
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
-        elif isinstance(node, ast.alias):
-            if node.name == "*":
-                dynamic = True
-            bound.add(node.asname or node.name.split(".")[0])
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            bound.add(node.name)
-        elif isinstance(node, ast.arg):
-            bound.add(node.arg)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            bound.add(node.name)
-        elif isinstance(node, ast.Global | ast.Nonlocal):
-            bound.update(node.names)
-        elif isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
-            bound.add(node.name)
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            bound.add(node.rest)
+    for name in _parsed.of(found, ast.Name):
+        (read if isinstance(name.ctx, ast.Load) else bound).add(name.id)
+    aliases = _parsed.of(found, ast.alias)
+    dynamic = any(alias.name == "*" for alias in aliases)
+    bound.update(alias.asname or alias.name.split(".")[0] for alias in aliases)
+    bound.update(node.name for node in _parsed.of(found, ast.FunctionDef))
+    bound.update(node.name for node in _parsed.of(found, ast.AsyncFunctionDef))
+    bound.update(node.name for node in _parsed.of(found, ast.ClassDef))
+    bound.update(arg.arg for arg in _parsed.of(found, ast.arg))
+    bound.update(h.name for h in _parsed.of(found, ast.ExceptHandler) if h.name)
+    for node in _parsed.of(found, ast.Global):
+        bound.update(node.names)
+    for nonlocal_ in _parsed.of(found, ast.Nonlocal):
+        bound.update(nonlocal_.names)
+    bound.update(node.name for node in _parsed.of(found, ast.MatchAs) if node.name)
+    bound.update(star.name for star in _parsed.of(found, ast.MatchStar) if star.name)
+    bound.update(node.rest for node in _parsed.of(found, ast.MatchMapping) if node.rest)
     return read, bound, dynamic
 
 

@@ -22,6 +22,8 @@ import ast
 from collections import Counter
 from collections.abc import Iterator
 
+from fleet.merge import _parsed
+
 __all__ = ["call_misfit", "decorator_dropped"]
 
 # The decorators that change how a method is called (what its first parameter is). Another one
@@ -84,18 +86,13 @@ def _callees(tree: ast.Module) -> dict[str, Signature]:
     sympy ``9a476c49a542`` has a module ``_unsolved_syms`` and a nested one of another
     signature) and bound no other way (an assignment, an import, a parameter, a class): its
     signature."""
-    count = Counter(node.name for node in ast.walk(tree)
-                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)))
-    other: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            other.add(node.id)
-        elif isinstance(node, ast.arg):
-            other.add(node.arg)
-        elif isinstance(node, ast.alias):
-            other.add((node.asname or node.name).split(".")[0])
-        elif isinstance(node, ast.ClassDef):
-            other.add(node.name)
+    found = _parsed.nodes(tree)
+    count = Counter(node.name for node in _parsed.of(found, ast.FunctionDef))
+    count.update(node.name for node in _parsed.of(found, ast.AsyncFunctionDef))
+    other = {node.id for node in _parsed.of(found, ast.Name) if not isinstance(node.ctx, ast.Load)}
+    other.update(node.arg for node in _parsed.of(found, ast.arg))
+    other.update((node.asname or node.name).split(".")[0] for node in _parsed.of(found, ast.alias))
+    other.update(node.name for node in _parsed.of(found, ast.ClassDef))
     return {name: _signature(node, bound) for name, node, _, bound in _defs(tree)
             if count[name] == 1 and name not in other}
 
@@ -120,11 +117,10 @@ def _misfits(tree: ast.Module) -> dict[str, str]:
     name of each."""
     callees = _callees(tree)
     plain = {name for name, _, method, _ in _defs(tree) if not method}
-    classes = {node.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
+    every = _parsed.nodes(tree)
+    classes = {node.name for node in _parsed.of(every, ast.ClassDef)}
     found = {}
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
+    for node in _parsed.of(every, ast.Call):
         func = node.func
         if isinstance(func, ast.Name) and func.id in plain:
             name = func.id

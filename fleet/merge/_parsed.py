@@ -13,13 +13,18 @@ not parse raises again each time.
 from __future__ import annotations
 
 import ast
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TypeVar, cast
 
 from fleet import pyast
 
-__all__ = ["depth_of", "parse", "parsing_once"]
+__all__ = ["Nodes", "depth_of", "nodes", "of", "parse", "parsing_once"]
+
+Nodes = dict[type, list[ast.AST]]
+T = TypeVar("T", bound=ast.AST)
 
 _LOCAL = threading.local()
 
@@ -29,12 +34,12 @@ def parsing_once() -> Iterator[None]:
     """Within it (per thread), :func:`parse` keeps what it parsed; forgotten when it ends."""
     outer = getattr(_LOCAL, "trees", None)
     if outer is None:
-        _LOCAL.trees, _LOCAL.depths = {}, {}
+        _LOCAL.trees, _LOCAL.depths, _LOCAL.nodes = {}, {}, {}
     try:
         yield
     finally:
         if outer is None:
-            _LOCAL.trees = _LOCAL.depths = None
+            _LOCAL.trees = _LOCAL.depths = _LOCAL.nodes = None
 
 
 def parse(text: str) -> ast.Module:
@@ -51,7 +56,7 @@ def parse(text: str) -> ast.Module:
 
 def depth_of(text: str, tree: ast.Module, limit: int) -> int:
     """``_bounds.depth(tree, limit)`` of ``text``'s tree, computed once per text and limit
-    inside :func:`parsing_once`."""
+    inside :func:`parsing_once`, by the same walk that :func:`nodes` keeps."""
     from fleet.merge._bounds import depth
 
     depths: dict[tuple[str, int], int] | None = getattr(_LOCAL, "depths", None)
@@ -59,5 +64,65 @@ def depth_of(text: str, tree: ast.Module, limit: int) -> int:
         return depth(tree, limit)
     found = depths.get((text, limit))
     if found is None:
-        found = depths[(text, limit)] = depth(tree, limit)
+        found, by_type = _walk(tree, limit)
+        depths[(text, limit)] = found
+        if by_type is not None:
+            _LOCAL.nodes[id(tree)] = (tree, by_type)
     return found
+
+
+def _walk(tree: ast.AST, limit: int) -> tuple[int, Nodes | None]:
+    """(``_bounds.depth(tree, limit)``, every node of ``tree`` by type, None past ``limit``).
+    Level by level, children in field order: each list in ``ast.walk``'s order."""
+    by_type: Nodes = {}
+    node_type = ast.AST
+    level = 0
+    current: list[ast.AST] = [tree]
+    while current:
+        level += 1
+        if level > limit:
+            return level, None
+        below: list[ast.AST] = []
+        add = below.append
+        for node in current:
+            kind = type(node)
+            bucket = by_type.get(kind)
+            if bucket is None:
+                by_type[kind] = [node]
+            else:
+                bucket.append(node)
+            for name in node._fields:
+                value = getattr(node, name, None)
+                if value.__class__ is list:
+                    for item in value:
+                        if isinstance(item, node_type):
+                            add(item)
+                elif isinstance(value, node_type):
+                    add(value)
+        current = below
+    return level, by_type
+
+
+def nodes(tree: ast.AST) -> Nodes:
+    """Every node of ``tree`` (itself included) by its type, each list in ``ast.walk``'s order;
+    a module's computed once inside :func:`parsing_once` (or already by :func:`depth_of`). The
+    whole-result checks look for a few kinds of node in the same four trees: one walk instead of
+    one per check and kind."""
+    cache: dict[int, tuple[ast.AST, Nodes]] | None = getattr(_LOCAL, "nodes", None)
+    keep = cache is not None and isinstance(tree, ast.Module)
+    if keep:
+        assert cache is not None
+        found = cache.get(id(tree))
+        if found is not None and found[0] is tree:
+            return found[1]
+    by_type = _walk(tree, sys.maxsize)[1]
+    assert by_type is not None
+    if keep:
+        assert cache is not None
+        cache[id(tree)] = (tree, by_type)
+    return by_type
+
+
+def of(found: Nodes, kind: type[T]) -> list[T]:
+    """The nodes of type ``kind`` among ``found`` (:func:`nodes`), in ``ast.walk``'s order."""
+    return cast(list[T], found.get(kind, []))

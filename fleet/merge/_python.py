@@ -9,6 +9,8 @@ would be lost or duplicated) returns ``None`` so the caller keeps the line merge
 
 from __future__ import annotations
 
+from collections import Counter
+
 import libcst as cst
 
 from fleet.merge import _parsed
@@ -17,7 +19,13 @@ from fleet.merge._checks import unsure
 from fleet.merge._context import SENTINEL, Context, Unsure, render_markers
 from fleet.merge._members import merge_members
 from fleet.merge._pykeys import clear_code_cache, code, module_code
-from fleet.merge._reduce import PLACEHOLDER_LINE, expand, reduce_unchanged
+from fleet.merge._reduce import (
+    PLACEHOLDER,
+    PLACEHOLDER_LINE,
+    Reduction,
+    expand,
+    reduce_unchanged,
+)
 from fleet.merge._result import Clean, Conflicted, parse_conflicts
 from fleet.merge.profile import LanguageProfile
 
@@ -63,32 +71,71 @@ def _merge_texts(
         clear_code_cache()
 
 
+def _in_conflict(text: str, names: dict[str, tuple[str, str, str]]) -> bool:
+    """Whether a one-sided placeholder of ``names`` sits between a conflict's sentinels (its
+    text would differ per side there)."""
+    inside = False
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith(SENTINEL):
+            inside = stripped.endswith(("_ours__", "_base__", "_sep__"))
+        elif inside and PLACEHOLDER in stripped:
+            found = PLACEHOLDER_LINE.match(line + "\n")
+            if found is not None and found.group(1) in names:
+                return True
+    return False
+
+
+def _merge_reduced(
+    reduction: Reduction, profile: LanguageProfile
+) -> tuple[tuple[str, dict[int, str]] | None, Reduction]:
+    """The merge of ``reduction.texts``; of ``reduction.checked`` instead when a member only
+    one side changed ended up in a conflict (its text differs per side there) or more or less
+    than once in the result."""
+    merged = _merge_texts(*reduction.texts, profile)
+    if merged is None or not reduction.sides:
+        return merged, reduction
+    text, raw = merged
+    found = Counter(PLACEHOLDER_LINE.findall(text))
+    if (
+        all(found[name] == 1 for name in reduction.sides)
+        and not any(PLACEHOLDER in conflict for conflict in raw.values())
+        and not (SENTINEL in text and _in_conflict(text, reduction.sides))
+    ):
+        return merged, reduction
+    plain = Reduction(reduction.checked, reduction.checked, reduction.originals, {})
+    return _merge_texts(*plain.texts, profile), plain
+
+
 def structural_merge(
     base: str, ours: str, theirs: str, profile: LanguageProfile
 ) -> Clean | Conflicted | None:
     """The structural merge of three Python texts; ``None`` means "keep the line merge".
 
-    Top-level segments unchanged in all three versions are set aside first (``_reduce``), so
-    libcst parses only what changed; they are put back byte for byte in the result.
+    Top-level and class-level segments unchanged in all three versions are set aside first
+    (``_reduce``), so libcst parses only what changed; so are the named ones only one side
+    changed, whose text the result takes from that side. They are put back byte for byte in the
+    result, and the whole-result checks read every member one side changed.
     """
     if any(SENTINEL in text or len(text) > MAX_FILE_BYTES for text in (base, ours, theirs)):
         return None
     reduction = reduce_unchanged(base, ours, theirs)
-    texts = reduction[0] if reduction is not None else (base, ours, theirs)
-    if not parsed_within_bounds(texts):
+    if reduction is None:
+        reduction = Reduction((base, ours, theirs), (base, ours, theirs), {}, {})
+    if not parsed_within_bounds(reduction.checked):
         return None  # libcst would crash or take too long on it: git's line merge stands
-    merged = _merge_texts(*texts, profile)
+    merged, reduction = _merge_reduced(reduction, profile)
     if merged is None:
         return None
-    text, raw = merged
-    if SENTINEL not in text and unsure(*texts, text) is not None:
-        # Checked before the set-aside segments return: they are the same in every version.
-        return None  # the result would be wrong in a way no one symbol's merge can see
-    if reduction is not None:
-        placeholders = PLACEHOLDER_LINE.findall(text)
-        if SENTINEL not in text and sorted(placeholders) != sorted(reduction[1]):
+    text = reduction.expand_sides(merged[0])
+    raw = merged[1]
+    if SENTINEL not in text:
+        if sorted(PLACEHOLDER_LINE.findall(text)) != sorted(reduction.originals):
             return None  # a set-aside segment would be lost or doubled: never in a clean result
-        text = expand(text, reduction[1])
+        # Checked before the set-aside segments return: they are the same in every version.
+        if unsure(*reduction.checked, text) is not None:
+            return None  # the result would be wrong in a way no one symbol's merge can see
+    text = expand(text, reduction.originals)
     if SENTINEL not in text:  # conflicts abandoned for a clean alternative leave no sentinel
         try:
             _parsed.parse(text)

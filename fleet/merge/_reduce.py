@@ -1,10 +1,18 @@
-"""Before the structural stage parses anything with libcst: set aside what nobody changed.
+"""Before the structural stage parses anything with libcst: set aside what it need not merge.
 
 libcst's parser is the structural stage's main cost (~60 ms per 1,000 lines), while the stage
 only needs the symbols both sides touched. ``ast`` (C, ~20x faster) splits each version into
-top-level segments; a segment byte-identical in all three versions is replaced by a one-line
-placeholder of the same kind (a ``def`` by a ``def``, an import by an import...), so matching,
-ordering and commutativity are unchanged, and the original bytes are put back afterwards.
+top-level segments (and a changed class into its members'); a segment byte-identical in all
+three versions is replaced by a one-line placeholder of the same kind (a ``def`` by a ``def``,
+an import by an import...), so matching, ordering and commutativity are unchanged, and the
+original bytes are put back afterwards.
+
+A named segment only one side changed (the same name once in each version, base's text equal to
+the other side's) is set aside too, under one placeholder in all three versions: libcst sees
+nothing to merge there and the result takes that side's text. The whole-result checks still
+read it: they run on ``Reduction.checked``, where only what all three share is set aside. Where
+such a placeholder lands inside a conflict (each side's text differs there) the caller merges
+``checked`` instead (``_python._merge_reduced``).
 """
 
 from __future__ import annotations
@@ -16,7 +24,15 @@ from dataclasses import dataclass
 
 from fleet.merge import _parsed
 
-__all__ = ["PLACEHOLDER", "PLACEHOLDER_LINE", "Segment", "expand", "reduce_unchanged", "segments"]
+__all__ = [
+    "PLACEHOLDER",
+    "PLACEHOLDER_LINE",
+    "Reduction",
+    "Segment",
+    "expand",
+    "reduce_unchanged",
+    "segments",
+]
 
 PLACEHOLDER = "__fleet_keep_"
 PLACEHOLDER_LINE = re.compile(
@@ -102,12 +118,80 @@ def segments(text: str) -> list[Segment] | None:
     return result
 
 
+_SIDE_OFFSET = 500_000  # one-sided placeholders' numbers: the shared ones keep theirs
+
+
+@dataclass
+class Reduction:
+    """The three texts libcst parses (``texts``) and the ones the whole-result checks read
+    (``checked``: only what is unchanged in all three set aside, as the checks always saw it).
+
+    ``originals``: each shared placeholder's text. ``sides``: each one-sided placeholder's text
+    in each version (a member only one side changed: base and the other side hold the same
+    text), as ``checked`` holds it; the merged result takes the side that changed it."""
+
+    texts: tuple[str, str, str]
+    checked: tuple[str, str, str]
+    originals: dict[str, str]
+    sides: dict[str, tuple[str, str, str]]
+
+    def changed(self, name: str) -> str:
+        base, ours, theirs = self.sides[name]
+        return ours if ours != base else theirs
+
+    def expand_sides(self, text: str) -> str:
+        """``text`` (a merge of ``texts``) with each one-sided member's changed text back."""
+        if not self.sides:
+            return text
+        return PLACEHOLDER_LINE.sub(
+            lambda m: self.changed(m.group(1)) if m.group(1) in self.sides else m.group(0), text
+        )
+
+
+def _one_sided(versions: list[list[Segment]]) -> list[tuple[int, int, int]]:
+    """Indexes (in base, ours, theirs) of the named segments only one side changed: one per
+    version under the same name, base's text equal to one side's and not the other's. The
+    first segment of a body (a class's header), blank ones and a last line without its line end
+    (a file's end: expanded elsewhere it would join the next line) stay."""
+    maps: list[dict[tuple[str, str], int]] = []
+    for version in versions:
+        seen: dict[tuple[str, str], int] = {}
+        doubled = set()
+        for index, segment in enumerate(version):
+            if segment.kind in ("anon", "docstring"):
+                continue
+            key = (segment.kind, segment.name)
+            if key in seen:
+                doubled.add(key)
+            seen[key] = index
+        maps.append({k: i for k, i in seen.items() if k not in doubled and i > 0})
+    found = []
+    for key, index_b in maps[0].items():
+        index_o, index_t = maps[1].get(key), maps[2].get(key)
+        if index_o is None or index_t is None:
+            continue
+        base, ours, theirs = (
+            v[i].text for v, i in zip(versions, (index_b, index_o, index_t), strict=True)
+        )
+        ends = base.endswith("\n") and ours.endswith("\n") and theirs.endswith("\n")
+        if ends and base.strip() and (base == ours) != (base == theirs):
+            found.append((index_b, index_o, index_t))
+    return found
+
+
 class _Reducer:
     def __init__(self) -> None:
         self.originals: dict[str, str] = {}
+        self.sides: dict[str, tuple[str, str, str]] = {}
 
-    def reduce(self, versions: list[list[Segment]]) -> list[str]:
-        """Each version's text with the segments shared by all three set aside."""
+    def reduce(
+        self, versions: list[list[Segment]], sided: bool = True
+    ) -> tuple[list[str], list[str]]:
+        """Each version's text with the segments shared by all three set aside (what the checks
+        read), and the same with the segments only one side changed set aside as well (what
+        libcst parses; not when ``sided`` is false: inside a class set aside whole)."""
+        one_sided = _one_sided(versions) if sided else []
+        whole = {indexes[0] for indexes in one_sided}
         text_counts = [Counter(s.text for s in v) for v in versions]
         key_counts = [Counter((s.kind, s.name) for s in v if s.kind != "anon") for v in versions]
         frozen: dict[str, str] = {}
@@ -132,24 +216,34 @@ class _Reducer:
                 else:
                     parts.append(segment.indent + _TEMPLATES[segment.kind].format(name=name))
             out.append(parts)
+        parsed = [list(parts) for parts in out]
         for name in set(classes[0]) & set(classes[1]) & set(classes[2]):
             if not all(counts[("class", name)] == 1 for counts in key_counts):
                 continue
             trio = [c[name] for c in classes]
             if len({s.text for s in trio}) == 1:
                 continue  # frozen whole, or identical but not unique: leave it
-            reduced = self.reduce([list(s.members) for s in trio])
-            for parts, version, segment, text in zip(out, versions, trio, reduced, strict=True):
-                parts[version.index(segment)] = text
-        return ["".join(parts) for parts in out]
+            inner = versions[0].index(trio[0]) not in whole
+            reduced, checked = self.reduce([list(s.members) for s in trio], inner)
+            for version, segment, many, few, parts, parts_parsed in zip(
+                versions, trio, checked, reduced, out, parsed, strict=True
+            ):
+                parts[version.index(segment)] = many
+                parts_parsed[version.index(segment)] = few
+        for indexes in one_sided:
+            name = f"{PLACEHOLDER}{_SIDE_OFFSET + len(self.sides)}__"
+            self.sides[name] = (out[0][indexes[0]], out[1][indexes[1]], out[2][indexes[2]])
+            for version, parts_parsed, index in zip(versions, parsed, indexes, strict=True):
+                segment = version[index]
+                parts_parsed[index] = segment.indent + _TEMPLATES[segment.kind].format(name=name)
+        return ["".join(parts) for parts in parsed], ["".join(parts) for parts in out]
 
 
-def reduce_unchanged(
-    base: str, ours: str, theirs: str
-) -> tuple[tuple[str, str, str], dict[str, str]] | None:
+def reduce_unchanged(base: str, ours: str, theirs: str) -> Reduction | None:
     """The three texts with every segment unchanged in all three (top level and inside classes)
-    replaced by a placeholder, and the placeholders' original texts; None when there is nothing
-    to gain or it is unsafe (a placeholder name in use, CR line ends, a parse failure)."""
+    replaced by a placeholder (``checked``), and also every named segment only one side changed
+    (``texts``); None when there is nothing to gain or it is unsafe (a placeholder name in use,
+    CR line ends, a parse failure)."""
     texts = (base, ours, theirs)
     if any(PLACEHOLDER in t or "\r" in t for t in texts):
         return None
@@ -158,10 +252,15 @@ def reduce_unchanged(
     if len(split) != 3:
         return None
     reducer = _Reducer()
-    reduced = reducer.reduce(split)
-    if not reducer.originals:
+    reduced, checked = reducer.reduce(split)
+    if not reducer.originals and not reducer.sides:
         return None
-    return (reduced[0], reduced[1], reduced[2]), reducer.originals
+    return Reduction(
+        (reduced[0], reduced[1], reduced[2]),
+        (checked[0], checked[1], checked[2]),
+        reducer.originals,
+        reducer.sides,
+    )
 
 
 def expand(text: str, originals: dict[str, str]) -> str:

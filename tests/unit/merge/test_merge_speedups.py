@@ -2,7 +2,8 @@
 
 ``_pykeys.render`` against libcst's own ``code_for_node``; ``_bounds.depth`` against the
 generic walk it replaced; ``_parsed.parse`` handing out one tree per text only inside
-``parsing_once``. (The corpus and history fixtures pin the merge's results themselves.)
+``parsing_once``; ``_parsed.nodes`` against ``ast.walk``. (The corpus and history fixtures pin
+the merge's results themselves.)
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import libcst as cst
 import pytest
 
 from fleet.merge._bounds import MAX_DEPTH, depth
-from fleet.merge._parsed import parse, parsing_once
+from fleet.merge._parsed import depth_of, nodes, parse, parsing_once
 from fleet.merge._pykeys import module_code, render, render_in
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "merge"
@@ -91,3 +92,19 @@ def test_one_tree_per_text_only_inside_parsing_once() -> None:
         with pytest.raises(SyntaxError):
             parse("def (")
     assert parse(text) is not tree
+
+
+@pytest.mark.parametrize("limit", [5, MAX_DEPTH])
+def test_nodes_are_ast_walk_by_type_and_depth_of_keeps_them(limit: int) -> None:
+    for text in TEXTS:
+        expected: dict[type, list[ast.AST]] = {}
+        with parsing_once():
+            tree = parse(text)
+            for node in ast.walk(tree):
+                expected.setdefault(type(node), []).append(node)
+            assert depth_of(text, tree, limit) == depth(tree, limit)
+            found = nodes(tree)
+            assert found == expected  # the same node objects, in ast.walk's order
+            if depth(tree, limit) <= limit:
+                assert nodes(tree) is found  # kept from the walk depth_of made
+        assert nodes(tree) == expected and nodes(tree) is not found  # outside: walked again
