@@ -52,7 +52,8 @@ _TEMPLATES = {
 class Segment:
     """One statement (or several sharing a line) with the comment and blank lines above it:
     ``kind`` and ``name`` as the profile identifies it, ``text`` its exact bytes; a class keeps
-    its own statements' segments as ``members`` (the first one also holds the class header)."""
+    its header (kind ``header``: its decorators, ``class ...:`` and the lines before its first
+    statement) and its own statements' segments as ``members``."""
 
     kind: str
     name: str
@@ -96,9 +97,15 @@ def _split(lines: list[str], body: list[ast.stmt], start: int) -> list[Segment]:
         head = group[0]
         kind, name = _identity(head, index == 0) if len(group) == 1 else ("anon", "")
         members: tuple[Segment, ...] = ()
-        if kind == "class" and isinstance(head, ast.ClassDef) and head.body[0].lineno > head.lineno:
-            members = tuple(_split(lines, head.body, start))
         indent = lines[head.lineno - 1][: head.col_offset]
+        if kind == "class" and isinstance(head, ast.ClassDef) and head.body[0].lineno > head.lineno:
+            # The header (decorators, ``class ...:`` and what precedes the first statement) is
+            # a segment of its own: the first member can then be set aside like the others.
+            first = head.body[0]
+            decorators = getattr(first, "decorator_list", [])
+            begin = min([first.lineno, *(d.lineno for d in decorators)]) - 1
+            header = Segment("header", "", "".join(lines[start:begin]), indent)
+            members = (header, *_split(lines, head.body, begin))
         result.append(Segment(kind, name, "".join(lines[start:end]), indent, members))
         start = end
     return result
@@ -158,7 +165,7 @@ def _one_sided(versions: list[list[Segment]]) -> list[tuple[int, int, int]]:
         seen: dict[tuple[str, str], int] = {}
         doubled = set()
         for index, segment in enumerate(version):
-            if segment.kind in ("anon", "docstring"):
+            if segment.kind in ("anon", "docstring", "header"):
                 continue
             key = (segment.kind, segment.name)
             if key in seen:
@@ -198,7 +205,7 @@ class _Reducer:
         for index, segment in enumerate(versions[0]):
             shared = all(counts[segment.text] == 1 for counts in text_counts)
             unique = all(counts[(segment.kind, segment.name)] <= 1 for counts in key_counts)
-            # The first segment is never set aside: in a class it holds the class header.
+            # The first segment is never set aside: in a class it is the class header.
             keep = index == 0 or segment.kind == "docstring" or not segment.text.strip()
             if shared and unique and not keep:
                 frozen[segment.text] = f"{PLACEHOLDER}{len(self.originals)}__"

@@ -56,12 +56,15 @@ def test_segments_cover_the_text_exactly() -> None:
     ]
     klass = parts[3]
     assert "".join(m.text for m in klass.members) == klass.text
-    assert [(m.kind, m.name) for m in klass.members][1:] == [
+    assert [(m.kind, m.name) for m in klass.members] == [
+        ("header", ""),
+        ("docstring", ""),
         ("assign", "x"),
         ("def", "m"),
         ("def", "n"),
     ]
-    assert klass.members[3].text.startswith("\n    # comment before n\n")
+    assert klass.members[0].text == "    # trailing comment inside f\n\n\nclass C:\n"
+    assert klass.members[4].text.startswith("\n    # comment before n\n")
 
 
 def test_reduction_replaces_shared_members_and_expands_back() -> None:
