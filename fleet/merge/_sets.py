@@ -6,6 +6,7 @@ is a sequence whose order matters, merged by a diff3 over its items, disjoint ed
 from __future__ import annotations
 
 import bisect
+import itertools
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -76,12 +77,16 @@ def _merge_items(
 ) -> list[Item] | None:
     """As a set: ours' items minus removals, plus theirs' additions after their predecessor and
     after ours' additions there (or in sorted position when ours' items are sorted). As a
-    sequence: see :func:`_sequence`. Ours' separators are reused."""
+    sequence: see :func:`_sequence`. Separators: :func:`_separated`; each string's text:
+    :func:`_string_texts`."""
     keys_b, keys_o = {key(i) for i in base}, {key(i) for i in ours}
     keys_t = {key(i) for i in theirs}
     if not as_set:
         result = _sequence(base, ours, theirs, key)
-        return None if result is None or not result or not ours else _separated(result, ours)
+        if result is None or not result or not ours:
+            return None
+        result = _string_texts(result, base, ours, theirs, key)
+        return None if result is None else _separated(result, ours, key, base, theirs)
     if len(keys_o) != len(ours) or len(keys_t) != len(theirs) or "" in keys_o | keys_t:
         return None  # duplicates or items that are not plain names
     removed = (keys_b - keys_o) | (keys_b - keys_t)
@@ -104,21 +109,97 @@ def _merge_items(
             position = index + 1
     if not result or not ours:
         return None
-    return _separated(result, ours)
+    result = _string_texts(result, base, ours, theirs, key)
+    return None if result is None else _separated(result, ours, key, base, theirs)
 
 
-def _separated(result: list[Item], ours: Sequence[Item]) -> list[Item]:
-    """The items with ours' separators: the last one of ours' between items, ours' last item's
-    (a trailing comma or none) after the last."""
-    separators = [i.comma for i in ours[:-1] if isinstance(i.comma, cst.Comma)]
-    separator = (
-        separators[-1]
-        if separators
-        else cst.Comma(cst.SimpleWhitespace(""), cst.SimpleWhitespace(" "))
-    )
-    fixed = [i.with_changes(comma=separator) for i in result[:-1]]
+def _has_comment(comma: cst.Comma | cst.MaybeSentinel) -> bool:
+    return isinstance(comma, cst.Comma) and "#" in render(comma)
+
+
+def _separated(
+    result: list[Item],
+    ours: Sequence[Item],
+    key: Callable[[Item], str],
+    base: Sequence[Item] = (),
+    theirs: Sequence[Item] = (),
+) -> list[Item] | None:
+    """The items with separators. A comma holds the comment lines above the next item (scrapy
+    ``2d9857b44127``: ours' new last item's comment), so the comma before an item is the one
+    before it in ours or theirs (the side that changed it from base's; the same text wanted when
+    both did), else ours' last comment-free one; ours' last item's comma (a trailing comma or
+    none) goes after the last. None when both sides changed the comma before one item
+    differently and one holds a comment, or when a comment one side added above an item would
+    be lost."""
+
+    def before(items: Sequence[Item]) -> dict[str, cst.Comma]:
+        return {
+            key(b): a.comma for a, b in itertools.pairwise(items) if isinstance(a.comma, cst.Comma)
+        }
+
+    mine, other, old = before(ours), before(theirs), before(base)
+    plain = [c for c in mine.values() if not _has_comment(c)]
+    default = plain[-1] if plain else cst.Comma(cst.SimpleWhitespace(""), cst.SimpleWhitespace(" "))
+    fixed = []
+    used = set()
+    for a, b in itertools.pairwise(result):
+        name = key(b)
+        texts = [render(c[name]) if name in c else None for c in (old, mine, other)]
+        comma = mine.get(name) or other.get(name) or default
+        if texts[1] is not None and texts[2] is not None and texts[1] != texts[2]:
+            if texts[0] == texts[1]:
+                comma = other[name]
+            elif texts[0] != texts[2] and "#" in texts[1] + texts[2]:
+                return None
+        used.add(name)
+        fixed.append(a.with_changes(comma=comma))
     fixed.append(result[-1].with_changes(comma=ours[-1].comma))
+    for side in (mine, other):
+        for name, comma in side.items():
+            added = name not in old or render(old[name]) != render(comma)
+            if name not in used and _has_comment(comma) and added:
+                return None
     return fixed
+
+
+def _string_texts(
+    result: list[Item],
+    base: Sequence[Item],
+    ours: Sequence[Item],
+    theirs: Sequence[Item],
+    key: Callable[[Item], str],
+) -> list[Item] | None:
+    """Each string item's text merged three ways: items matched by their value may still differ
+    in how they are written (quotes, a prefix): one side's change is kept (scrapy
+    ``2d9857b44127``: theirs re-quoted every item), None when both changed one differently."""
+
+    def texts(items: Sequence[Item]) -> dict[str, str] | None:
+        out: dict[str, str] = {}
+        for item in items:
+            value = item.value if isinstance(item, cst.Element) else None
+            if not isinstance(value, cst.SimpleString):
+                return None
+            if out.setdefault(key(item), value.value) != value.value:
+                return None  # one value written two ways in one version
+        return out
+
+    found = [texts(items) for items in (base, ours, theirs)]
+    if found[0] is None or found[1] is None or found[2] is None:
+        return result if all(isinstance(i, cst.ImportAlias) for i in result) else None
+    merged = []
+    for item in result:
+        text_b, text_o, text_t = (texts_.get(key(item)) for texts_ in found if texts_ is not None)
+        want = text_o if text_o is not None else text_t
+        if text_o is not None and text_t is not None and text_o != text_t:
+            if text_b == text_o:
+                want = text_t
+            elif text_b != text_t:
+                return None
+        value = item.value if isinstance(item, cst.Element) else None
+        if isinstance(value, cst.SimpleString) and want is not None and want != value.value:
+            item = item.with_changes(value=value.with_changes(value=want))
+        merged.append(item)
+    return merged
 
 
 def _small(node: cst.BaseStatement) -> cst.BaseSmallStatement | None:
@@ -208,7 +289,9 @@ def _aliases(inner: cst.ImportFrom) -> list[cst.ImportAlias]:
 def _with_names(
     node: cst.BaseStatement, inner: cst.ImportFrom, names: list[cst.ImportAlias]
 ) -> cst.BaseStatement | None:
-    fixed = _separated(names, _aliases(inner))
+    fixed = _separated(names, _aliases(inner), _alias_key)
+    if fixed is None:
+        return None
     if inner.lpar is None and isinstance(fixed[-1].comma, cst.Comma):
         return None  # a bare trailing comma outside parentheses would not parse
     assert isinstance(node, cst.SimpleStatementLine)
