@@ -13,7 +13,8 @@ def merge3(base: str, ours: str, theirs: str, path: str) -> MergeResult:
     Stage ``line``: git's ``merge-file`` (diff3); a clean result is returned as is, so every clean
     result of git's is kept identical. Stage ``structural``, only where lines conflict and only for
     a language with a profile (Python): the syntax-tree merge. Its clean result always parses;
-    when it is unsure it conflicts, and on any parse failure the line result is returned. Between
+    when it is unsure it conflicts, and on any parse failure the line result is returned, as it
+    is when a clean result keeps a spelling one side retired (``_migrated``). Between
     two conflicted results the one with fewer conflicted lines wins (git's on a tie).
 
     Never raises for conflicts (they are a value); raises ``fleet.errors.GitError`` only when git
@@ -37,14 +38,18 @@ def after_line_stage(
     profile = profile_for(path)
     if profile is None:
         return line
+    from fleet.merge._migrated import retired_spelling
     from fleet.merge._parsed import parsing_once
     from fleet.merge._python import structural_merge  # libcst only when needed
 
     with parsing_once():  # both stages below parse the same texts: once each
         structural = structural_merge(base, ours, theirs, profile)
         if isinstance(structural, Clean):
-            return structural
+            # One side retired a spelling everywhere, the other adds uses: git's conflict.
+            return line if retired_spelling(base, ours, theirs, structural.text) else structural
         held = held_file(base, ours, theirs, line)
+        if held is not None and retired_spelling(base, ours, theirs, held.text):
+            return line
     if held is not None:
         return held
     if structural is None:

@@ -1,0 +1,111 @@
+"""One side retires a spelling everywhere (a dotted read, a call's arguments, a string), the other
+side adds code written the old way: the clean structural result would break where the humans
+rewrote the new code, so git's conflict stands (``fleet.merge._migrated``; real cases:
+marshmallow ``669bea38aca0``, black ``30847e315d37``, pip ``110a26f0edf0``)."""
+
+from __future__ import annotations
+
+import ast
+
+from fleet.merge import Clean, merge3
+from fleet.merge._migrated import access_retired, call_shape_retired, string_retired
+from fleet.merge._python import structural_merge
+from fleet.merge.profile import PYTHON
+
+BASE = (
+    "from schema import Schema\n"
+    "\n"
+    "\n"
+    "def test_one():\n"
+    "    result = Schema().dump(1)\n"
+    "    assert result.data['a'] == 1\n"
+    "\n"
+    "\n"
+    "def test_two():\n"
+    "    result = Schema().dump(2)\n"
+    "    assert result.data['b'] == 2\n"
+    "\n"
+    "\n"
+    "def test_three():\n"
+    "    result = Schema().dump(3)\n"
+    "    assert result.data['c'] == 3\n"
+)
+# Ours: dump() now returns the data; every read rewritten, and a test of its own at the end.
+OURS = BASE.replace("result.data[", "result[") + (
+    "\n\ndef test_four():\n    result = Schema().dump(4)\n    assert result['d'] == 4\n"
+)
+
+
+def _theirs(body: str) -> str:
+    return BASE + f"\n\ndef test_five():\n    result = Schema().dump(5)\n    {body}\n"
+
+
+def test_a_read_one_side_retired_that_the_other_adds_is_a_conflict() -> None:
+    theirs = _theirs("assert result.data['e'] == 5")
+    alone = structural_merge(BASE, OURS, theirs, PYTHON)  # what the check turns down
+    assert isinstance(alone, Clean) and "result.data['e']" in alone.text
+    result = merge3(BASE, OURS, theirs, "test_schema.py")
+    assert not isinstance(result, Clean)
+    assert result.stage == "line"  # git's markers, around both sides' new tests
+
+
+def test_the_new_spelling_on_both_sides_merges_cleanly() -> None:
+    result = merge3(BASE, OURS, _theirs("assert result['e'] == 5"), "test_schema.py")
+    assert isinstance(result, Clean) and result.stage == "structural"
+    assert "def test_four" in result.text and "def test_five" in result.text
+
+
+def _trees(*texts: str) -> list[ast.Module]:
+    return [ast.parse(text) for text in texts]
+
+
+def test_access_retired_needs_the_uses_rewritten_in_place() -> None:
+    theirs = _theirs("assert result.data['e'] == 5")
+    merged = OURS + theirs[len(BASE) :]
+    texts = [BASE, OURS, theirs, merged]
+    assert access_retired(texts, _trees(*texts)) == (
+        "one side rewrote every result.data; the other adds uses of it"
+    )
+    # Ours deleted the three tests instead: a feature removed, not a spelling retired.
+    deleted = "from schema import Schema\n"
+    texts = [BASE, deleted, theirs, theirs]
+    assert access_retired(texts, _trees(*texts)) is None
+
+
+READ = (
+    "def read_data(name):\n    return open(name).read()\n\n\n"
+    "def test_a():\n    assert read_data('a')\n\n\n"
+    "def test_b():\n    assert read_data('b')\n\n\n"
+    "def test_c():\n    assert read_data('c')\n"
+)
+READ_SUBDIR = READ.replace("def read_data(name)", "def read_data(subdir, name)").replace(
+    "read_data('", "read_data('cases', '"
+)
+
+
+def test_call_shape_retired() -> None:
+    added = "\n\ndef test_d():\n    assert read_data('d')\n"
+    merged = READ_SUBDIR + added
+    assert call_shape_retired(_trees(READ, READ + added, READ_SUBDIR, merged)) == (
+        "one side changed every call of read_data; the other adds calls the old way"
+    )
+    fitting = "\n\ndef test_d():\n    assert read_data('cases', 'd')\n"
+    trees = _trees(READ, READ + fitting, READ_SUBDIR, READ_SUBDIR + fitting)
+    assert call_shape_retired(trees) is None
+
+
+CONFIG = (
+    "def test_one(path):\n    assert (path / 'config.json').exists()\n\n\n"
+    "def test_two(path):\n    assert (path / 'config.json').read_text()\n"
+)
+CONFIG_NAMED = CONFIG.replace("'config.json'", "f'{path.name}-config.json'")
+
+
+def test_string_retired() -> None:
+    added = "\n\ndef test_three(path):\n    assert 'x' in (path / 'config.json').read_text()\n"
+    texts = [CONFIG, CONFIG + added, CONFIG_NAMED, CONFIG_NAMED + added]
+    assert string_retired(texts, _trees(*texts)) == (
+        "one side rewrote every use of 'config.json'; the other adds uses of it"
+    )
+    texts = [CONFIG, CONFIG + added, CONFIG, CONFIG + added]  # nobody rewrote it
+    assert string_retired(texts, _trees(*texts)) is None
