@@ -127,6 +127,14 @@ def structural_merge(
     merged, reduction = _merge_reduced(reduction, profile)
     if merged is None:
         return None
+    if reduction.sides and SENTINEL not in merged[0]:
+        try:  # spyder 80d852f502f7: a member ours re-indented, put back into a class body
+            _parsed.parse(reduction.expand_sides(merged[0]))  # rendered at base's indentation
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            reduction = Reduction(reduction.checked, reduction.checked, reduction.originals, {})
+            merged = _merge_texts(*reduction.texts, profile)  # as before: with them in
+            if merged is None:
+                return None
     text = reduction.expand_sides(merged[0])
     raw = merged[1]
     if SENTINEL not in text:

@@ -74,6 +74,7 @@ def _merge_items(
     theirs: Sequence[Item],
     key: Callable[[Item], str],
     as_set: bool = True,
+    wrapped: bool = True,
 ) -> list[Item] | None:
     """As a set: ours' items minus removals, plus theirs' additions after their predecessor and
     after ours' additions there (or in sorted position when ours' items are sorted). As a
@@ -86,7 +87,7 @@ def _merge_items(
         if result is None or not result or not ours:
             return None
         result = _string_texts(result, base, ours, theirs, key)
-        return None if result is None else _separated(result, ours, key, base, theirs)
+        return None if result is None else _separated(result, ours, key, base, theirs, wrapped)
     if len(keys_o) != len(ours) or len(keys_t) != len(theirs) or "" in keys_o | keys_t:
         return None  # duplicates or items that are not plain names
     removed = (keys_b - keys_o) | (keys_b - keys_t)
@@ -110,7 +111,7 @@ def _merge_items(
     if not result or not ours:
         return None
     result = _string_texts(result, base, ours, theirs, key)
-    return None if result is None else _separated(result, ours, key, base, theirs)
+    return None if result is None else _separated(result, ours, key, base, theirs, wrapped)
 
 
 def _has_comment(comma: cst.Comma | cst.MaybeSentinel) -> bool:
@@ -123,14 +124,16 @@ def _separated(
     key: Callable[[Item], str],
     base: Sequence[Item] = (),
     theirs: Sequence[Item] = (),
+    wrapped: bool = True,
 ) -> list[Item] | None:
     """The items with separators. A comma holds the comment lines above the next item (scrapy
     ``2d9857b44127``: ours' new last item's comment), so the comma before an item is the one
-    before it in ours or theirs (the side that changed it from base's; the same text wanted when
-    both did), else ours' last comment-free one; ours' last item's comma (a trailing comma or
-    none) goes after the last. None when both sides changed the comma before one item
-    differently and one holds a comment, or when a comment one side added above an item would
-    be lost."""
+    before it in ours, or in theirs where theirs changed it from base's and ours did not, or
+    where only theirs has one and it holds a comment; else ours' layout (its last comment-free
+    comma). Ours' last item's comma (a trailing comma or none) goes after the last. Theirs' commas that break the line are not taken when ours'
+    frame has no brackets or parentheses (``wrapped`` false: a bare ``from m import a, b``).
+    None when both sides changed the comma before one item differently and one holds a comment,
+    or when a comment one side added above an item would be lost."""
 
     def before(items: Sequence[Item]) -> dict[str, cst.Comma]:
         return {
@@ -138,6 +141,8 @@ def _separated(
         }
 
     mine, other, old = before(ours), before(theirs), before(base)
+    if not wrapped:
+        other = {name: c for name, c in other.items() if "\n" not in render(c)}
     plain = [c for c in mine.values() if not _has_comment(c)]
     default = plain[-1] if plain else cst.Comma(cst.SimpleWhitespace(""), cst.SimpleWhitespace(" "))
     fixed = []
@@ -145,7 +150,10 @@ def _separated(
     for a, b in itertools.pairwise(result):
         name = key(b)
         texts = [render(c[name]) if name in c else None for c in (old, mine, other)]
-        comma = mine.get(name) or other.get(name) or default
+        comma = mine.get(name)
+        if comma is None:  # theirs' own layout only for the comment it brings, else ours'
+            found = other.get(name)
+            comma = found if found is not None and _has_comment(found) else default
         if texts[1] is not None and texts[2] is not None and texts[1] != texts[2]:
             if texts[0] == texts[1]:
                 comma = other[name]
@@ -239,7 +247,8 @@ def merge_name_set(
     ):
         stmts = [i for i in inners if isinstance(i, cst.ImportFrom)]
         lists = [list(s.names) for s in stmts if not isinstance(s.names, cst.ImportStar)]
-        names = _merge_items(lists[0], lists[1], lists[2], _alias_key)
+        wrapped = stmts[1].lpar is not None
+        names = _merge_items(lists[0], lists[1], lists[2], _alias_key, True, wrapped)
         if names is None:
             return None
         if len(names) > 1 and stmts[1].lpar is None and isinstance(names[-1].comma, cst.Comma):
