@@ -128,12 +128,14 @@ def _separated(
 ) -> list[Item] | None:
     """The items with separators. A comma holds the comment lines above the next item (scrapy
     ``2d9857b44127``: ours' new last item's comment), so the comma before an item is the one
-    before it in ours, or in theirs where theirs changed it from base's and ours did not, or
+    before it in ours, or in theirs where theirs changed a comment there and ours did not, or
     where only theirs has one and it holds a comment; else ours' layout (its last comment-free
-    comma). Ours' last item's comma (a trailing comma or none) goes after the last. Theirs' commas that break the line are not taken when ours'
-    frame has no brackets or parentheses (``wrapped`` false: a bare ``from m import a, b``).
-    None when both sides changed the comma before one item differently and one holds a comment,
-    or when a comment one side added above an item would be lost."""
+    comma: scrapy ``f56eac8607d0``, theirs put the names on one line, ours' frame wraps them).
+    Ours' last item's comma (a trailing comma or none) goes after the last. Theirs' commas that
+    break the line are not taken when ours' frame has no brackets or parentheses (``wrapped``
+    false: a bare ``from m import a, b``). None when both sides changed the comma before one
+    item differently and one holds a comment, or when a comment one side added above an item
+    would be lost."""
 
     def before(items: Sequence[Item]) -> dict[str, cst.Comma]:
         return {
@@ -155,8 +157,8 @@ def _separated(
             found = other.get(name)
             comma = found if found is not None and _has_comment(found) else default
         if texts[1] is not None and texts[2] is not None and texts[1] != texts[2]:
-            if texts[0] == texts[1]:
-                comma = other[name]
+            if texts[0] == texts[1] and "#" in f"{texts[0]}{texts[2]}":
+                comma = other[name]  # theirs' comment there (a layout of theirs: ours' frame)
             elif texts[0] != texts[2] and "#" in texts[1] + texts[2]:
                 return None
         used.add(name)
