@@ -128,8 +128,8 @@ def structural_merge(
     if merged is None:
         return None
     if reduction.sides and SENTINEL not in merged[0]:
-        try:  # spyder 80d852f502f7: a member ours re-indented, put back into a class body
-            _parsed.parse(reduction.expand_sides(merged[0]))  # rendered at base's indentation
+        try:  # a member put back where it does not fit the indentation libcst rendered there
+            _parsed.parse(reduction.expand_sides(merged[0]))  # (spyder 80d852f502f7)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             reduction = Reduction(reduction.checked, reduction.checked, reduction.originals, {})
             merged = _merge_texts(*reduction.texts, profile)  # as before: with them in
