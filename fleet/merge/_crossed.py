@@ -58,15 +58,7 @@ def _defs(tree: ast.Module) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFu
 
 def _name(node: ast.expr) -> str:
     """A decorator's dotted name (``classmethod``, ``functools.cache``; a call's callee)."""
-    if isinstance(node, ast.Call):
-        node = node.func
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-    return ".".join(reversed(parts))
+    return _parsed.dotted(node.func if isinstance(node, ast.Call) else node) or ""
 
 
 def _signature(node: ast.FunctionDef | ast.AsyncFunctionDef, bound: bool) -> Signature:

@@ -9,7 +9,7 @@ humans rewrote the new code. The file conflicts instead.
   feature removed is not a rename), while the other side makes it more often than base and the
   result keeps it (marshmallow ``669bea38aca0``: ``dump()`` returns the data itself on ours,
   theirs' new tests read ``result.data``; ``98b46e1a39f6``: ``utils.from_iso`` renamed on ours;
-  Pillow ``9cbb840861d0``: ours moved the tests off ``unittest``, theirs added one with
+  Pillow ``9cbb840861d0``: ours moved the tests off ``TestCase``, theirs added one with
   ``self.assertEqual``). Skipped, as the old spelling likely still works: a read through an
   imported standard-library module, a camelCase name rewritten to its snake_case twin, a private
   name made public (poetry ``92dad18171a7``: ``default._name`` -> ``default.name``) and the same
@@ -46,17 +46,6 @@ __all__ = ["access_retired", "call_shape_retired", "retired_spelling", "string_r
 _TOKEN = re.compile(r"\w+|\S")
 _STDLIB = frozenset(sys.stdlib_module_names)
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
-
-
-def _dotted(node: ast.expr) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
 
 
 def _rewritten(base: str, side: str, key: str) -> tuple[int, int, int]:
@@ -101,7 +90,7 @@ def _reads(tree: ast.Module) -> Counter[str]:
     return Counter(
         dotted
         for node in _parsed.of(found, ast.Attribute)
-        if isinstance(node.ctx, ast.Load) and (dotted := _dotted(node)) is not None
+        if isinstance(node.ctx, ast.Load) and (dotted := _parsed.dotted(node)) is not None
     )
 
 
@@ -160,7 +149,7 @@ def _call_shapes(tree: ast.Module) -> dict[str, Counter[str]]:
     unpack ``*``/``**`` are left out."""
     out: dict[str, Counter[str]] = {}
     for call in _parsed.of(_parsed.nodes(tree), ast.Call):
-        callee = _dotted(call.func)
+        callee = _parsed.dotted(call.func)
         if callee is None or any(isinstance(a, ast.Starred) for a in call.args):
             continue
         if any(k.arg is None for k in call.keywords):
@@ -174,7 +163,7 @@ def _argument_texts(tree: ast.Module, callee: str) -> tuple[set[str], set[str]]:
     first: set[str] = set()
     later: set[str] = set()
     for call in _parsed.of(_parsed.nodes(tree), ast.Call):
-        if _dotted(call.func) == callee:
+        if _parsed.dotted(call.func) == callee:
             for index, arg in enumerate(call.args):
                 (first if index == 0 else later).add(ast.unparse(arg))
     return first, later

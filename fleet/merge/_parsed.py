@@ -21,7 +21,7 @@ from typing import TypeVar, cast
 
 from fleet import pyast
 
-__all__ = ["Nodes", "depth_of", "nodes", "of", "parse", "parsing_once"]
+__all__ = ["Nodes", "depth_of", "dotted", "nodes", "of", "parse", "parsing_once"]
 
 Nodes = dict[type, list[ast.AST]]
 T = TypeVar("T", bound=ast.AST)
@@ -126,3 +126,15 @@ def nodes(tree: ast.AST) -> Nodes:
 def of(found: Nodes, kind: type[T]) -> list[T]:
     """The nodes of type ``kind`` among ``found`` (:func:`nodes`), in ``ast.walk``'s order."""
     return cast(list[T], found.get(kind, []))
+
+
+def dotted(node: ast.expr) -> str | None:
+    """``a.b.c`` for a name or a chain of attributes on a name, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
