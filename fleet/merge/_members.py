@@ -17,6 +17,7 @@ from fleet.merge._context import Context, Maps, Stmts, Unsure
 from fleet.merge._diff3 import compose_disjoint, diff3
 from fleet.merge._names import added_alike, uses_what_other_removed
 from fleet.merge._order import (
+    comment_once,
     fields_both_added,
     match_renames,
     ordered_fields,
@@ -288,11 +289,15 @@ def merge_members(ctx: Context, base: Stmts, ours: Stmts, theirs: Stmts) -> list
                 out.extend(pieces)
                 if done:
                     settled.add(key)
+        moved: set[tuple[str, ...]] = set()
         for key in chosen:
             if key in emitted:
                 raise Unsure(f"symbol {key} would be duplicated")
             emitted.add(key)
-            out.extend(_resolve_key(ctx, key, maps))
+            pieces = _resolve_key(ctx, key, maps)
+            if key not in maps[0] and pieces:
+                pieces[0] = comment_once(pieces[0], moved, maps[0])
+            out.extend(pieces)
     base_map, ours_map, theirs_map = maps
     for key in set(ours_map) | set(theirs_map):
         if key in emitted or key in settled:

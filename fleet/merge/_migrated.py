@@ -27,6 +27,10 @@ humans rewrote the new code. The file conflicts instead.
   keeps them (pip ``110a26f0edf0``: theirs made the backend write ``{name}-config.json``, ours
   added tests reading ``"config.json"``).
 
+- :func:`doc_line_retired`: the same for a docstring line, a doctest's expected output above all
+  (sympy ``9a476c49a542``: theirs made every ``EmptySet()`` output ``EmptySet``, the singleton's
+  new repr; ours added a docstring whose doctest expects ``EmptySet()``).
+
 They read the whole texts (what ``_reduce`` set aside included): a use left in a member nobody
 changed is a use.
 """
@@ -41,7 +45,13 @@ from collections import Counter
 
 from fleet.merge import _parsed
 
-__all__ = ["access_retired", "call_shape_retired", "retired_spelling", "string_retired"]
+__all__ = [
+    "access_retired",
+    "call_shape_retired",
+    "doc_line_retired",
+    "retired_spelling",
+    "string_retired",
+]
 
 _TOKEN = re.compile(r"\w+|\S")
 _STDLIB = frozenset(sys.stdlib_module_names)
@@ -226,6 +236,38 @@ def string_retired(texts: list[str], trees: list[ast.Module], least: int = 2) ->
     return None
 
 
+def _doc_lines(tree: ast.Module) -> Counter[str]:
+    """Each docstring line (stripped, 3 characters or more, not a ``>>>`` input; a doctest's
+    expected output is one): how often."""
+    found = _parsed.nodes(tree)
+    owners: list[ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef] = [tree]
+    owners += _parsed.of(found, ast.FunctionDef) + _parsed.of(found, ast.AsyncFunctionDef)
+    owners += _parsed.of(found, ast.ClassDef)
+    lines: Counter[str] = Counter()
+    for owner in owners:
+        doc = ast.get_docstring(owner, clean=False)
+        for line in doc.splitlines() if doc else ():
+            line = line.strip()
+            if len(line) >= 3 and not line.startswith(">>>") and re.search(r"\w", line):
+                lines[line] += 1
+    return lines
+
+
+def doc_line_retired(texts: list[str], trees: list[ast.Module], least: int = 2) -> str | None:
+    """``texts`` and ``trees``: base, ours, theirs, result (see the module docstring)."""
+    base, ours, theirs, merged = (_doc_lines(tree) for tree in trees)
+    for line, count in base.items():
+        if not merged[line]:
+            continue
+        for gone, other, text in ((ours, theirs, texts[1]), (theirs, ours, texts[2])):
+            if gone[line] or other[line] <= count:
+                continue
+            kept, dropped, _ = _rewritten(texts[0], text, line)
+            if kept >= least and dropped * 4 <= kept:
+                return f"one side rewrote every docstring line {line[:60]!r}; the other adds it"
+    return None
+
+
 def retired_spelling(base: str, ours: str, theirs: str, merged: str) -> str | None:
     """Why the clean result ``merged`` of the whole texts keeps an old spelling one side retired
     (see the module docstring), or None. Texts that do not parse: None (other checks see them)."""
@@ -238,4 +280,5 @@ def retired_spelling(base: str, ours: str, theirs: str, merged: str) -> str | No
         access_retired(texts, trees)
         or call_shape_retired(trees)
         or string_retired(texts, trees)
+        or doc_line_retired(texts, trees)
     )

@@ -13,6 +13,7 @@ from fleet.merge.profile import LanguageProfile
 
 __all__ = [
     "Maps",
+    "comment_once",
     "fields_both_added",
     "match_renames",
     "ordered_fields",
@@ -201,3 +202,32 @@ def renamed_two_ways(base: list[Key], ours: list[Key], theirs: list[Key], maps: 
         ):
             return True
     return False
+
+
+def _comments(node: cst.CSTNode) -> tuple[str, ...]:
+    lines = getattr(node, "leading_lines", ())
+    return tuple(line.comment.value for line in lines if line.comment is not None)
+
+
+def comment_once(
+    node: cst.BaseStatement, moved: set[tuple[str, ...]], base: dict[Key, cst.BaseStatement]
+) -> cst.BaseStatement:
+    """A member one side inserted, without the comment lines above it that a member the other
+    side inserted at the same place already carries, when base has them above one of its
+    members: both sides inserted below a section comment, which each side's parse hands to its
+    own insertion (Pillow ``31a8da48eeb1``: ``# Implementation wrapper`` above both new
+    classes). Kept once, above the first; a comment of the member's own below them stays."""
+    comments = _comments(node)
+    if not comments:
+        return node
+    block = next((seen for seen in moved if comments[: len(seen)] == seen), None)
+    if block is None or not any(_comments(member) == block for member in base.values()):
+        moved.add(comments)
+        return node
+    lines = list(getattr(node, "leading_lines", ()))
+    marked = [i for i, line in enumerate(lines) if line.comment is not None][: len(block)]
+    above, below = lines[: marked[0]], lines[marked[-1] + 1 :]
+    if above:
+        while below and below[0].comment is None:
+            below.pop(0)
+    return node.with_changes(leading_lines=above + below)

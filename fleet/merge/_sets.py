@@ -149,13 +149,18 @@ def _separated(
     default = plain[-1] if plain else cst.Comma(cst.SimpleWhitespace(""), cst.SimpleWhitespace(" "))
     fixed = []
     used = set()
+    # A base comment both sides moved onto their own new item (each inserted below it: xarray
+    # ``df828b8a2f54``, ``# Exceptions`` in ``__all__``) stays once, where ours has it.
+    placed = {render(mine[key(b)]) for _, b in itertools.pairwise(result) if key(b) in mine}
+    moved = placed & {render(c) for c in old.values() if _has_comment(c)}
     for a, b in itertools.pairwise(result):
         name = key(b)
         texts = [render(c[name]) if name in c else None for c in (old, mine, other)]
         comma = mine.get(name)
         if comma is None:  # theirs' own layout only for the comment it brings, else ours'
             found = other.get(name)
-            comma = found if found is not None and _has_comment(found) else default
+            brings = found is not None and _has_comment(found) and render(found) not in moved
+            comma = found if found is not None and brings else default
         if texts[1] is not None and texts[2] is not None and texts[1] != texts[2]:
             if texts[0] == texts[1] and "#" in f"{texts[0]}{texts[2]}":
                 comma = other[name]  # theirs' comment there (a layout of theirs: ours' frame)

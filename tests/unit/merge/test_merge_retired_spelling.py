@@ -8,7 +8,12 @@ from __future__ import annotations
 import ast
 
 from fleet.merge import Clean, merge3
-from fleet.merge._migrated import access_retired, call_shape_retired, string_retired
+from fleet.merge._migrated import (
+    access_retired,
+    call_shape_retired,
+    doc_line_retired,
+    string_retired,
+)
 from fleet.merge._python import structural_merge
 from fleet.merge.profile import PYTHON
 
@@ -109,3 +114,56 @@ def test_string_retired() -> None:
     )
     texts = [CONFIG, CONFIG + added, CONFIG, CONFIG + added]  # nobody rewrote it
     assert string_retired(texts, _trees(*texts)) is None
+
+
+SOLVERS = (
+    "from sets import S\n"
+    "\n"
+    "\n"
+    "def solve(f):\n"
+    '    """\n'
+    "    >>> solve(1)\n"
+    "    EmptySet()\n"
+    '    """\n'
+    "    return None\n"
+    "\n"
+    "\n"
+    "def solve_all(fs):\n"
+    '    """\n'
+    "    >>> solve_all([1])\n"
+    "    EmptySet()\n"
+    '    """\n'
+    "    return None\n"
+)
+# Theirs: the singleton now prints without parentheses; every expected output rewritten. Both
+# sides import one more name on one line: git's conflict, the import merge resolves it.
+SOLVERS_NEW_REPR = SOLVERS.replace("    EmptySet()\n", "    EmptySet\n").replace(
+    "import S\n", "import S, Union\n"
+)
+
+
+def _eliminate(output: str) -> str:
+    return (
+        "\n\ndef eliminate(fs, x):\n"
+        f'    """\n    >>> eliminate([1], 2)\n    {output}\n    """\n'
+        "    return None\n"
+    )
+
+
+def test_a_doctest_output_one_side_retired_that_the_other_adds_is_a_conflict() -> None:
+    ours = SOLVERS.replace("import S\n", "import S, Symbol\n") + _eliminate("EmptySet()")
+    alone = structural_merge(SOLVERS, ours, SOLVERS_NEW_REPR, PYTHON)
+    assert isinstance(alone, Clean) and alone.text.count("EmptySet()") == 1
+    result = merge3(SOLVERS, ours, SOLVERS_NEW_REPR, "solveset.py")
+    assert not isinstance(result, Clean)
+    texts = [SOLVERS, ours, SOLVERS_NEW_REPR, alone.text]
+    assert doc_line_retired(texts, _trees(*texts)) == (
+        "one side rewrote every docstring line 'EmptySet()'; the other adds it"
+    )
+
+
+def test_a_doctest_written_the_new_way_merges_cleanly() -> None:
+    ours = SOLVERS.replace("import S\n", "import S, Symbol\n") + _eliminate("EmptySet")
+    result = merge3(SOLVERS, ours, SOLVERS_NEW_REPR, "solveset.py")
+    assert isinstance(result, Clean) and result.stage == "structural"
+    assert "def eliminate" in result.text and "import S, Symbol, Union" in result.text

@@ -1,0 +1,126 @@
+"""Text a clean result would hold twice where each side holds it once: a section comment above
+both sides' insertions is kept once (``_order.comment_once``; Pillow ``31a8da48eeb1``), one
+definition both sides added under two names is a conflict (``_doubled.added_twice``; attrs
+``870867759952``), and a comment the merge copied is a conflict (``_doubled.comment_multiplied``,
+the net behind them; scrapy ``2d9857b44127`` copied one 16 times)."""
+
+from __future__ import annotations
+
+import ast
+
+from fleet.merge import Clean, merge3
+from fleet.merge._doubled import added_twice, comment_multiplied
+from fleet.merge._python import structural_merge
+from fleet.merge.profile import PYTHON
+
+SECTION = (
+    "import os\n"
+    "\n"
+    "\n"
+    "def helper():\n"
+    "    return os.sep\n"
+    "\n"
+    "\n"
+    "# --------------------------------------------------------------------\n"
+    "# Implementation wrapper\n"
+    "\n"
+    "\n"
+    "class Image:\n"
+    "    pass\n"
+)
+ACCESS = "class PixelAccess:\n    def get(self):\n        return 1\n\n\n"
+READER = "class Reader:\n    def read(self):\n        return 2\n\n\n"
+
+
+def _below_the_section(inserted: str) -> str:
+    return SECTION.replace("\n\nclass Image:", "\n\n" + inserted + "class Image:")
+
+
+def test_a_section_comment_above_both_sides_insertions_is_kept_once() -> None:
+    ours, theirs = _below_the_section(ACCESS), _below_the_section(READER)
+    result = merge3(SECTION, ours, theirs, "image.py")
+    assert isinstance(result, Clean) and result.stage == "structural"
+    assert result.text.count("# Implementation wrapper") == 1
+    assert result.text == _below_the_section(ACCESS + READER)  # the humans' Pillow merge
+
+
+def test_a_comment_only_one_side_wrote_above_its_insertion_stays() -> None:
+    ours = _below_the_section(ACCESS)
+    theirs = _below_the_section("# Reading\n" + READER)
+    result = merge3(SECTION, ours, theirs, "image.py")
+    assert isinstance(result, Clean)
+    assert result.text.count("# Reading") == 1
+    assert result.text.count("# Implementation wrapper") == 1
+
+
+FIXTURES = "import pytest\n\n\n@pytest.fixture\ndef tmp():\n    return 1\n"
+
+
+def _with_fixture(name: str, body: str = "return True") -> str:
+    return FIXTURES + (
+        f'\n\n@pytest.fixture(name="slots", params=(True, False))\ndef {name}(request):\n'
+        f"    {body}\n"
+    )
+
+
+def test_one_definition_added_by_both_sides_under_two_names_is_a_conflict() -> None:
+    ours, theirs = _with_fixture("slots"), _with_fixture("_slots")
+    alone = structural_merge(FIXTURES, ours, theirs, PYTHON)  # what the check turns down
+    assert isinstance(alone, Clean)
+    assert "def slots(" in alone.text and "def _slots(" in alone.text
+    result = merge3(FIXTURES, ours, theirs, "conftest.py")
+    assert not isinstance(result, Clean)
+    assert result.stage == "line"
+
+
+def test_two_different_definitions_added_under_two_names_merge_cleanly() -> None:
+    ours, theirs = _with_fixture("slots"), _with_fixture("frozen", "return False")
+    result = merge3(FIXTURES, ours, theirs, "conftest.py")
+    assert isinstance(result, Clean)
+    assert "def slots(" in result.text and "def frozen(" in result.text
+
+
+def test_added_twice_looks_only_at_additions_in_one_scope() -> None:
+    twice = _with_fixture("slots") + "\n\n" + _with_fixture("_slots").removeprefix(FIXTURES)
+    trees = [ast.parse(text) for text in (FIXTURES, _with_fixture("slots"), FIXTURES, twice)]
+    assert added_twice(trees) is None  # one side added both: its own choice
+    nested = "class T:\n    def slots(self):\n        return 1\n"
+    other = "class U:\n    def _slots(self):\n        return 1\n"
+    trees = [ast.parse(text) for text in ("", nested, other, nested + "\n\n" + other)]
+    assert added_twice(trees) is None  # two classes: two scopes
+
+
+def test_a_comment_the_result_holds_more_often_than_both_sides_is_reported() -> None:
+    base = "DEPS = [\n    'a',\n    'b',\n]\n"
+    ours = "DEPS = [\n    'a',\n    'b',\n    # TODO: pin\n    'c',\n]\n"
+    theirs = "DEPS = [\n    'a2',\n    'b',\n]\n"
+    items = "".join(f"    # TODO: pin\n    '{item}',\n" for item in ("a2", "b", "c"))
+    copied = "DEPS = [\n" + items + "]\n"
+    reason = comment_multiplied([base, ours, theirs, copied])
+    assert reason is not None and "# TODO: pin" in reason and "3 times" in reason
+    right = "DEPS = [\n    'a2',\n    'b',\n    # TODO: pin\n    'c',\n]\n"
+    assert comment_multiplied([base, ours, theirs, right]) is None
+    # Both sides wrote the same comment anew: twice is what they hold together.
+    twice = ours.replace("'a',", "# TODO: pin\n    'a',")
+    assert comment_multiplied([base, ours, twice.replace("'c',\n", ""), twice]) is None
+
+
+ALL = '__all__ = [\n    "Dataset",\n    "Variable",\n    # Exceptions\n    "MergeError",\n]\n'
+
+
+def test_a_comment_above_both_sides_new_items_of_a_name_list_is_kept_once() -> None:
+    # xarray df828b8a2f54: each side added an exception below the comment in __all__.
+    ours = ALL.replace("    # Exceptions\n", '    # Exceptions\n    "CoordinateError",\n')
+    theirs = ALL.replace("    # Exceptions\n", '    # Exceptions\n    "AlignmentError",\n')
+    head = "from m import x\n\n\n"  # names imported on both sides: git's conflict
+    result = merge3(
+        head + ALL,
+        head.replace("x", "x, y") + ours,
+        head.replace("x", "x, z") + theirs,
+        "errors.py",
+    )
+    assert isinstance(result, Clean) and result.stage == "structural"
+    assert result.text.count("# Exceptions") == 1
+    assert result.text.endswith(
+        '    # Exceptions\n    "CoordinateError",\n    "AlignmentError",\n    "MergeError",\n]\n'
+    )
