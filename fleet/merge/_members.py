@@ -289,14 +289,15 @@ def merge_members(ctx: Context, base: Stmts, ours: Stmts, theirs: Stmts) -> list
                 out.extend(pieces)
                 if done:
                     settled.add(key)
-        moved: set[tuple[str, ...]] = set()
+        moved: dict[tuple[str, ...], int] = {}
         for key in chosen:
             if key in emitted:
                 raise Unsure(f"symbol {key} would be duplicated")
             emitted.add(key)
             pieces = _resolve_key(ctx, key, maps)
-            if key not in maps[0] and pieces:
-                pieces[0] = comment_once(pieces[0], moved, maps[0])
+            side = (key in maps[1]) + 2 * (key in maps[2])  # 1 ours, 2 theirs, 3 both
+            if key not in maps[0] and side < 3 and pieces:
+                pieces[0] = comment_once(pieces[0], side, moved, maps[0])
             out.extend(pieces)
     base_map, ours_map, theirs_map = maps
     for key in set(ours_map) | set(theirs_map):

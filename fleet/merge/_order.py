@@ -210,19 +210,25 @@ def _comments(node: cst.CSTNode) -> tuple[str, ...]:
 
 
 def comment_once(
-    node: cst.BaseStatement, moved: set[tuple[str, ...]], base: dict[Key, cst.BaseStatement]
+    node: cst.BaseStatement,
+    side: int,
+    moved: dict[tuple[str, ...], int],
+    base: dict[Key, cst.BaseStatement],
 ) -> cst.BaseStatement:
-    """A member one side inserted, without the comment lines above it that a member the other
-    side inserted at the same place already carries, when base has them above one of its
-    members: both sides inserted below a section comment, which each side's parse hands to its
-    own insertion (Pillow ``31a8da48eeb1``: ``# Implementation wrapper`` above both new
-    classes). Kept once, above the first; a comment of the member's own below them stays."""
+    """A member one side (``side``: 1 ours, 2 theirs) inserted, without the comment lines above
+    it that a member the other side inserted at the same place already carries, when base has
+    them above one of its members: both sides inserted below a section comment, which each
+    side's parse hands to its own insertion (Pillow ``31a8da48eeb1``: ``# Implementation
+    wrapper`` above both new classes). Kept once, above the first; a comment of the member's
+    own below them stays. ``moved``: the comment lines of this place's insertions so far."""
     comments = _comments(node)
     if not comments:
         return node
-    block = next((seen for seen in moved if comments[: len(seen)] == seen), None)
+    block = next(
+        (seen for seen, by in moved.items() if by != side and comments[: len(seen)] == seen), None
+    )
     if block is None or not any(_comments(member) == block for member in base.values()):
-        moved.add(comments)
+        moved.setdefault(comments, side)
         return node
     lines = list(getattr(node, "leading_lines", ()))
     marked = [i for i, line in enumerate(lines) if line.comment is not None][: len(block)]
