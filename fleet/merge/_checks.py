@@ -43,9 +43,9 @@ from collections.abc import Iterator
 from fleet.merge import _parsed
 from fleet.merge._abstract import abstract_made
 from fleet.merge._calls import keyword_dropped
-from fleet.merge._crossed import call_misfit, decorator_dropped
+from fleet.merge._crossed import added_beside_moved, call_misfit, decorator_dropped
 from fleet.merge._diff3 import ascending, both_inserted, compose_disjoint, diff3
-from fleet.merge._twice import added_twice, applied_twice
+from fleet.merge._twice import added_twice, added_under_two_names, applied_twice, comment_multiplied
 from fleet.merge._version_parts import version_parts_combined
 
 __all__ = ["Bindings", "unsure"]
@@ -356,12 +356,15 @@ def unsure(base: str, ours: str, theirs: str, merged: str) -> str | None:
         return "an input does not parse"
     twice = (
         added_twice(trees)
+        or added_under_two_names(trees)
+        or comment_multiplied([base, ours, theirs, merged])
         or applied_twice(base, ours, theirs, merged)
         or version_parts_combined(trees)
         or keyword_dropped(trees)
         or abstract_made(trees)
         or call_misfit(trees)
         or decorator_dropped(trees)
+        or added_beside_moved(trees)
     )
     if twice is not None:
         return twice

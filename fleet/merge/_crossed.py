@@ -14,17 +14,24 @@ the eleventh unseen set ran into an error that no input has; the file conflicts 
   ``3b5f34b678ff`` and three more merges, ``faker/providers/address/*``: ours turned every
   ``@classmethod`` of a provider into an instance method, theirs added ``@classmethod``\\ s
   calling ``cls.random_element``, an instance method after ours' change).
+- :func:`added_beside_moved`: one side adds a member to a class right below a member that the
+  other side moved out of that class into another one; the new member stays where its
+  neighbour no longer is (numba ``6f9fda42d7c8``, ``cuda/tests/cudapy/test_dispatcher.py``:
+  theirs moved the kernel-property tests into a class the CUDA simulator skips, ours added one
+  more below the last of them; kept in the class that runs on the simulator, where it fails; the
+  humans put it beside its neighbours).
 """
 
 from __future__ import annotations
 
 import ast
+import itertools
 from collections import Counter
 from collections.abc import Iterator
 
 from fleet.merge import _parsed
 
-__all__ = ["call_misfit", "decorator_dropped"]
+__all__ = ["added_beside_moved", "call_misfit", "decorator_dropped"]
 
 # The decorators that change how a method is called (what its first parameter is). Another one
 # dropped from every member may have moved to the class (Pillow ``ebbdc6ee6f85``: a skip
@@ -164,4 +171,42 @@ def decorator_dropped(trees: list[ast.Module]) -> str | None:
                 if added:
                     return (f"one side removed @{decorator} from every method of {cls} that had "
                             f"it; the other adds {added[0]} with it")
+    return None
+
+
+def _layout(tree: ast.Module) -> dict[str, list[str]]:
+    """Each module-level class (defined once) with the names of its defs and classes, in order."""
+    classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
+    count = Counter(node.name for node in classes)
+    return {
+        node.name: [
+            member.name
+            for member in node.body
+            if isinstance(member, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+        ]
+        for node in classes
+        if count[node.name] == 1
+    }
+
+
+def added_beside_moved(trees: list[ast.Module]) -> str | None:
+    """``trees``: base, ours, theirs, result (see the module docstring)."""
+    base, ours, theirs, merged = (_layout(tree) for tree in trees)
+    anywhere = {name for members in base.values() for name in members}
+    for side, other in ((ours, theirs), (theirs, ours)):
+        for cls, members in side.items():
+            before, stays = base.get(cls), other.get(cls)
+            if before is None or stays is None:
+                continue
+            for above, name in itertools.pairwise(members):
+                if name in anywhere or name in stays or name not in merged.get(cls, ()):
+                    continue  # not a member this side added, or not where it added it
+                if above not in before or above in stays:
+                    continue  # the neighbour is new here, or still in the class
+                moved = sorted(c for c, names in other.items() if c != cls and above in names)
+                if moved:
+                    return (
+                        f"{cls}.{name} was added below {above}, which the other side moved to "
+                        f"{moved[0]}"
+                    )
     return None

@@ -38,15 +38,17 @@ def after_line_stage(
     profile = profile_for(path)
     if profile is None:
         return line
+    from fleet.merge._migrated import retired_spelling
     from fleet.merge._parsed import parsing_once
     from fleet.merge._python import structural_merge  # libcst only when needed
 
     with parsing_once():  # both stages below parse the same texts: once each
         structural = structural_merge(base, ours, theirs, profile)
         if isinstance(structural, Clean):
-            return line if _turned_down(base, ours, theirs, structural.text) else structural
+            # One side retired a spelling everywhere, the other adds uses: git's conflict.
+            return line if retired_spelling(base, ours, theirs, structural.text) else structural
         held = held_file(base, ours, theirs, line)
-        if held is not None and _turned_down(base, ours, theirs, held.text):
+        if held is not None and retired_spelling(base, ours, theirs, held.text):
             return line
     if held is not None:
         return held
@@ -55,16 +57,6 @@ def after_line_stage(
     if structural.conflicted_lines < line.conflicted_lines:
         return structural
     return line
-
-
-def _turned_down(base: str, ours: str, theirs: str, merged: str) -> str | None:
-    """Why a clean result of the whole file is git's conflict after all: one side retired a
-    spelling everywhere and the other adds uses (``_migrated``), or the result holds twice what
-    each side holds once (``_doubled``)."""
-    from fleet.merge._doubled import doubled
-    from fleet.merge._migrated import retired_spelling
-
-    return retired_spelling(base, ours, theirs, merged) or doubled(base, ours, theirs, merged)
 
 
 def held_file(base: str, ours: str, theirs: str, line: Conflicted) -> Clean | None:

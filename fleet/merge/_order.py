@@ -178,24 +178,47 @@ def _resembles(old: cst.BaseStatement, new: cst.BaseStatement) -> bool:
     return SequenceMatcher(None, lines[0], lines[1], autojunk=False).ratio() >= 0.5
 
 
+_TOKEN = re.compile(r"\w+|\S")
+
+
+def _assigned(node: cst.BaseStatement) -> list[str] | None:
+    """The tokens of a one-target assignment's value, None for anything else."""
+    if not isinstance(node, cst.SimpleStatementLine) or len(node.body) != 1:
+        return None
+    inner = node.body[0]
+    if not isinstance(inner, cst.Assign | cst.AnnAssign) or inner.value is None:
+        return None
+    return _TOKEN.findall(code(inner.value))
+
+
+def _value_resembles(old: cst.BaseStatement, new: cst.BaseStatement) -> bool:
+    """``new`` assigns (under another name) a value like ``old``'s: at least 4 tokens, at
+    least two thirds of them the same."""
+    values = _assigned(old), _assigned(new)
+    if values[0] is None or values[1] is None or min(len(values[0]), len(values[1])) < 4:
+        return False
+    return SequenceMatcher(None, values[0], values[1], autojunk=False).ratio() >= 2 / 3
+
+
 def renamed_two_ways(base: list[Key], ours: list[Key], theirs: list[Key], maps: Maps) -> bool:
     """A ``def`` or ``class`` both sides removed, each adding one of its kind under a name of
     its own that resembles it (``_resembles``): one symbol renamed two ways, whose two copies
     would both be kept (networkx ``d24c7432824a``: ``S1_graph`` made
     ``soft_random_S1_H2_geometric_graph`` on one side and ``S1_model`` on the other, each
-    with its own edits)."""
+    with its own edits). The same for an assignment whose value each side's new one resembles
+    (cython ``54e01092b1ae``: ``child_atts = PatternNode.child_attrs + [...]`` made
+    ``initial_child_attrs = PatternNode.initial_child_attrs + [...]`` on one side, the typo
+    fixed to ``child_attrs`` on the other; both kept broke the class)."""
     base_map, ours_map, theirs_map = maps
     for key in base:
-        if key[0] not in ("def", "class") or key in ours_map or key in theirs_map:
+        if key[0] not in ("def", "class", "assign") or key in ours_map or key in theirs_map:
             continue
         old = base_map[key]
+        like = _value_resembles if key[0] == "assign" else _resembles
         sides = ((ours, ours_map, theirs_map), (theirs, theirs_map, ours_map))
         if all(
             any(
-                k[0] == key[0]
-                and k not in base_map
-                and k not in other
-                and _resembles(old, mapping[k])
+                k[0] == key[0] and k not in base_map and k not in other and like(old, mapping[k])
                 for k in part
             )
             for part, mapping, other in sides

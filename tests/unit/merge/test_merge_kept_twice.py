@@ -1,7 +1,7 @@
 """Text a clean result would hold twice where each side holds it once: a section comment above
 both sides' insertions is kept once (``_order.comment_once``; Pillow ``31a8da48eeb1``), one
-definition both sides added under two names is a conflict (``_doubled.added_twice``; attrs
-``870867759952``), and a comment the merge copied is a conflict (``_doubled.comment_multiplied``,
+definition both sides added under two names is a conflict (``_twice.added_under_two_names``; attrs
+``870867759952``), and a comment the merge copied is a conflict (``_twice.comment_multiplied``,
 the net behind them; scrapy ``2d9857b44127`` copied one 16 times)."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 import ast
 
 from fleet.merge import Clean, merge3
-from fleet.merge._doubled import added_twice, comment_multiplied
 from fleet.merge._python import structural_merge
+from fleet.merge._twice import added_under_two_names, comment_multiplied
 from fleet.merge.profile import PYTHON
 
 SECTION = (
@@ -65,9 +65,12 @@ def _with_fixture(name: str, body: str = "return True") -> str:
 
 def test_one_definition_added_by_both_sides_under_two_names_is_a_conflict() -> None:
     ours, theirs = _with_fixture("slots"), _with_fixture("_slots")
-    alone = structural_merge(FIXTURES, ours, theirs, PYTHON)  # what the check turns down
-    assert isinstance(alone, Clean)
-    assert "def slots(" in alone.text and "def _slots(" in alone.text
+    both = ours + theirs.removeprefix(FIXTURES)  # what the members' merge makes of them
+    trees = [ast.parse(text) for text in (FIXTURES, ours, theirs, both)]
+    assert added_under_two_names(trees) == (
+        "both sides added one definition under two names: slots and _slots"
+    )
+    assert structural_merge(FIXTURES, ours, theirs, PYTHON) is None  # the check turns it down
     result = merge3(FIXTURES, ours, theirs, "conftest.py")
     assert not isinstance(result, Clean)
     assert result.stage == "line"
@@ -80,14 +83,14 @@ def test_two_different_definitions_added_under_two_names_merge_cleanly() -> None
     assert "def slots(" in result.text and "def frozen(" in result.text
 
 
-def test_added_twice_looks_only_at_additions_in_one_scope() -> None:
+def test_added_under_two_names_looks_only_at_additions_in_one_scope() -> None:
     twice = _with_fixture("slots") + "\n\n" + _with_fixture("_slots").removeprefix(FIXTURES)
     trees = [ast.parse(text) for text in (FIXTURES, _with_fixture("slots"), FIXTURES, twice)]
-    assert added_twice(trees) is None  # one side added both: its own choice
+    assert added_under_two_names(trees) is None  # one side added both: its own choice
     nested = "class T:\n    def slots(self):\n        return 1\n"
     other = "class U:\n    def _slots(self):\n        return 1\n"
     trees = [ast.parse(text) for text in ("", nested, other, nested + "\n\n" + other)]
-    assert added_twice(trees) is None  # two classes: two scopes
+    assert added_under_two_names(trees) is None  # two classes: two scopes
 
 
 def test_a_comment_the_result_holds_more_often_than_both_sides_is_reported() -> None:

@@ -1,0 +1,107 @@
+"""Wrong clean merges found by reading the twelfth unseen set's clean results that differ from
+the humans' (cython, numba, readthedocs, statsmodels, wagtail; 5 Dec 2026). Each is a conflict
+now; the neighbouring right merges stay clean."""
+
+from __future__ import annotations
+
+import ast
+
+from fleet.merge import Clean, merge3
+from fleet.merge._crossed import added_beside_moved
+
+# numba 6f9fda42d7c8: theirs moved the kernel-property tests into a class the simulator skips;
+# ours added one more below the last of them.
+DISPATCHER = (
+    "import unittest\n"
+    "\n"
+    "\n"
+    "class TestDispatcher(unittest.TestCase):\n"
+    "    def test_lock(self):\n"
+    "        self.assertTrue(lock())\n"
+    "\n"
+    "    def test_shared_mem(self):\n"
+    "        self.assertEqual(kernel.shared_mem, 0)\n"
+)
+NEW_TEST = (
+    "\n"
+    "    def test_max_threads(self):\n"
+    "        self.assertGreater(kernel.max_threads, 0)\n"
+)
+MOVED = (
+    "import unittest\n"
+    "\n"
+    "\n"
+    "class TestDispatcher(unittest.TestCase):\n"
+    "    def test_lock(self):\n"
+    "        self.assertTrue(lock())\n"
+    "\n"
+    "\n"
+    "@skip_on_simulator('no kernel properties')\n"
+    "class TestKernelProperties(unittest.TestCase):\n"
+    "    def test_shared_mem(self):\n"
+    "        self.assertEqual(kernel.shared_mem, 0)\n"
+    "\n"
+    "\n"
+    "class TestSpecialization(unittest.TestCase):\n"
+    "    def test_specialize(self):\n"
+    "        self.assertTrue(kernel.specialize())\n"
+)
+
+
+def test_a_member_added_below_one_the_other_side_moved_away_is_a_conflict() -> None:
+    ours = DISPATCHER + NEW_TEST
+    result = merge3(DISPATCHER, ours, MOVED, "test_dispatcher.py")
+    assert not isinstance(result, Clean)
+    kept_behind = MOVED.replace("\n\n\n@skip", NEW_TEST + "\n\n@skip")  # where it lands
+    trees = [ast.parse(text) for text in (DISPATCHER, ours, MOVED, kept_behind)]
+    assert added_beside_moved(trees) == (
+        "TestDispatcher.test_max_threads was added below test_shared_mem, which the other side "
+        "moved to TestKernelProperties"
+    )
+
+
+def test_a_member_added_below_one_that_stays_merges_cleanly() -> None:
+    above = "    def test_shared_mem"
+    ours = DISPATCHER.replace(above, NEW_TEST.lstrip("\n") + "\n" + above)
+    theirs = DISPATCHER.replace("assertTrue(lock())", "assertTrue(lock(timeout=1))")
+    result = merge3(DISPATCHER, ours, theirs, "test_dispatcher.py")
+    assert isinstance(result, Clean)
+    assert "test_max_threads" in result.text and "timeout=1" in result.text
+    # Below a member nobody moved (test_lock): no finding, whatever the other side moved.
+    trees = [ast.parse(text) for text in (DISPATCHER, ours, MOVED, ours)]
+    assert added_beside_moved(trees) is None
+
+
+# cython 54e01092b1ae: one class attribute renamed on one side (and read under its new name),
+# its typo fixed on the other; both kept, the class body broke.
+PATTERNS = (
+    "class PatternNode:\n"
+    "    child_attrs = ['pattern']\n"
+    "\n"
+    "\n"
+    "class MappingPatternNode(PatternNode):\n"
+    "    child_atts = PatternNode.child_attrs + ['keys', 'value_patterns']\n"
+    "\n"
+    "    def analyse(self):\n"
+    "        return self.keys\n"
+)
+
+
+def test_an_assignment_renamed_two_ways_is_a_conflict() -> None:
+    ours = PATTERNS.replace(
+        "    child_atts = PatternNode.child_attrs",
+        "    initial_child_attrs = PatternNode.initial_child_attrs",
+    ).replace("    child_attrs = ['pattern']", "    initial_child_attrs = ['pattern']")
+    theirs = PATTERNS.replace("child_atts =", "child_attrs =").replace(
+        "return self.keys", "return self.keys or []"
+    )
+    result = merge3(PATTERNS, ours, theirs, "MatchCaseNodes.py")
+    assert not isinstance(result, Clean)
+
+
+def test_an_assignment_one_side_renamed_and_the_other_left_merges_cleanly() -> None:
+    theirs = PATTERNS.replace("return self.keys", "return self.keys or []")
+    ours = PATTERNS.replace("    child_atts =", "    child_attrs =")
+    result = merge3(PATTERNS, ours, theirs, "MatchCaseNodes.py")
+    assert isinstance(result, Clean)
+    assert "child_attrs = PatternNode" in result.text and "child_atts" not in result.text
