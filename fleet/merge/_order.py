@@ -115,7 +115,38 @@ def resolve_order(
                 position = place(position)
                 result.insert(position, key)
                 position += 1
-    return result + front if skeleton is ours else front + result
+    merged = result + front if skeleton is ours else front + result
+    return _imports_first(merged, base_map, ours_map, theirs_map)
+
+
+_IMPORTS = frozenset({"import", "from"})
+
+
+def _imports_first(
+    keys: list[Key],
+    base_map: dict[Key, cst.BaseStatement],
+    ours_map: dict[Key, cst.BaseStatement],
+    theirs_map: dict[Key, cst.BaseStatement],
+) -> list[Key]:
+    """Where both sides' additions meet at one place, their imports before their other
+    statements (each group in the merged order): one side's new import would otherwise land
+    below the other side's new functions, out of the import block (numba ``021503f68949``:
+    theirs' ``from numba.np.numpy_support import from_dtype`` below ours' eight new kernels).
+    A run that one side added alone keeps its own order."""
+    out: list[Key] = []
+    run: list[Key] = []
+    for key in [*keys, None]:
+        if key is not None and key not in base_map:
+            run.append(key)
+            continue
+        both = any(k in ours_map for k in run) and any(k in theirs_map for k in run)
+        if both and any(k[0] in _IMPORTS for k in run):
+            run = [k for k in run if k[0] in _IMPORTS] + [k for k in run if k[0] not in _IMPORTS]
+        out += run
+        run = []
+        if key is not None:
+            out.append(key)
+    return out
 
 
 # What makes the order of a class's attributes meaning: an enum (``auto()`` values, iteration

@@ -105,3 +105,29 @@ def test_an_assignment_one_side_renamed_and_the_other_left_merges_cleanly() -> N
     result = merge3(PATTERNS, ours, theirs, "MatchCaseNodes.py")
     assert isinstance(result, Clean)
     assert "child_attrs = PatternNode" in result.text and "child_atts" not in result.text
+
+
+# numba 021503f68949: both sides added imports and kernels below the imports; theirs' new
+# import came out below ours' kernels, out of the import block.
+OPERATORS = "import numpy as np\nimport operator\n\n\nclass TestOperators:\n    pass\n"
+ADD = "\n\ndef add(a, b):\n    return a + b\n"
+GT = "\n\ndef gt(a, b):\n    return a > b\n"
+
+
+def test_both_sides_new_imports_stay_above_both_sides_new_functions() -> None:
+    ours = OPERATORS.replace("import operator\n", "import operator\nimport itertools\n" + ADD)
+    theirs = OPERATORS.replace("import operator\n", "import operator\nimport math\n" + GT)
+    result = merge3(OPERATORS, ours, theirs, "test_operator.py")
+    assert isinstance(result, Clean) and result.stage == "structural"
+    assert result.text.startswith(
+        "import numpy as np\nimport operator\nimport itertools\nimport math\n\n\ndef add("
+    )
+    assert result.text.index("def add(") < result.text.index("def gt(")
+
+
+def test_one_sides_import_below_its_own_function_keeps_its_place() -> None:
+    ours = OPERATORS.replace("import operator\n", "import operator\n" + ADD + "\n\nimport math\n")
+    theirs = OPERATORS.replace("    pass\n", "    value = 1\n")
+    result = merge3(OPERATORS, ours, theirs, "test_operator.py")
+    assert isinstance(result, Clean)
+    assert result.text.index("def add(") < result.text.index("import math")
