@@ -131,3 +131,42 @@ def test_one_sides_import_below_its_own_function_keeps_its_place() -> None:
     result = merge3(OPERATORS, ours, theirs, "test_operator.py")
     assert isinstance(result, Clean)
     assert result.text.index("def add(") < result.text.index("import math")
+
+
+# cython 614d740c335e: one helper added by both sides under two names, its docstring the same
+# but for a blank line, its body a few lines apart.
+UTILS = "from parser import parse\n\n\ndef run(code):\n    return parse(code)\n"
+HELPER = (
+    "\n\ndef {name}(code):\n"
+    '    """Compiles code far enough to get errors from the parser stage.\n'
+    "{gap}"
+    "    Is useful for checking for syntax errors.\n"
+    '    """\n'
+    "    context = Context('test')\n"
+    "{extra}"
+    "    return parse(code, context)\n"
+)
+
+
+def test_one_helper_both_sides_added_under_two_names_is_a_conflict() -> None:
+    ours = UTILS.replace("import parse", "import parse, Context") + HELPER.format(
+        name="parse_python_code", gap="", extra="    context.strict = True\n"
+    )
+    theirs = UTILS.replace("import parse", "import parse, Context, dump") + HELPER.format(
+        name="py_parse_code", gap="\n", extra=""
+    )
+    result = merge3(UTILS, ours, theirs, "TestUtils.py")
+    assert not isinstance(result, Clean)
+
+
+def test_two_helpers_that_say_different_things_merge_cleanly() -> None:
+    ours = UTILS.replace("import parse", "import parse, Context") + HELPER.format(
+        name="parse_python_code", gap="", extra=""
+    )
+    other = HELPER.replace("syntax errors", "type errors in annotations")
+    theirs = UTILS.replace("import parse", "import parse, Context, dump") + other.format(
+        name="check_types", gap="", extra=""
+    )
+    result = merge3(UTILS, ours, theirs, "TestUtils.py")
+    assert isinstance(result, Clean)
+    assert "def parse_python_code(" in result.text and "def check_types(" in result.text
