@@ -13,7 +13,8 @@ twice (found by reading the earlier sets' clean results that differ from the hum
   a definition only ours added and one only theirs added, equal but for their names;
   attrs ``870867759952``: ``@pytest.fixture(name="slots")`` as ``def slots`` on one side and
   ``def _slots`` on the other, registered twice; aiohttp ``bc6d87d20b72`` and poetry
-  ``2a9c16adbedf``: one test added twice under two names; the humans kept one each time);
+  ``2a9c16adbedf``: one test added twice under two names; the humans kept one each time), or
+  two functions with one description, their parameters and docstring (cython ``614d740c335e``);
 - a whole-line comment the result holds more often than both sides together account for
   (:func:`comment_multiplied`: more than ``ours + theirs - base`` and than either side): text
   the merge itself copied (scrapy ``2d9857b44127``: ours' ``# TODO`` above its new list item
