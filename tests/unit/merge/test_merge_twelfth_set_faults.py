@@ -170,3 +170,37 @@ def test_two_helpers_that_say_different_things_merge_cleanly() -> None:
     result = merge3(UTILS, ours, theirs, "TestUtils.py")
     assert isinstance(result, Clean)
     assert "def parse_python_code(" in result.text and "def check_types(" in result.text
+
+
+# The thirteenth set (5 Dec): holoviews 8e5e7747e89d. Ours replaced a dict's last entry; theirs
+# gave it a trailing comma and added the same new entry below: theirs' lines seemed to hold
+# ours', and the entry ours had removed (as broken) came back.
+IBIS = (
+    "import numpy\n"
+    "\n"
+    "\n"
+    "def aggregate(columns):\n"
+    "    function = {\n"
+    "        numpy.min: ops.Min,\n"
+    "        numpy.cumsum: ops.CumulativeSum\n"
+    "    }\n"
+    "    return function[columns]\n"
+)
+
+
+def test_an_entry_one_side_replaced_and_the_other_only_gave_a_comma_is_a_conflict() -> None:
+    ours = IBIS.replace("        numpy.cumsum: ops.CumulativeSum\n", "        len: ops.Count,\n")
+    theirs = IBIS.replace(
+        "        numpy.cumsum: ops.CumulativeSum\n",
+        "        numpy.cumsum: ops.CumulativeSum,\n        len: ops.Count,\n",
+    )
+    result = merge3(IBIS, ours, theirs, "ibis.py")
+    assert not isinstance(result, Clean)
+
+
+def test_an_entry_given_a_comma_beside_the_other_sides_edit_merges_cleanly() -> None:
+    ours = IBIS.replace("ops.CumulativeSum\n", "ops.CumulativeSum,\n        len: ops.Count,\n")
+    theirs = IBIS.replace("numpy.min: ops.Min,", "numpy.amin: ops.Min,")
+    result = merge3(IBIS, ours, theirs, "ibis.py")
+    assert isinstance(result, Clean)
+    assert "numpy.amin: ops.Min," in result.text and "len: ops.Count," in result.text
