@@ -45,7 +45,7 @@ from fleet.merge._abstract import abstract_made
 from fleet.merge._calls import keyword_dropped
 from fleet.merge._crossed import added_beside_moved, call_misfit, decorator_dropped
 from fleet.merge._diff3 import ascending, both_inserted, compose_disjoint, diff3
-from fleet.merge._twice import added_twice, added_under_two_names, applied_twice, comment_multiplied
+from fleet.merge._twice import added_twice, added_under_two_names, applied_twice, comments_not_kept
 from fleet.merge._version_parts import version_parts_combined
 
 __all__ = ["Bindings", "unsure"]
@@ -357,7 +357,7 @@ def unsure(base: str, ours: str, theirs: str, merged: str) -> str | None:
     twice = (
         added_twice(trees)
         or added_under_two_names(trees)
-        or comment_multiplied([base, ours, theirs, merged])
+        or comments_not_kept([base, ours, theirs, merged])
         or applied_twice(base, ours, theirs, merged)
         or version_parts_combined(trees)
         or keyword_dropped(trees)

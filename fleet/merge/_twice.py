@@ -16,11 +16,14 @@ twice (found by reading the earlier sets' clean results that differ from the hum
   ``2a9c16adbedf``: one test added twice under two names; the humans kept one each time), or
   two functions with one description, their parameters and docstring (cython ``614d740c335e``);
 - a whole-line comment the result holds more often than both sides together account for
-  (:func:`comment_multiplied`: more than ``ours + theirs - base`` and than either side): text
+  (:func:`comments_not_kept`: more than ``ours + theirs - base`` and than either side): text
   the merge itself copied (scrapy ``2d9857b44127``: ours' ``# TODO`` above its new list item
   came out above each of 16 items, since fixed in ``_sets``; Pillow ``31a8da48eeb1``: a
   section comment above both sides' new classes, since kept once by ``_order.comment_once``).
-  A net for copies no stage knows of yet."""
+  A net for copies no stage knows of yet. And the other way (:func:`comments_not_kept`): a
+  comment line base, ours and theirs each hold once, with its indentation, that the result
+  lacks (pyqtgraph ``087f271633c0``: nine commented-out lines at the end of a file dropped, one
+  side having only removed the file's last blank line; ``3d8d5044dfcc``: two re-indented)."""
 
 from __future__ import annotations
 
@@ -36,7 +39,7 @@ __all__ = [
     "added_twice",
     "added_under_two_names",
     "applied_twice",
-    "comment_multiplied",
+    "comments_not_kept",
 ]
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -190,13 +193,26 @@ def _comments(text: str) -> Counter[str]:
     )
 
 
-def comment_multiplied(texts: list[str]) -> str | None:
+def _comment_lines(text: str) -> Counter[str]:
+    """Each whole-line comment of 8 characters or more, with its indentation."""
+    return Counter(
+        line.rstrip()
+        for line in text.splitlines()
+        if (stripped := line.strip()).startswith("#") and len(stripped) >= 8
+    )
+
+
+def comments_not_kept(texts: list[str]) -> str | None:
     """``texts``: base, ours, theirs, result (see the module docstring)."""
     base, ours, theirs, merged = (_comments(text) for text in texts)
     for comment, count in merged.items():
         each = ours[comment], theirs[comment]
         if count > max(*each, sum(each) - base[comment]):
             return f"the merge repeats the comment {comment[:60]!r} ({count} times)"
+    lines = [_comment_lines(text) for text in texts]
+    for line, count in lines[0].items():
+        if count == lines[1][line] == lines[2][line] == 1 and not lines[3][line]:
+            return f"the merge loses the comment line {line.strip()[:60]!r} every side keeps"
     return None
 
 

@@ -1,7 +1,7 @@
 """Text a clean result would hold twice where each side holds it once: a section comment above
 both sides' insertions is kept once (``_order.comment_once``; Pillow ``31a8da48eeb1``), one
 definition both sides added under two names is a conflict (``_twice.added_under_two_names``; attrs
-``870867759952``), and a comment the merge copied is a conflict (``_twice.comment_multiplied``,
+``870867759952``), and a comment the merge copied is a conflict (``_twice.comments_not_kept``,
 the net behind them; scrapy ``2d9857b44127`` copied one 16 times)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import ast
 
 from fleet.merge import Clean, merge3
 from fleet.merge._python import structural_merge
-from fleet.merge._twice import added_under_two_names, comment_multiplied
+from fleet.merge._twice import added_under_two_names, comments_not_kept
 from fleet.merge.profile import PYTHON
 
 SECTION = (
@@ -99,13 +99,13 @@ def test_a_comment_the_result_holds_more_often_than_both_sides_is_reported() -> 
     theirs = "DEPS = [\n    'a2',\n    'b',\n]\n"
     items = "".join(f"    # TODO: pin\n    '{item}',\n" for item in ("a2", "b", "c"))
     copied = "DEPS = [\n" + items + "]\n"
-    reason = comment_multiplied([base, ours, theirs, copied])
+    reason = comments_not_kept([base, ours, theirs, copied])
     assert reason is not None and "# TODO: pin" in reason and "3 times" in reason
     right = "DEPS = [\n    'a2',\n    'b',\n    # TODO: pin\n    'c',\n]\n"
-    assert comment_multiplied([base, ours, theirs, right]) is None
+    assert comments_not_kept([base, ours, theirs, right]) is None
     # Both sides wrote the same comment anew: twice is what they hold together.
     twice = ours.replace("'a',", "# TODO: pin\n    'a',")
-    assert comment_multiplied([base, ours, twice.replace("'c',\n", ""), twice]) is None
+    assert comments_not_kept([base, ours, twice.replace("'c',\n", ""), twice]) is None
 
 
 ALL = '__all__ = [\n    "Dataset",\n    "Variable",\n    # Exceptions\n    "MergeError",\n]\n'
@@ -127,3 +127,21 @@ def test_a_comment_above_both_sides_new_items_of_a_name_list_is_kept_once() -> N
     assert result.text.endswith(
         '    # Exceptions\n    "CoordinateError",\n    "AlignmentError",\n    "MergeError",\n]\n'
     )
+
+
+def test_a_comment_line_every_side_keeps_that_the_result_lacks_is_reported() -> None:
+    # pyqtgraph 087f271633c0: commented-out lines at the end of a file dropped by the merge.
+    base = "def f():\n    x = 1\n    #if debug:\n    #    print(x)\n    return x\n"
+    ours = base.replace("x = 1", "x = 2")
+    theirs = base + "\n\ndef g():\n    return 0\n"
+    lost = "def f():\n    x = 2\n    return x\n\n\ndef g():\n    return 0\n"
+    reason = comments_not_kept([base, ours, theirs, lost])
+    assert reason == "the merge loses the comment line '#if debug:' every side keeps"
+    kept = ours + theirs.removeprefix(base)
+    assert comments_not_kept([base, ours, theirs, kept]) is None
+    # Re-indented (pyqtgraph 3d8d5044dfcc) is not kept either.
+    shifted = kept.replace("    #if debug:", "        #if debug:")
+    assert comments_not_kept([base, ours, theirs, shifted]) is not None
+    # One side deleted the lines: theirs' choice, nothing lost.
+    dropped = ours.replace("    #if debug:\n    #    print(x)\n", "")
+    assert comments_not_kept([base, dropped, theirs, lost]) is None
