@@ -27,6 +27,11 @@ humans rewrote the new code. The file conflicts instead.
   keeps them (pip ``110a26f0edf0``: theirs made the backend write ``{name}-config.json``, ours
   added tests reading ``"config.json"``).
 
+- :func:`keyword_retired`: a keyword that base passes to one callee at least three times, that
+  one side passes no more while it passes a keyword of a new name about as often, while the
+  other side adds calls with the old one (luigi ``9d0b84da438b``: ours made every
+  ``add_task(worker=...)`` and ``get_work(worker=...)`` ``worker_id=``, theirs added 36 calls
+  with ``worker=``).
 - :func:`doc_line_retired`: the same for a docstring line, a doctest's expected output above all
   (sympy ``9a476c49a542``: theirs made every ``EmptySet()`` output ``EmptySet``, the singleton's
   new repr; ours added a docstring whose doctest expects ``EmptySet()``).
@@ -49,6 +54,7 @@ __all__ = [
     "access_retired",
     "call_shape_retired",
     "doc_line_retired",
+    "keyword_retired",
     "retired_spelling",
     "string_retired",
 ]
@@ -268,6 +274,35 @@ def doc_line_retired(texts: list[str], trees: list[ast.Module], least: int = 2) 
     return None
 
 
+def _keywords(tree: ast.Module) -> Counter[tuple[str, str]]:
+    """(callee, keyword): how often; the callee a name, or a method's name."""
+    passed: Counter[tuple[str, str]] = Counter()
+    for call in _parsed.of(_parsed.nodes(tree), ast.Call):
+        func = call.func
+        callee = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        if callee is not None:
+            passed.update((callee, k.arg) for k in call.keywords if k.arg is not None)
+    return passed
+
+
+def keyword_retired(trees: list[ast.Module], least: int = 3) -> str | None:
+    """``trees``: base, ours, theirs, result (see the module docstring)."""
+    base, ours, theirs, merged = (_keywords(tree) for tree in trees)
+    for (callee, keyword), count in base.items():
+        if count < least or not merged[(callee, keyword)]:
+            continue
+        for gone, other in ((ours, theirs), (theirs, ours)):
+            if gone[(callee, keyword)] or other[(callee, keyword)] <= count:
+                continue
+            new = [n for (c, k), n in gone.items() if c == callee and (c, k) not in base]
+            if new and max(new) * 2 >= count:  # passed under a new name about as often
+                return (
+                    f"one side renamed the keyword {keyword}= of every {callee}() call; the "
+                    "other adds calls with it"
+                )
+    return None
+
+
 def retired_spelling(base: str, ours: str, theirs: str, merged: str) -> str | None:
     """Why the clean result ``merged`` of the whole texts keeps an old spelling one side retired
     (see the module docstring), or None. Texts that do not parse: None (other checks see them)."""
@@ -281,4 +316,5 @@ def retired_spelling(base: str, ours: str, theirs: str, merged: str) -> str | No
         or call_shape_retired(trees)
         or string_retired(texts, trees)
         or doc_line_retired(texts, trees)
+        or keyword_retired(trees)
     )

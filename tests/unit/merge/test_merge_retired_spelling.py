@@ -12,6 +12,7 @@ from fleet.merge._migrated import (
     access_retired,
     call_shape_retired,
     doc_line_retired,
+    keyword_retired,
     string_retired,
 )
 from fleet.merge._python import structural_merge
@@ -167,3 +168,30 @@ def test_a_doctest_written_the_new_way_merges_cleanly() -> None:
     result = merge3(SOLVERS, ours, SOLVERS_NEW_REPR, "solveset.py")
     assert isinstance(result, Clean) and result.stage == "structural"
     assert "def eliminate" in result.text and "import S, Symbol, Union" in result.text
+
+
+SCHEDULER = "".join(
+    f"\n\ndef test_{n}(s):\n    s.add_task(worker='w', task_id='{n}')\n"
+    "    assert s.get_work(worker='w')\n"
+    for n in ("a", "b", "c")
+)
+
+
+def test_a_keyword_one_side_renamed_in_every_call_that_the_other_adds_is_a_conflict() -> None:
+    # luigi 9d0b84da438b: ours made every worker= worker_id=, theirs added calls with worker=.
+    base = "from luigi import scheduler" + SCHEDULER
+    ours = base.replace("worker=", "worker_id=").replace("scheduler", "scheduler, rpc", 1)
+    added = "\n\ndef test_d(s):\n    s.add_task(worker='w', task_id='d')\n"
+    theirs_base = base.replace("scheduler", "scheduler, task", 1)  # git conflicts on line 1
+    theirs = theirs_base + added
+    result = merge3(base, ours, theirs, "central_planner_test.py")
+    assert not isinstance(result, Clean)
+    merged = ours.replace("rpc", "rpc, task") + added
+    texts = [base, ours, theirs, merged]
+    assert keyword_retired(_trees(*texts)) == (
+        "one side renamed the keyword worker= of every add_task() call; the other adds calls "
+        "with it"
+    )
+    fitting = added.replace("worker=", "worker_id=")
+    result = merge3(base, ours, theirs_base + fitting, "central_planner_test.py")
+    assert isinstance(result, Clean) and "worker_id='w', task_id='d'" in result.text
