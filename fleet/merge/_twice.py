@@ -20,7 +20,10 @@ twice (found by reading the earlier sets' clean results that differ from the hum
   the merge itself copied (scrapy ``2d9857b44127``: ours' ``# TODO`` above its new list item
   came out above each of 16 items, since fixed in ``_sets``; Pillow ``31a8da48eeb1``: a
   section comment above both sides' new classes, since kept once by ``_order.comment_once``).
-  A net for copies no stage knows of yet. And the other way (:func:`comments_not_kept`): a
+  A net for copies no stage knows of yet. A comment both sides added anew (16 characters or
+  more) is there as often as on the side that has it more: luigi ``d44492479a34``, one block
+  added by both sides, its attribute named two ways, the comment above it kept twice. And the
+  other way (:func:`comments_not_kept`): a
   comment line base, ours and theirs each hold once, with its indentation, that the result
   lacks (pyqtgraph ``087f271633c0``: nine commented-out lines at the end of a file dropped, one
   side having only removed the file's last blank line; ``3d8d5044dfcc``: two re-indented)."""
@@ -209,6 +212,8 @@ def comments_not_kept(texts: list[str]) -> str | None:
         each = ours[comment], theirs[comment]
         if count > max(*each, sum(each) - base[comment]):
             return f"the merge repeats the comment {comment[:60]!r} ({count} times)"
+        if not base[comment] and min(each) and count > max(each) and len(comment) >= 16:
+            return f"both sides added the comment {comment[:60]!r}; the merge keeps it twice"
     lines = [_comment_lines(text) for text in texts]
     for line, count in lines[0].items():
         if count == lines[1][line] == lines[2][line] == 1 and not lines[3][line]:

@@ -145,3 +145,17 @@ def test_a_comment_line_every_side_keeps_that_the_result_lacks_is_reported() -> 
     # One side deleted the lines: theirs' choice, nothing lost.
     dropped = ours.replace("    #if debug:\n    #    print(x)\n", "")
     assert comments_not_kept([base, dropped, theirs, lost]) is None
+
+
+def test_a_comment_both_sides_added_kept_twice_is_reported() -> None:
+    # luigi d44492479a34: one block added by both sides, its attribute named two ways.
+    base = "class Job:\n    name = 'spark'\n"
+
+    def versions(comment: str) -> list[str]:
+        ours = base + comment + "    track_url_in_stderr = True\n"
+        theirs = base + comment + "    stream_for_tracking_url = 'stderr'\n"
+        return [base, ours, theirs, ours + comment + "    stream_for_tracking_url = 'stderr'\n"]
+
+    reason = comments_not_kept(versions("    # Spark applications write their logs into stderr\n"))
+    assert reason is not None and "keeps it twice" in reason
+    assert comments_not_kept(versions("    # fmt: off\n")) is None  # a pragma may repeat
