@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import uuid
@@ -104,6 +105,29 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.outcome = "failed"
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
         report.longrepr = f"skipped in CI, which must provide everything: {reason}"
+
+
+def _ignored(signum: int) -> bool:
+    """Whether this process ignores ``signum`` (the kernel's view: set from C too)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("SigIgn:"):
+            return bool(int(line.split()[1], 16) >> (signum - 1) & 1)
+    return False
+
+
+_TERM_IGNORED_AT_START = _ignored(signal.SIGTERM)
+
+
+@pytest.fixture(autouse=True)
+def _termination_not_ignored() -> Iterator[None]:
+    """A test that leaves SIGTERM ignored in its worker hands that to every process the
+    worker's later tests start (ignored signals survive fork and exec): Dagster's log ``tail``
+    processes and code servers then outlive SIGTERM, a run ends only after two 30 s waits and
+    daemons leak (seen on 5 Dec when a worker ran the dispatch tests after such a test). Each
+    test starts with SIGTERM as it found it."""
+    yield
+    if _ignored(signal.SIGTERM) and not _TERM_IGNORED_AT_START:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 @pytest.fixture(scope="session", autouse=True)
