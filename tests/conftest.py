@@ -115,6 +115,12 @@ def _ignored(signum: int) -> bool:
     return False
 
 
+# Dagster maps SIGTERM to whatever SIGINT's handler is whenever it runs in process
+# (``dagster/_utils/interrupts.py``), and pytest started as a background job has SIGINT ignored:
+# every in-process run then ignored SIGTERM, and so did each process started after it. The
+# tests run with Python's own SIGINT handler.
+if _ignored(signal.SIGINT):
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 _TERM_IGNORED_AT_START = _ignored(signal.SIGTERM)
 
 
