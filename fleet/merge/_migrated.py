@@ -47,6 +47,7 @@ import difflib
 import re
 import sys
 from collections import Counter
+from collections.abc import Callable
 
 from fleet.merge import _parsed
 
@@ -227,19 +228,38 @@ def _strings(tree: ast.Module) -> Counter[str]:
     )
 
 
-def string_retired(texts: list[str], trees: list[ast.Module], least: int = 2) -> str | None:
-    """``texts`` and ``trees``: base, ours, theirs, result (see the module docstring)."""
-    base, ours, theirs, merged = (_strings(tree) for tree in trees)
+def _retired(
+    texts: list[str],
+    counts: list[Counter[str]],
+    wanted: Callable[[str, int], bool],
+    least: int = 2,
+) -> str | None:
+    """A text (a string's value, a docstring line) of ``counts`` (base, ours, theirs, result)
+    that base has as ``wanted`` asks, that one side no longer has, having rewritten ``least``
+    or more of base's lines holding it in place (at most one in four dropped whole), while the
+    other side has it more often than base and the result keeps it."""
+    base, ours, theirs, merged = counts
     for value, count in base.items():
-        if count < least or not merged[value] or not re.search(r"\w{3}", value):
+        if not merged[value] or not wanted(value, count):
             continue
         for gone, other, text in ((ours, theirs, texts[1]), (theirs, ours, texts[2])):
             if gone[value] or other[value] <= count:
                 continue
             kept, dropped, _ = _rewritten(texts[0], text, value)
             if kept >= least and dropped * 4 <= kept:
-                return f"one side rewrote every use of {value!r}; the other adds uses of it"
+                return value
     return None
+
+
+def string_retired(texts: list[str], trees: list[ast.Module], least: int = 2) -> str | None:
+    """``texts`` and ``trees``: base, ours, theirs, result (see the module docstring)."""
+    counts = [_strings(tree) for tree in trees]
+    value = _retired(
+        texts, counts, lambda v, count: count >= least and re.search(r"\w{3}", v) is not None
+    )
+    if value is None:
+        return None
+    return f"one side rewrote every use of {value!r}; the other adds uses of it"
 
 
 def _doc_lines(tree: ast.Module) -> Counter[str]:
@@ -259,19 +279,12 @@ def _doc_lines(tree: ast.Module) -> Counter[str]:
     return lines
 
 
-def doc_line_retired(texts: list[str], trees: list[ast.Module], least: int = 2) -> str | None:
+def doc_line_retired(texts: list[str], trees: list[ast.Module]) -> str | None:
     """``texts`` and ``trees``: base, ours, theirs, result (see the module docstring)."""
-    base, ours, theirs, merged = (_doc_lines(tree) for tree in trees)
-    for line, count in base.items():
-        if not merged[line]:
-            continue
-        for gone, other, text in ((ours, theirs, texts[1]), (theirs, ours, texts[2])):
-            if gone[line] or other[line] <= count:
-                continue
-            kept, dropped, _ = _rewritten(texts[0], text, line)
-            if kept >= least and dropped * 4 <= kept:
-                return f"one side rewrote every docstring line {line[:60]!r}; the other adds it"
-    return None
+    line = _retired(texts, [_doc_lines(tree) for tree in trees], lambda _, count: True)
+    if line is None:
+        return None
+    return f"one side rewrote every docstring line {line[:60]!r}; the other adds it"
 
 
 def _keywords(tree: ast.Module) -> Counter[tuple[str, str]]:

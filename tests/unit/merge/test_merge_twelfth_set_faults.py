@@ -12,10 +12,10 @@ from fleet.merge._crossed import added_beside_moved
 # numba 6f9fda42d7c8: theirs moved the kernel-property tests into a class the simulator skips;
 # ours added one more below the last of them.
 DISPATCHER = (
-    "import unittest\n"
+    "from numba.cuda.testing import CUDATestCase\n"
     "\n"
     "\n"
-    "class TestDispatcher(unittest.TestCase):\n"
+    "class TestDispatcher(CUDATestCase):\n"
     "    def test_lock(self):\n"
     "        self.assertTrue(lock())\n"
     "\n"
@@ -28,21 +28,21 @@ NEW_TEST = (
     "        self.assertGreater(kernel.max_threads, 0)\n"
 )
 MOVED = (
-    "import unittest\n"
+    "from numba.cuda.testing import CUDATestCase\n"
     "\n"
     "\n"
-    "class TestDispatcher(unittest.TestCase):\n"
+    "class TestDispatcher(CUDATestCase):\n"
     "    def test_lock(self):\n"
     "        self.assertTrue(lock())\n"
     "\n"
     "\n"
     "@skip_on_simulator('no kernel properties')\n"
-    "class TestKernelProperties(unittest.TestCase):\n"
+    "class TestKernelProperties(CUDATestCase):\n"
     "    def test_shared_mem(self):\n"
     "        self.assertEqual(kernel.shared_mem, 0)\n"
     "\n"
     "\n"
-    "class TestSpecialization(unittest.TestCase):\n"
+    "class TestSpecialization(CUDATestCase):\n"
     "    def test_specialize(self):\n"
     "        self.assertTrue(kernel.specialize())\n"
 )
