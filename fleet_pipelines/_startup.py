@@ -21,18 +21,50 @@ its own garbage of the moment would be frozen with them.
 from __future__ import annotations
 
 import gc
+import signal
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import FrameType
 
-__all__ = ["heavy_imports", "own_process"]
+__all__ = ["heavy_imports", "own_process", "terminable"]
 
 _owned = False
 
 
 def own_process() -> None:
-    """This process is fleet's own (its entry point is fleet's): :func:`heavy_imports` freezes."""
+    """This process is fleet's own (its entry point is fleet's): :func:`heavy_imports` freezes,
+    and SIGTERM ends it even when it was started with SIGINT ignored (:func:`terminable`)."""
     global _owned
     _owned = True
+    terminable()
+
+
+def terminable() -> None:
+    """SIGTERM ends this process even if SIGINT is ignored, while SIGINT stays ignored.
+
+    Dagster maps SIGTERM to whatever handles SIGINT (``setup_interrupt_handlers``: at the start of
+    its daemon and code servers, and again whenever ``capture_interrupts`` restores SIGINT's
+    handler, as each in-process execution does). A process started with SIGINT ignored — a
+    background job of a non-interactive shell (``fleet sweep &`` in a script, ``nohup ... &``),
+    an ignored signal being inherited through ``exec`` — then ignores SIGTERM too: seen on 5
+    December 2026, ``fleet demo`` started so and ended by SIGTERM left its code server and gRPC
+    server running (SIGTERM ignored in both: the parent-death SIGTERM they were given did
+    nothing), and ``fleet sweep`` itself ignored SIGTERM after its first in-process run. Here a
+    handler takes SIGINT's place that does nothing for SIGINT and raises ``KeyboardInterrupt``
+    for any other signal it is given: the one Dagster maps SIGTERM to, as it does in a
+    foreground process whose SIGINT raises ``KeyboardInterrupt``."""
+    if threading.current_thread() is not threading.main_thread():
+        return  # signal handlers belong to the main thread; its entry runs there
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, _interrupt_unless_sigint)
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_IGN:  # inherited from a Dagster parent
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _interrupt_unless_sigint(signo: int, _frame: FrameType | None) -> None:
+    if signo != signal.SIGINT:
+        raise KeyboardInterrupt
 
 
 @contextmanager
