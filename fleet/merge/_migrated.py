@@ -36,6 +36,9 @@ humans rewrote the new code. The file conflicts instead.
   (sympy ``9a476c49a542``: theirs made every ``EmptySet()`` output ``EmptySet``, the singleton's
   new repr; ours added a docstring whose doctest expects ``EmptySet()``).
 
+- :func:`~fleet.merge._module_prefix.prefix_retired`: a module path prefix one side renamed in
+  every import while the other adds an import under the old one (wagtail ``340226b340c0``).
+
 They read the whole texts (what ``_reduce`` set aside included): a use left in a member nobody
 changed is a use.
 """
@@ -50,6 +53,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from fleet.merge import _parsed
+from fleet.merge._module_prefix import prefix_retired
 
 __all__ = [
     "access_retired",
@@ -330,4 +334,5 @@ def retired_spelling(base: str, ours: str, theirs: str, merged: str) -> str | No
         or string_retired(texts, trees)
         or doc_line_retired(texts, trees)
         or keyword_retired(trees)
+        or prefix_retired(texts, trees)
     )

@@ -14,7 +14,9 @@ twice (found by reading the earlier sets' clean results that differ from the hum
   attrs ``870867759952``: ``@pytest.fixture(name="slots")`` as ``def slots`` on one side and
   ``def _slots`` on the other, registered twice; aiohttp ``bc6d87d20b72`` and poetry
   ``2a9c16adbedf``: one test added twice under two names; the humans kept one each time), or
-  two functions with one description, their parameters and docstring (cython ``614d740c335e``);
+  two functions with one description, their parameters and docstring (cython ``614d740c335e``),
+  or at one place with bodies one or two identifiers apart (``_near_twin``: pyqtgraph
+  ``6128c2dfba29``);
 - a whole-line comment the result holds more often than both sides together account for
   (:func:`comments_not_kept`: more than ``ours + theirs - base`` and than either side): text
   the merge itself copied (scrapy ``2d9857b44127``: ours' ``# TODO`` above its new list item
@@ -37,6 +39,7 @@ from collections.abc import Iterator, Sequence
 from difflib import SequenceMatcher
 
 from fleet.merge._diff3 import diff3
+from fleet.merge._near_twin import near_twins
 
 __all__ = [
     "added_twice",
@@ -187,7 +190,7 @@ def added_under_two_names(trees: list[ast.Module]) -> str | None:
             twin = None if shape is None else shapes.get((scope, type(node), shape))
             if twin is not None:
                 return f"both sides added one definition under two names: {twin} and {name}"
-    return None
+    return near_twins(trees)
 
 
 def _comments(text: str) -> Counter[str]:
