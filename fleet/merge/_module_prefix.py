@@ -10,10 +10,12 @@ no longer imports, and one of the side's whose module base never imports, import
 common. The two modules' common head and tail leave the old and the new prefix (``wagtail.``
 and ``core.models`` leave ``wagtail.wagtail`` -> ``wagtail.``). The file conflicts when
 
-- every module base imports under the old prefix is imported by the side under the new one
-  (replaced, not deleted: one side dropping a dependency is no rename), the side's text no
-  longer holds the old prefix anywhere, and the prefix names a package below the top level;
-- the result imports under the old prefix only through import lines the other side added.
+- base imports two modules or more under the old prefix, and the side imports every one of
+  them under the new prefix (replaced, not deleted: one side dropping a dependency is no
+  rename; one name moved to another module is none either), the side's text no longer holds
+  the old prefix anywhere, and the prefix names a package below the top level;
+- the result imports under the old prefix only through import lines the other side added,
+  each from a module base never imports (another name from a module that stays is no sign).
 """
 
 from __future__ import annotations
@@ -89,12 +91,12 @@ def prefix_retired(texts: list[str], trees: list[ast.Module]) -> str | None:
             before = {m for m in base_modules if _under(m, rename)}
             if prefix in text or any(_under(m, rename) for m in side_modules):
                 continue
-            if not before or any(
+            if len(before) < 2 or any(
                 replacement + m[len(prefix) :] not in side_modules for m in before
             ):
                 continue
             kept = {item for item in merged if _under(item[0], rename)}
-            if kept and all(item in other and item not in base for item in kept):
+            if kept and all(item in other and item[0] not in base_modules for item in kept):
                 return (
                     f"one side renamed every import under {prefix} to {replacement}; the other "
                     f"adds one under {prefix}"

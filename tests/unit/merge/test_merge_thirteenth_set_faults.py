@@ -182,3 +182,28 @@ def test_one_test_written_two_ways_at_two_places_is_not_reported() -> None:
     both = both.replace("def test_data_race", action + "def test_data_race", 1)
     trees = [ast.parse(text) for text in (PARAMETERS, ours, theirs, both)]
     assert near_twins(trees) is None
+
+
+def test_one_module_moved_is_no_package_rename() -> None:
+    # Theirs moved the one import from pkg.sub to pkg.other; pkg.sub may well stay.
+    base = "from pkg.sub import X\n\nX()\n"
+    theirs = "from pkg.other import X\n\nX()\n"
+    ours = "from pkg.sub import X\nfrom pkg.sub.extra import Y\n\nX()\nY()\n"
+    merged = "from pkg.other import X\nfrom pkg.sub.extra import Y\n\nX()\nY()\n"
+    texts = [base, ours, theirs, merged]
+    assert prefix_retired(texts, [ast.parse(text) for text in texts]) is None
+    # Another name from a module base imports (it stays) is no sign either.
+    two = "from pkg.sub import X\nfrom pkg.sub.more import Z\n\nX(Z)\n"
+    moved = two.replace("pkg.sub", "pkg.other")
+    added = two.replace(
+        "from pkg.sub.more import Z\n", "from pkg.sub.more import Z\nfrom pkg.sub import W\n"
+    )
+    kept = moved.replace(
+        "from pkg.other.more import Z\n", "from pkg.other.more import Z\nfrom pkg.sub import W\n"
+    )
+    texts = [two, added, moved, kept]
+    assert prefix_retired(texts, [ast.parse(text) for text in texts]) is None
+    renamed = kept.replace("from pkg.sub import W", "from pkg.sub.new import W")
+    ours_new = added.replace("from pkg.sub import W", "from pkg.sub.new import W")
+    texts = [two, ours_new, moved, renamed]
+    assert prefix_retired(texts, [ast.parse(text) for text in texts]) is not None
