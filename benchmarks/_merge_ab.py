@@ -3,13 +3,14 @@ code, interleaved on the same git-conflicted cases, with their results compared.
 
 Each copy (a directory holding a ``fleet`` package, e.g. ``git worktree add`` of a commit, or a
 ``cp -r fleet`` of it) runs in a worker process of its own that keeps libcst and the merge's
-modules imported, as the warm merge server does. Per case, every worker in turn (the order
-alternating from case to case, so that a change of the machine's load falls on both alike) runs
-git's line merge, timed (``git merge-file``, the peer), then ``after_line_stage`` (what ``fleet
-merge-driver`` runs after git's merge), timed; it reports the digest of the result's text, its
-kind (``Clean:structural``, ``Conflicted:line``, ...; a fault is ``fault:<type>``, where the
-driver keeps git's merge). Cases git merges cleanly are skipped. A case whose digest or kind
-differs between the copies is listed: a change meant only to be faster must list none.
+modules imported and frozen (``gc.freeze``), as the warm merge server does. Per case, every
+worker in turn (the order alternating from case to case, so that a change of the machine's load
+falls on both alike) runs git's line merge, timed (``git merge-file``, the peer), then
+``after_line_stage`` (what ``fleet merge-driver`` runs after git's merge), timed; it reports the
+digest of the result's text, its kind (``Clean:structural``, ``Conflicted:line``, ...; a fault
+is ``fault:<type>``, where the driver keeps git's merge). Cases git merges cleanly are skipped.
+A case whose digest or kind differs between the copies is listed: a change meant only to be
+faster must list none.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ from fleet.merge._result import Clean
 import fleet.merge._merge3 as stage
 import fleet.merge._python  # what the first conflicted case would import: not timed
 assert stage.__file__.startswith(code), stage.__file__
+import gc
+gc.collect()
+gc.freeze()  # as the warm merge server does before it forks a child per merge
 for request in sys.stdin:
     folder = Path(request.strip())
     texts = [(folder / f"{p}.py").read_bytes().decode("utf-8", "surrogateescape")

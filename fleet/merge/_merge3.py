@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from fleet.merge._line import line_merge
 from fleet.merge._result import Clean, Conflicted, MergeResult
 from fleet.merge.profile import profile_for
@@ -42,7 +46,7 @@ def after_line_stage(
     from fleet.merge._parsed import parsing_once
     from fleet.merge._python import structural_merge  # libcst only when needed
 
-    with parsing_once():  # both stages below parse the same texts: once each
+    with parsing_once(), _collector_off():  # both stages below parse the same texts: once each
         structural = structural_merge(base, ours, theirs, profile)
         if isinstance(structural, Clean):
             # One side retired a spelling everywhere, the other adds uses: git's conflict.
@@ -57,6 +61,23 @@ def after_line_stage(
     if structural.conflicted_lines < line.conflicted_lines:
         return structural
     return line
+
+
+@contextmanager
+def _collector_off() -> Iterator[None]:
+    """The cyclic garbage collector off for one file's structural stages, on again after if it
+    was on. libcst's parser and the checks make and drop hundreds of thousands of objects per
+    file, which start collections over and over (a full one walks the whole heap) while
+    nothing they make is cyclic garbage worth freeing mid-file: their trees are dropped whole at
+    the end. libcst's parse of 459 reduced texts of held/tenth cases (2.7 MB): 5.3-6.1 CPU-s
+    with the collector on, 3.3-3.8 off (5 December 2026, three interleaved rounds each)."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
 
 
 def held_file(base: str, ours: str, theirs: str, line: Conflicted) -> Clean | None:

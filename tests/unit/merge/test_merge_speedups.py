@@ -2,19 +2,25 @@
 
 ``_pykeys.render`` against libcst's own ``code_for_node``; ``_bounds.depth`` against the
 generic walk it replaced; ``_parsed.parse`` handing out one tree per text only inside
-``parsing_once``; ``_parsed.nodes`` against ``ast.walk``. (The corpus and history fixtures pin
+``parsing_once``; ``_parsed.nodes`` against ``ast.walk``; the collector off during a file's
+structural stages and as it was after them. (The corpus and history fixtures pin
 the merge's results themselves.)
 """
 
 from __future__ import annotations
 
 import ast
+import gc
+import sys
 from pathlib import Path
+from types import FrameType
 
 import libcst as cst
 import pytest
 
 from fleet.merge._bounds import MAX_DEPTH, depth
+from fleet.merge._line import line_merge
+from fleet.merge._merge3 import after_line_stage
 from fleet.merge._parsed import depth_of, nodes, parse, parsing_once
 from fleet.merge._pykeys import module_code, render, render_in
 
@@ -108,3 +114,39 @@ def test_nodes_are_ast_walk_by_type_and_depth_of_keeps_them(limit: int) -> None:
             if depth(tree, limit) <= limit:
                 assert nodes(tree) is found  # kept from the walk depth_of made
         assert nodes(tree) == expected and nodes(tree) is not found  # outside: walked again
+
+
+@pytest.mark.parametrize("was_on", [True, False])
+def test_no_collection_during_the_structural_stages(was_on: bool) -> None:
+    case = FIXTURES / "both_add_methods_same_place"
+    base, ours, theirs = ((case / f"{part}.py").read_text() for part in ("base", "ours", "theirs"))
+    line = line_merge(base, ours, theirs)
+    after_line_stage(base, ours, theirs, "m.py", line)  # its imports (libcst) made before
+    collections: list[str] = []  # the fleet functions running when a collection started
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        frame: FrameType | None = sys._getframe(1)
+        names = []
+        while frame is not None:
+            if "/fleet/merge/" in frame.f_code.co_filename:
+                names.append(frame.f_code.co_name)
+            frame = frame.f_back
+        if phase == "start":
+            collections.append(" < ".join(names))
+
+    threshold = gc.get_threshold()
+    gc.callbacks.append(seen)
+    gc.set_threshold(1)  # with the collector on, the first allocation collects
+    (gc.enable if was_on else gc.disable)()
+    try:
+        result = after_line_stage(base, ours, theirs, "m.py", line)
+        assert gc.isenabled() is was_on
+        during = [names for names in collections if "structural_merge" in names]
+        assert during == []
+        if was_on:  # (it does collect in the stage's other steps, before and after)
+            assert collections and any("after_line_stage" in names for names in collections)
+    finally:
+        gc.enable()
+        gc.set_threshold(*threshold)
+        gc.callbacks.remove(seen)
+    assert result.stage == "structural", result
