@@ -18,7 +18,7 @@ from fleet.merge._bounds import MAX_FILE_BYTES, parsed_within_bounds
 from fleet.merge._checks import unsure
 from fleet.merge._context import SENTINEL, Context, Unsure, render_markers
 from fleet.merge._members import merge_members
-from fleet.merge._pykeys import clear_code_cache, code, module_code
+from fleet.merge._pykeys import clear_code_cache, code, module_code, render_in
 from fleet.merge._reduce import (
     PLACEHOLDER,
     PLACEHOLDER_LINE,
@@ -42,15 +42,41 @@ def _module_part(module: cst.Module, part: str) -> str:
     )
 
 
+class _TailDropped(Exception):
+    """libcst's tree of a text would not give the text back: lines at its end are lost."""
+
+
+def _tail_at_risk(text: str) -> bool:
+    """Whether ``text`` ends in two or more comment or blank lines with an indented comment
+    among them. After a one-line compound statement (``class A: pass``, as the placeholder of a
+    set-aside class or function is) libcst 1.9.0 keeps only the last of them: ``class A: pass``,
+    ``        # a``, ``    # b`` parse to a module whose code has ``    # b`` alone. It dropped
+    nine lines of commented-out code ending pyqtgraph ``087f271633c0``'s
+    ``GradientEditorItem.py``, in every version, so in the merge too."""
+    count = 0
+    indented = False
+    for line in reversed(text[-4096:].splitlines()):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            break
+        count += 1
+        indented = indented or (stripped != "" and line[:1] in (" ", "\t"))
+    return count >= 2 and indented
+
+
 def _merge_texts(
     base: str, ours: str, theirs: str, profile: LanguageProfile
 ) -> tuple[str, dict[int, str]] | None:
     """The merged text, conflicts still as sentinel statements, and the raw conflict texts by
-    sentinel number; None means "unsure"."""
+    sentinel number; None means "unsure". Raises :class:`_TailDropped` when libcst would lose
+    the lines ending one of the texts (:func:`_tail_at_risk`)."""
     try:
         modules = [cst.parse_module(text) for text in (base, ours, theirs)]
     except (cst.ParserSyntaxError, RecursionError, ValueError, MemoryError):
         return None
+    for text, module in zip((base, ours, theirs), modules, strict=True):
+        if _tail_at_risk(text) and render_in(module, module) != text:
+            raise _TailDropped
     module_b, module_o, module_t = modules
     ctx = Context(profile, module_o)
     parts = {}
@@ -124,7 +150,14 @@ def structural_merge(
         reduction = Reduction((base, ours, theirs), (base, ours, theirs), {}, {})
     if not parsed_within_bounds(reduction.checked):
         return None  # libcst would crash or take too long on it: git's line merge stands
-    merged, reduction = _merge_reduced(reduction, profile)
+    try:
+        merged, reduction = _merge_reduced(reduction, profile)
+    except _TailDropped:  # a placeholder's one line before the file's last lines: none then
+        reduction = Reduction((base, ours, theirs), (base, ours, theirs), {}, {})
+        try:
+            merged, reduction = _merge_reduced(reduction, profile)
+        except _TailDropped:  # the file's own one-line statement before them
+            return None
     if merged is None:
         return None
     if reduction.sides and SENTINEL not in merged[0]:
@@ -132,7 +165,10 @@ def structural_merge(
             _parsed.parse(reduction.expand_sides(merged[0]))  # (spyder 80d852f502f7)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             reduction = Reduction(reduction.checked, reduction.checked, reduction.originals, {})
-            merged = _merge_texts(*reduction.texts, profile)  # as before: with them in
+            try:
+                merged = _merge_texts(*reduction.texts, profile)  # as before: with them in
+            except _TailDropped:
+                return None
             if merged is None:
                 return None
     text = reduction.expand_sides(merged[0])
