@@ -186,5 +186,8 @@ def structural_merge(
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
         return Clean(text, stage="structural")
-    marked = render_markers(text, raw)
+    # git's own conflict text (``raw``) comes from the texts with members set aside: their
+    # placeholders are put back there too (cython 6953f90bfe5b: ``__fleet_keep_301__ = 0`` was
+    # left in the result where ``is_pyobject = 0`` stood)
+    marked = expand(render_markers(text, raw), reduction.originals)
     return Conflicted(marked, parse_conflicts(marked), stage="structural")

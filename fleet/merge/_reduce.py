@@ -224,7 +224,7 @@ class _Reducer:
                     parts.append(segment.indent + _TEMPLATES[segment.kind].format(name=name))
             out.append(parts)
         parsed = [list(parts) for parts in out]
-        for name in set(classes[0]) & set(classes[1]) & set(classes[2]):
+        for name in sorted(set(classes[0]) & set(classes[1]) & set(classes[2])):
             if not all(counts[("class", name)] == 1 for counts in key_counts):
                 continue
             trio = [c[name] for c in classes]

@@ -161,3 +161,44 @@ def test_a_member_without_its_line_end_is_not_set_aside_for_one_side() -> None:
     result = structural_merge(base, ours, theirs, PYTHON)
     assert isinstance(result, Clean)
     assert "return 10\n\n\ndef g():\n    return 2\n\n\nclass C:\n" in result.text
+
+
+FLAGS = '''import os
+
+
+class T(object):
+    #
+    #  a   first flag
+    #  b   second flag
+    #  z   last flag
+    #
+    a = 0
+    b = 0
+    z = 0
+
+    def f(self):
+        return 1
+
+    def g(self):
+        return 2
+'''
+
+
+def test_a_set_aside_member_inside_gits_own_conflict_text_is_put_back() -> None:
+    """cython 6953f90bfe5b: both sides edited one line of the comment block heading a class, so
+    the class's first statement (its leading comments and ``is_pyobject = 0``, set aside) kept
+    git's conflict text, made from the texts with placeholders; the result held
+    ``__fleet_keep_301__ = 0`` (a number that also changed from run to run) instead of the
+    statement."""
+    ours = FLAGS.replace("#  b   second flag", "#  b   the second flag").replace(
+        "return 1", "return 10") + "\n    def h1(self):\n        return 11\n"
+    theirs = FLAGS.replace("#  b   second flag", "#  b   second flag, or None").replace(
+        "    #  z   last flag\n", "").replace("return 2", "return 20") + (
+        "\n    def h2(self):\n        return 22\n")
+    result = structural_merge(FLAGS, ours, theirs, PYTHON)
+    assert result is not None and not isinstance(result, Clean), result
+    text = result.text_with_markers
+    assert "__fleet_keep" not in text
+    assert "#  b   the second flag" in text and "#  b   second flag, or None" in text
+    assert "    #\n    a = 0\n    b = 0\n    z = 0\n" in text
+    assert "return 10" in text and "return 20" in text and "h1" in text and "h2" in text
