@@ -233,8 +233,12 @@ def _frame(node: cst.BaseStatement) -> str:
         leading_lines=[line for line in node.leading_lines if line.comment is not None]
     )
     if isinstance(inner, cst.ImportFrom):
+        space = inner.whitespace_after_import
+        if isinstance(space, cst.SimpleWhitespace) and not space.value:  # ``import(a)``
+            space = cst.SimpleWhitespace(" ")  # (nipype 33d0664ca6d9: libcst refused it bare)
         bare: cst.BaseSmallStatement = inner.with_changes(
-            names=[cst.ImportAlias(name=cst.Name("_"))], lpar=None, rpar=None
+            names=[cst.ImportAlias(name=cst.Name("_"))], lpar=None, rpar=None,
+            whitespace_after_import=space,
         )
     else:
         assert isinstance(inner, cst.Assign) and isinstance(inner.value, cst.List | cst.Tuple)
