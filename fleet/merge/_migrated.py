@@ -11,7 +11,9 @@ humans rewrote the new code. The file conflicts instead.
   theirs' new tests read ``result.data``; ``98b46e1a39f6``: ``utils.from_iso`` renamed on ours;
   Pillow ``9cbb840861d0``: ours moved the tests off ``TestCase``, theirs added one with
   ``self.assertEqual``). Skipped, as the old spelling likely still works: a read through an
-  imported standard-library module, a camelCase name rewritten to its snake_case twin, a private
+  imported standard-library module, unless that module, loaded here, has no such attribute
+  (nipype ``b9039d6cbb50``: ours fixed ``os.join``, which never existed, to ``os.path.join``;
+  theirs added ``os.join`` calls), a camelCase name rewritten to its snake_case twin, a private
   name made public (poetry ``92dad18171a7``: ``default._name`` -> ``default.name``) and the same
   attribute read through another receiver (sphinx ``84d3c6508741``: ``self.env.config`` ->
   ``self.config``).
@@ -115,13 +117,37 @@ def _reads(tree: ast.Module) -> Counter[str]:
     )
 
 
-def _stdlib_names(tree: ast.Module) -> set[str]:
+def _stdlib_names(tree: ast.Module) -> dict[str, str]:
+    """Each name an ``import`` of a standard-library module binds, with the module it names."""
     return {
-        alias.asname or alias.name.split(".")[0]
+        alias.asname or alias.name.split(".")[0]: alias.name if alias.asname else
+        alias.name.split(".")[0]
         for node in _parsed.of(_parsed.nodes(tree), ast.Import)
         for alias in node.names
         if alias.name.split(".")[0] in _STDLIB
     }
+
+
+def _never_there(module: str, key: str) -> bool:
+    """Whether the read ``key`` (``os.join``) through the standard-library ``module`` cannot
+    work: the module, already loaded in this process (nothing is imported here), and each
+    module on the way hold no such name, and none provides names lazily (a module
+    ``__getattr__``, a package's submodule not loaded). Anything else, or a name on a class or
+    function, counts as there."""
+    found = sys.modules.get(module)
+    for part in key.split(".")[1:]:
+        if not isinstance(found, type(sys)):
+            return False
+        names = vars(found)
+        if part in names:
+            found = names[part]
+            continue
+        submodule = sys.modules.get(f"{found.__name__}.{part}")
+        if submodule is not None:
+            found = submodule
+            continue
+        return "__getattr__" not in names and "__path__" not in names
+    return False
 
 
 def access_retired(texts: list[str], trees: list[ast.Module], least: int = 2) -> str | None:
@@ -129,7 +155,11 @@ def access_retired(texts: list[str], trees: list[ast.Module], least: int = 2) ->
     base, ours, theirs, merged = (_reads(tree) for tree in trees)
     stdlib = _stdlib_names(trees[0])
     for key, count in base.items():
-        if count < least or not merged[key] or key.split(".")[0] in stdlib:
+        if count < least or not merged[key]:
+            continue
+        module = stdlib.get(key.split(".")[0])
+        never = module is not None and _never_there(module, key)
+        if module is not None and not never:
             continue
         head, _, last = key.rpartition(".")
         twins = {head + "." + _CAMEL.sub(r"_\1", last).lower(), head + "." + last.lstrip("_")}
@@ -138,7 +168,7 @@ def access_retired(texts: list[str], trees: list[ast.Module], least: int = 2) ->
             if gone[key] or other[key] <= count or any(gone[twin] for twin in twins):
                 continue
             kept, dropped, rerouted = _rewritten(texts[0], text, key)
-            if rerouted * 2 > kept + dropped:
+            if rerouted * 2 > kept + dropped and not never:
                 continue  # the same attribute through another receiver: the old path may work
             if kept >= least and kept * 2 >= count and dropped * 4 <= kept:
                 return f"one side rewrote every {key}; the other adds uses of it"

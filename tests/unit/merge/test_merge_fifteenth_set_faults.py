@@ -33,3 +33,62 @@ def test_the_names_of_both_still_meet() -> None:
     result = merge3(BASE, OURS, theirs, "__init__.py")
     assert isinstance(result, Clean), result
     assert "from .model import (Deconvolve, Remlfit, Retroicor)" in result.text
+
+
+PETSURFER = '''import os
+
+
+class MRTM(GLMFit):
+    def _list_outputs(self):
+        outputs = super(MRTM, self)._list_outputs()
+        outputs['k2p'] = os.path.join(self.inputs.glm_dir, 'k2prime.dat')
+        return outputs
+
+
+class LoganRef(GLMFit):
+    def _list_outputs(self):
+        outputs = super(LoganRef, self)._list_outputs()
+        ext = '.nii.gz'
+        outputs['bp'] = os.join(self.inputs.glm_dir, 'bp',  ext)
+        return outputs
+
+
+class MRTM2(GLMFit):
+    def _list_outputs(self):
+        outputs = super(MRTM2, self)._list_outputs()
+        ext = '.nii.gz'
+        outputs['bp'] = os.join(self.inputs.glm_dir, 'bp',  ext)
+        return outputs
+'''
+
+
+def _edits(old: str, new: str) -> tuple[str, str, str]:
+    """base with ``old`` at both ``bp`` lines; ours with ``new`` there; theirs adding ``old``
+    calls beside them (the shape of nipype ``b9039d6cbb50``)."""
+    base = PETSURFER.replace("os.join(", old + "(")
+    ours = base.replace(old + "(self.inputs.glm_dir, 'bp'", new + "(self.inputs.glm_dir, 'bp'")
+    theirs = base.replace(
+        "'bp',  ext)\n        return outputs\n\n\nclass MRTM2",
+        f"'bp',  ext)\n        outputs['yhat'] = {old}(self.inputs.glm_dir, 'yhat',  ext)\n"
+        "        return outputs\n\n\nclass MRTM2",
+    ).replace("os.path.join(self.inputs.glm_dir, 'k2prime.dat')",
+              f"{old}(self.inputs.glm_dir, 'k2prime.dat')")
+    assert ours.count(old + "(") == 0 and theirs.count(old + "(") == 4
+    return base, ours, theirs
+
+
+def test_a_read_the_standard_library_never_had_that_one_side_fixed_everywhere_conflicts() -> None:
+    """nipype ``b9039d6cbb50`` (``interfaces/freesurfer/petsurfer.py``): ours fixed ``os.join``
+    (no such function) to ``os.path.join`` at both uses; theirs added ``os.join`` calls beside
+    them. Reads through a standard-library module were never judged (the old spelling usually
+    still works); this one never worked, and the clean merge kept theirs' new ones."""
+    result = merge3(*_edits("os.join", "os.path.join"), "petsurfer.py")
+    assert not isinstance(result, Clean), result.text
+
+
+def test_a_read_the_standard_library_has_stays_clean() -> None:
+    """The same edits where the old spelling is one ``os`` has (``os.fspath``; what ours wrote
+    instead does not matter): it still works, and the merge stays clean, as before."""
+    result = merge3(*_edits("os.fspath", "os.path.fspath"), "petsurfer.py")
+    assert isinstance(result, Clean), result
+    assert result.text.count("os.fspath(") == 2 and result.text.count("os.path.fspath(") == 2
