@@ -40,6 +40,7 @@ from difflib import SequenceMatcher
 
 from fleet.merge._diff3 import diff3
 from fleet.merge._near_twin import near_twins
+from fleet.merge._renamed_deleted import renamed_where_deleted
 
 __all__ = [
     "added_twice",
@@ -166,7 +167,8 @@ def _described(node: _Def) -> str | None:
 
 
 def added_under_two_names(trees: list[ast.Module]) -> str | None:
-    """``trees``: base, ours, theirs, result (see the module docstring)."""
+    """``trees``: base, ours, theirs, result (see the module docstring); also one definition
+    deleted on one side and renamed and changed on the other (``_renamed_deleted``)."""
     base, ours, theirs, merged = (_definitions(tree) for tree in trees)
     only_ours = [
         (key, node)
@@ -179,7 +181,7 @@ def added_under_two_names(trees: list[ast.Module]) -> str | None:
         if key not in base and key not in ours and key in merged
     ]
     if not only_ours or not only_theirs:
-        return None
+        return renamed_where_deleted(trees)
     shapes: dict[tuple[str, type, str], str] = {}
     for (scope, name), node in only_ours:
         for shape in (_unnamed(node), _described(node)):
@@ -190,7 +192,7 @@ def added_under_two_names(trees: list[ast.Module]) -> str | None:
             twin = None if shape is None else shapes.get((scope, type(node), shape))
             if twin is not None:
                 return f"both sides added one definition under two names: {twin} and {name}"
-    return near_twins(trees)
+    return near_twins(trees) or renamed_where_deleted(trees)
 
 
 def _comments(text: str) -> Counter[str]:
