@@ -56,6 +56,7 @@ from collections.abc import Callable
 
 from fleet.merge import _parsed
 from fleet.merge._module_prefix import prefix_retired
+from fleet.merge._unused_import import import_left_unused
 
 __all__ = [
     "access_retired",
@@ -365,4 +366,5 @@ def retired_spelling(base: str, ours: str, theirs: str, merged: str) -> str | No
         or doc_line_retired(texts, trees)
         or keyword_retired(trees)
         or prefix_retired(texts, trees)
+        or import_left_unused(trees)
     )

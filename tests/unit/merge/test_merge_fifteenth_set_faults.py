@@ -8,8 +8,11 @@ the driver kept git's conflict. The humans kept ours' line."""
 
 from __future__ import annotations
 
+import ast
+
 from fleet.merge._merge3 import merge3
 from fleet.merge._result import Clean
+from fleet.merge._unused_import import import_left_unused
 
 BASE = '''"""Top-level namespace for afni."""
 
@@ -92,3 +95,70 @@ def test_a_read_the_standard_library_has_stays_clean() -> None:
     result = merge3(*_edits("os.fspath", "os.path.fspath"), "petsurfer.py")
     assert isinstance(result, Clean), result
     assert result.text.count("os.fspath(") == 2 and result.text.count("os.path.fspath(") == 2
+
+
+PEAKS = '''import numpy as np
+import scipy.ndimage as ndi
+
+from skimage._shared.coord import ensure_spacing
+
+
+def _get_high_intensity_peaks(image, mask, num_peaks, min_distance, p_norm):
+    """Return the highest intensity peak coordinates."""
+    coord = np.nonzero(mask)
+    intensities = image[coord]
+    idx_maxsort = np.argsort(-intensities, kind="stable")
+    coord = np.transpose(coord)[idx_maxsort]
+    if np.isfinite(num_peaks):
+        max_out = int(num_peaks)
+    else:
+        max_out = None
+    coord = ensure_spacing(
+        coord, spacing=min_distance, p_norm=p_norm, max_out=max_out
+    )
+    return coord
+
+
+def _get_peak_mask(image, footprint, threshold, mask=None):
+    """Return the mask containing all peak candidates above thresholds."""
+    image_max = ndi.maximum_filter(image, footprint=footprint, mode="nearest")
+    out = image == image_max
+    out &= image > threshold
+    return out
+'''
+
+
+def test_an_import_one_side_moved_and_the_other_made_unused_conflicts() -> None:
+    """scikit-image ``579752d055a0`` (``skimage2/feature/_peaks.py``): ours replaced
+    ``ensure_spacing`` by a local ``_ensure_spacing`` and deleted its import; theirs moved the
+    import into the function; the clean merge kept it there, unused."""
+    ours = PEAKS.replace("from skimage._shared.coord import ensure_spacing\n", "").replace(
+        "    coord = ensure_spacing(", "    coord = _ensure_spacing(").replace(
+        "\n\ndef _get_high", "\n\ndef _ensure_spacing(coord, spacing, p_norm, max_out):\n"
+        "    return coord[:max_out]\n\n\ndef _get_high")
+    theirs = PEAKS.replace("\nfrom skimage._shared.coord import ensure_spacing\n", "").replace(
+        '    """Return the highest intensity peak coordinates."""\n',
+        '    """Return the highest intensity peak coordinates."""\n'
+        "    from skimage._shared.coord import ensure_spacing\n\n").replace(
+        'mode="nearest")', 'mode="nearest")\n    image_max = np.asarray(image_max)')
+    result = merge3(PEAKS, ours, theirs, "_peaks.py")
+    assert not isinstance(result, Clean), result.text
+
+
+def test_an_import_moved_into_a_function_that_still_uses_it_is_no_sign() -> None:
+    """The same move, ours adding a helper beside it but still calling ``ensure_spacing``: a
+    result that keeps the moved import and its use passes."""
+    ours = PEAKS.replace(
+        "\n\ndef _get_high", "\n\ndef _spacing_for(p_norm):\n    return 1 if p_norm else 2\n\n\n"
+        "def _get_high")
+    theirs = PEAKS.replace("\nfrom skimage._shared.coord import ensure_spacing\n", "").replace(
+        '    """Return the highest intensity peak coordinates."""\n',
+        '    """Return the highest intensity peak coordinates."""\n'
+        "    from skimage._shared.coord import ensure_spacing\n\n")
+    result = merge3(PEAKS, ours, theirs, "_peaks.py")
+    assert isinstance(result, Clean), result
+    assert "    from skimage._shared.coord import ensure_spacing\n" in result.text
+    trees = [ast.parse(text) for text in (PEAKS, ours, theirs, result.text)]
+    assert import_left_unused(trees) is None
+    unused = result.text.replace("coord = ensure_spacing(", "coord = _spacing(")
+    assert import_left_unused([*trees[:3], ast.parse(unused)]) is None  # (ours still reads it)
