@@ -120,13 +120,13 @@ def _reads(tree: ast.Module) -> Counter[str]:
 
 def _stdlib_names(tree: ast.Module) -> dict[str, str]:
     """Each name an ``import`` of a standard-library module binds, with the module it names."""
-    return {
-        alias.asname or alias.name.split(".")[0]: alias.name if alias.asname else
-        alias.name.split(".")[0]
-        for node in _parsed.of(_parsed.nodes(tree), ast.Import)
-        for alias in node.names
-        if alias.name.split(".")[0] in _STDLIB
-    }
+    bound: dict[str, str] = {}
+    for node in _parsed.of(_parsed.nodes(tree), ast.Import):
+        for alias in node.names:
+            top = alias.name.split(".")[0]
+            if top in _STDLIB:  # ``import a.b`` binds ``a``; ``import a.b as c`` binds ``a.b``
+                bound[alias.asname or top] = alias.name if alias.asname else top
+    return bound
 
 
 def _never_there(module: str, key: str) -> bool:

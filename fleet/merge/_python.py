@@ -145,17 +145,15 @@ def structural_merge(
     """
     if any(SENTINEL in text or len(text) > MAX_FILE_BYTES for text in (base, ours, theirs)):
         return None
-    reduction = reduce_unchanged(base, ours, theirs)
-    if reduction is None:
-        reduction = Reduction((base, ours, theirs), (base, ours, theirs), {}, {})
+    whole = Reduction((base, ours, theirs), (base, ours, theirs), {}, {})  # nothing set aside
+    reduction = reduce_unchanged(base, ours, theirs) or whole
     if not parsed_within_bounds(reduction.checked):
         return None  # libcst would crash or take too long on it: git's line merge stands
     try:
         merged, reduction = _merge_reduced(reduction, profile)
     except _TailDropped:  # a placeholder's one line before the file's last lines: none then
-        reduction = Reduction((base, ours, theirs), (base, ours, theirs), {}, {})
         try:
-            merged, reduction = _merge_reduced(reduction, profile)
+            merged, reduction = _merge_reduced(whole, profile)
         except _TailDropped:  # the file's own one-line statement before them
             return None
     if merged is None:

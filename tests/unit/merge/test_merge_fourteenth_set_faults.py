@@ -32,23 +32,21 @@ def test_blacklist_marks():
     d = ConjectureData.for_buffer([0])
     assert d.buffer == b""
 '''
-OURS = BASE.replace("assert x.draw_bits(0) == 0", "assert x.draw_integer(0, 0) == 0").replace(
-    BASE[BASE.index("def test_can_write_empty_string"):BASE.index("def test_blacklist")], "")
-THEIRS = BASE.replace('''def test_can_write_empty_string():
-    d = ConjectureData.for_buffer([1, 1, 1])
-    d.draw_bits(1)
-    d.write(b"")
-    d.draw_bits(1)
-    d.draw_bits(0, forced=0)
-    d.draw_bits(1)
-''', '''def test_can_write_empty_bytes():
-    d = ConjectureData.for_buffer([1, 1, 1])
+GONE = BASE[BASE.index("def test_can_write_empty_string"):BASE.index("def test_blacklist")]
+REWRITTEN = '''    d = ConjectureData.for_buffer([1, 1, 1])
     d.draw_boolean()
     d.draw_bytes(0)
     d.draw_boolean()
     d.draw_bytes(0, forced=b"")
     d.draw_boolean()
-''').replace('assert d.buffer == b""', 'assert d.buffer == b"" and d.index == 0')
+    assert d.buffer == bytes([1, 1, 1])
+
+
+'''
+OURS = BASE.replace("assert x.draw_bits(0) == 0", "assert x.draw_integer(0, 0) == 0").replace(
+    GONE, "")
+THEIRS = BASE.replace(GONE, "def test_can_write_empty_bytes():\n" + REWRITTEN).replace(
+    'assert d.buffer == b""', 'assert d.buffer == b"" and d.index == 0')
 
 
 def test_a_test_deleted_on_one_side_and_renamed_and_rewritten_on_the_other_conflicts() -> None:
@@ -60,20 +58,8 @@ def test_a_test_deleted_on_one_side_and_renamed_and_rewritten_on_the_other_confl
 
 
 def test_a_test_both_sides_deleted_and_another_added_stays_clean() -> None:
-    gone = BASE[BASE.index("def test_can_write_empty_string"):BASE.index("def test_blacklist")]
-    ours = OURS
-    theirs = BASE.replace(gone, '''def test_draws_a_float():
-    d = ConjectureData.for_buffer([1, 1, 1])
-    d.draw_boolean()
-    d.draw_bytes(0)
-    d.draw_boolean()
-    d.draw_bytes(0, forced=b"")
-    d.draw_boolean()
-    assert d.buffer == bytes([1, 1, 1])
-
-
-''')
-    result = merge3(BASE, ours, theirs, "test_test_data.py")
+    theirs = BASE.replace(GONE, "def test_draws_a_float():\n" + REWRITTEN)
+    result = merge3(BASE, OURS, theirs, "test_test_data.py")
     assert isinstance(result, Clean), result
     assert "def test_draws_a_float" in result.text and "draw_integer(0, 0)" in result.text
     assert "test_can_write_empty_string" not in result.text

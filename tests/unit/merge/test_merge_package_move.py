@@ -38,22 +38,25 @@ DENOISE = (
 )
 
 
+DENOISE_MOVED = DENOISE.replace("from .._shared", "from _skimage2._shared")
+
+
+def _requiring(package: str) -> str:
+    """Ours of 56d1ad915989: ``require`` imported from ``package`` and put to use."""
+    return DENOISE.replace(
+        "warn\n", f"warn\nfrom {package}.version_requirements import require\n", 1
+    ).replace("def denoise_wavelet", '@require("pywt")\ndef denoise_wavelet', 1)
+
+
 def test_a_relative_import_under_a_package_the_other_side_moved_is_a_conflict() -> None:
     path = "src/skimage/restoration/_denoise.py"
-    ours = DENOISE.replace(
-        "warn\n", "warn\nfrom .._shared.version_requirements import require\n", 1
-    ).replace("def denoise_wavelet", '@require("pywt")\ndef denoise_wavelet', 1)
-    theirs = DENOISE.replace("from .._shared", "from _skimage2._shared")
-    assert not isinstance(merge3(DENOISE, ours, theirs, path), Clean)
+    result = merge3(DENOISE, _requiring(".._shared"), DENOISE_MOVED, path)
+    assert not isinstance(result, Clean)
 
 
 def test_the_added_import_written_in_the_new_place_merges_cleanly() -> None:
     path = "src/skimage/restoration/_denoise.py"
-    ours = DENOISE.replace(
-        "warn\n", "warn\nfrom _skimage2._shared.version_requirements import require\n", 1
-    ).replace("def denoise_wavelet", '@require("pywt")\ndef denoise_wavelet', 1)
-    theirs = DENOISE.replace("from .._shared", "from _skimage2._shared")
-    result = merge3(DENOISE, ours, theirs, path)
+    result = merge3(DENOISE, _requiring("_skimage2._shared"), DENOISE_MOVED, path)
     assert isinstance(result, Clean)
     assert ".._shared" not in result.text
 
