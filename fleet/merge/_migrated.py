@@ -16,7 +16,8 @@ humans rewrote the new code. The file conflicts instead.
   theirs added ``os.join`` calls), a camelCase name rewritten to its snake_case twin, a private
   name made public (poetry ``92dad18171a7``: ``default._name`` -> ``default.name``) and the same
   attribute read through another receiver (sphinx ``84d3c6508741``: ``self.env.config`` ->
-  ``self.config``).
+  ``self.config``), but for one reached one step further from the same receiver, which now
+  wraps what it was (saleor ``0dfef9812fc1``: every ``root.currency`` made ``root.node.currency``).
 - :func:`call_shape_retired`: a callee that base calls at least three times, that one side still
   calls (twice or more) but never with an argument shape base used (how many positional
   arguments; the kinds where one is a list, tuple or dict display), while the other side adds
@@ -40,6 +41,10 @@ humans rewrote the new code. The file conflicts instead.
 
 - :func:`~fleet.merge._module_prefix.prefix_retired`: a module path prefix one side renamed in
   every import while the other adds an import under the old one (wagtail ``340226b340c0``).
+- :func:`~fleet.merge._ordering.used_before_bound`: a statement placed above the definition it
+  needs at import time, one side having moved that definition down (mne-python ``e6f9faf42f47``).
+- :mod:`fleet.merge._retired_names`: a fixture one side renamed in every test, a class member one
+  side removed, while the other side adds uses (pipenv, saleor).
 
 They read the whole texts (what ``_reduce`` set aside included): a use left in a member nobody
 changed is a use.
@@ -56,6 +61,8 @@ from collections.abc import Callable
 
 from fleet.merge import _parsed
 from fleet.merge._module_prefix import prefix_retired
+from fleet.merge._ordering import used_before_bound
+from fleet.merge._retired_names import fixture_retired, member_removed
 from fleet.merge._unused_import import import_left_unused
 
 __all__ = [
@@ -169,7 +176,8 @@ def access_retired(texts: list[str], trees: list[ast.Module], least: int = 2) ->
             if gone[key] or other[key] <= count or any(gone[twin] for twin in twins):
                 continue
             kept, dropped, rerouted = _rewritten(texts[0], text, key)
-            if rerouted * 2 > kept + dropped and not never:
+            deeper = len(re.findall(rf"\b{re.escape(head)}(?:\.\w+)+\.{last}\b", text))
+            if rerouted * 2 > kept + dropped and not never and deeper * 2 < kept:
                 continue  # the same attribute through another receiver: the old path may work
             if kept >= least and kept * 2 >= count and dropped * 4 <= kept:
                 return f"one side rewrote every {key}; the other adds uses of it"
@@ -367,4 +375,7 @@ def retired_spelling(base: str, ours: str, theirs: str, merged: str) -> str | No
         or keyword_retired(trees)
         or prefix_retired(texts, trees)
         or import_left_unused(trees)
+        or used_before_bound(trees)
+        or fixture_retired(trees)
+        or member_removed(trees)
     )
