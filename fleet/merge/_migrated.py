@@ -17,7 +17,10 @@ humans rewrote the new code. The file conflicts instead.
   name made public (poetry ``92dad18171a7``: ``default._name`` -> ``default.name``) and the same
   attribute read through another receiver (sphinx ``84d3c6508741``: ``self.env.config`` ->
   ``self.config``), but for one reached one step further from the same receiver, which now
-  wraps what it was (saleor ``0dfef9812fc1``: every ``root.currency`` made ``root.node.currency``).
+  wraps what it was (saleor ``0dfef9812fc1``: every ``root.currency`` made ``root.node.currency``),
+  unless that receiver is ``self`` or ``cls``: a class may keep the old attribute delegating
+  (sunpy ``fa70048bd2ab``: ``self.plot_settings`` -> ``self.plotter.plot_settings``, the humans
+  kept a use of the old one).
 - :func:`call_shape_retired`: a callee that base calls at least three times, that one side still
   calls (twice or more) but never with an argument shape base used (how many positional
   arguments; the kinds where one is a list, tuple or dict display), while the other side adds
@@ -176,7 +179,9 @@ def access_retired(texts: list[str], trees: list[ast.Module], least: int = 2) ->
             if gone[key] or other[key] <= count or any(gone[twin] for twin in twins):
                 continue
             kept, dropped, rerouted = _rewritten(texts[0], text, key)
-            deeper = len(re.findall(rf"\b{re.escape(head)}(?:\.\w+)+\.{last}\b", text))
+            deeper = 0 if head.split(".")[0] in ("self", "cls") else len(  # self may delegate
+                re.findall(rf"\b{re.escape(head)}(?:\.\w+)+\.{last}\b", text)
+            )
             if rerouted * 2 > kept + dropped and not never and deeper * 2 < kept:
                 continue  # the same attribute through another receiver: the old path may work
             if kept >= least and kept * 2 >= count and dropped * 4 <= kept:

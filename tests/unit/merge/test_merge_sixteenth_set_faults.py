@@ -220,3 +220,17 @@ def test_an_attribute_reached_through_a_shorter_path_is_not_reported() -> None:
     assert access_retired(texts, _trees(*texts)) == (
         "one side rewrote every root.currency; the other adds uses of it"
     )
+
+
+def test_an_attribute_of_self_reached_through_a_new_member_is_not_reported() -> None:
+    """sunpy ``fa70048bd2ab`` (``map/sources/soho.py``): ``self.plot_settings[...]`` made
+    ``self.plotter.plot_settings[...]`` on one side, one more ``self.plot_settings`` use on the
+    other; the class keeps the old attribute delegating (the humans kept the use)."""
+    base = "class EITMap(GenericMap):\n" + "".join(
+        f"    def {name}(self):\n        self.plot_settings['{key}'] = {key!r}\n\n"
+        for name, key in (("setup", "cmap"), ("norm", "norm"), ("title", "title"))
+    )
+    ours = base.replace("self.plot_settings[", "self.plotter.plot_settings[")
+    added = "    def extra(self):\n        self.plot_settings['extra'] = 1\n"
+    texts = [base, ours, base + added, ours + added]
+    assert access_retired(texts, _trees(*texts)) is None
