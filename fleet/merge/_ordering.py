@@ -24,7 +24,7 @@ from collections.abc import Iterator
 
 from fleet.merge import _parsed
 
-__all__ = ["used_before_bound"]
+__all__ = ["bound_at_top", "used_before_bound"]
 
 _BUILTINS = frozenset(dir(builtins))
 _LATER = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -74,6 +74,11 @@ def _bound(stmt: ast.stmt) -> set[str]:
         elif not isinstance(node, _LATER):
             stack.extend(ast.iter_child_nodes(node))
     return names
+
+
+def bound_at_top(tree: ast.Module) -> set[str]:
+    """Every name the module binds at its top level (see :func:`_bound`)."""
+    return set().union(*(_bound(stmt) for stmt in tree.body))
 
 
 def _open(tree: ast.Module) -> bool:

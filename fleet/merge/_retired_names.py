@@ -24,6 +24,7 @@ import ast
 from collections import Counter
 
 from fleet.merge import _parsed
+from fleet.merge._ordering import bound_at_top
 
 __all__ = ["fixture_retired", "member_removed"]
 
@@ -58,23 +59,6 @@ def _renamed_in_place(before: dict[str, list[str]], after: dict[str, list[str]],
     return placed > 0 and placed * 3 >= still * 2
 
 
-def _module_names(tree: ast.Module) -> set[str]:
-    """Names the module binds at its top level (blocks included, not functions or classes)."""
-    names: set[str] = set()
-    stack: list[ast.AST] = list(tree.body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names.add(node.name)
-        elif isinstance(node, ast.alias):
-            names.add(node.asname or node.name.split(".")[0])
-        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            names.add(node.id)
-        else:
-            stack.extend(ast.iter_child_nodes(node))
-    return names
-
-
 def fixture_retired(trees: list[ast.Module], least: int = 3) -> str | None:
     """``trees``: base, ours, theirs, result (see the module docstring)."""
     tests = [_test_parameters(tree) for tree in trees]
@@ -87,7 +71,7 @@ def fixture_retired(trees: list[ast.Module], least: int = 3) -> str | None:
         for gone, other, side in ((ours, theirs, tests[1]), (theirs, ours, tests[2])):
             if gone[name] or other[name] <= count:
                 continue
-            if _renamed_in_place(tests[0], side, name) and name not in _module_names(trees[3]):
+            if _renamed_in_place(tests[0], side, name) and name not in bound_at_top(trees[3]):
                 return (
                     f"one side renamed the fixture {name} in every test; the other adds tests "
                     "taking it"
@@ -148,16 +132,16 @@ def member_removed(trees: list[ast.Module]) -> str | None:
         if before is None:
             continue
         read, stored = _self_attributes(merged_class)
-        loose = set(read) - _body_names(merged_class) - stored
+        loose = (set(read) & _body_names(before)) - _body_names(merged_class) - stored
         if not loose:
-            continue
+            continue  # (most classes: reads of inherited attributes, or none gone)
         for side, other in ((ours.get(name), theirs.get(name)), (theirs.get(name), ours.get(name))):
             if side is None or other is None or _bases(side) != _bases(before):
                 continue
             side_read, side_stored = _self_attributes(side)
             other_read = _self_attributes(other)[0]
             base_read = _self_attributes(before)[0]
-            for attribute in sorted(loose & _body_names(before)):
+            for attribute in sorted(loose):
                 if attribute in _body_names(side) or attribute in side_stored:
                     continue
                 if side_read[attribute] or other_read[attribute] <= base_read[attribute]:
