@@ -49,10 +49,18 @@ def after_line_stage(
     with parsing_once(), _collector_off():  # both stages below parse the same texts: once each
         structural = structural_merge(base, ours, theirs, profile)
         if isinstance(structural, Clean):
-            # One side retired a spelling everywhere, the other adds uses: git's conflict.
-            return line if retired_spelling(base, ours, theirs, structural.text) else structural
+            # One side retired a spelling everywhere, the other adds uses: git's conflict. So is
+            # a result Python's compiler refuses where the inputs compile.
+            if retired_spelling(base, ours, theirs, structural.text) or not _compiles_as_inputs(
+                base, ours, theirs, structural.text
+            ):
+                return line
+            return structural
         held = held_file(base, ours, theirs, line)
-        if held is not None and retired_spelling(base, ours, theirs, held.text):
+        if held is not None and (
+            retired_spelling(base, ours, theirs, held.text)
+            or not _compiles_as_inputs(base, ours, theirs, held.text)
+        ):
             return line
     if held is not None:
         return held
@@ -61,6 +69,16 @@ def after_line_stage(
     if structural.conflicted_lines < line.conflicted_lines:
         return structural
     return line
+
+
+def _compiles_as_inputs(base: str, ours: str, theirs: str, merged: str) -> bool:
+    """A clean result compiles, or fails to only where an input does too (``_parsed.compiles``;
+    the inputs are compiled only when the result is not)."""
+    from fleet.merge._parsed import compiles
+
+    if compiles(merged):
+        return True
+    return not all(compiles(text) for text in (base, ours, theirs))
 
 
 @contextmanager

@@ -14,6 +14,14 @@ added, both in the result, are one test written twice when
 - each renamed identifier is one the other side's file never uses, and no word of it is a word
   by which the two names differ (``test_foo_int`` reading ``as_int`` beside ``test_foo_float``
   reading ``as_float`` are two tests named for what tells them apart).
+
+Or, at the same place, with the same parameters and decorators, one body is the other's under a
+guard (:func:`_guarded`): the other's whole body (docstring aside) is the body of the one
+``if``/``with``/``try`` this one's holds, the names each binds renamed in order (nilearn
+``c4737e347913``: ours' ``PolyData._set_dtype`` looping over the parts to cast them, theirs'
+``_set_data_dtype`` the same loop with its own loop names under ``if dtype is not None:``; the
+merge kept both, and the two behave apart on ``None``; the humans kept one, guarded). Bodies
+under 12 nodes (``pass``, ``return self.x``) are never twins this way.
 """
 
 from __future__ import annotations
@@ -98,6 +106,56 @@ def _renamed(left: _Function, right: _Function) -> set[tuple[str, str]] | None:
     return pairs if changed * 2 <= len(left.body) else None
 
 
+_GUARDS = (ast.If, ast.With, ast.AsyncWith, ast.Try)
+_SMALLEST = 12  # ast nodes of the bare body: below it, bodies are alike by chance
+
+
+def _own_body(function: _Function) -> list[ast.stmt]:
+    """The function's body without its docstring."""
+    body = function.body
+    first = body[0] if body else None
+    if (
+        isinstance(first, ast.Expr)
+        and isinstance(first.value, ast.Constant)
+        and isinstance(first.value.value, str)
+    ):
+        return body[1:]
+    return body
+
+
+def _bound_renamed(body: list[ast.stmt]) -> str:
+    """The statements' dump with each name they bind (loop and assignment targets) renamed in
+    the order first bound: ``for k, v in ...`` and ``for h, v in ...`` read alike."""
+    copies = [copy.deepcopy(stmt) for stmt in body]
+    order: dict[str, str] = {}
+    for stmt in copies:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                order.setdefault(node.id, f"_{len(order)}")
+    for stmt in copies:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and node.id in order:
+                node.id = order[node.id]
+    return "\n".join(ast.dump(stmt) for stmt in copies)
+
+
+def _guarded(bare: _Function, guarded: _Function) -> bool:
+    """``guarded``'s body is one ``if``/``with``/``try`` around ``bare``'s whole body (see the
+    module docstring), with the same parameters and decorators."""
+    if type(bare) is not type(guarded) or ast.dump(bare.args) != ast.dump(guarded.args):
+        return False
+    if [ast.dump(d) for d in bare.decorator_list] != [
+        ast.dump(d) for d in guarded.decorator_list
+    ]:
+        return False
+    inner, outer = _own_body(bare), _own_body(guarded)
+    if len(outer) != 1 or not isinstance(outer[0], _GUARDS) or not inner:
+        return False
+    if sum(1 for stmt in inner for _ in ast.walk(stmt)) < _SMALLEST:
+        return False
+    return _bound_renamed(inner) == _bound_renamed(outer[0].body)
+
+
 def _words(name: str) -> set[str]:
     return {word.lower() for word in _WORD.findall(name)}
 
@@ -119,7 +177,14 @@ def near_twins(trees: list[ast.Module]) -> str | None:
         kept = {_key(stmt) for stmt in body}
         for left, place in _added(ours, base, {_key(stmt) for stmt in theirs}, kept):
             for right, other_place in _added(theirs, base, {_key(stmt) for stmt in ours}, kept):
-                pairs = None if place != other_place else _renamed(left, right)
+                if place != other_place:
+                    continue
+                if _guarded(left, right) or _guarded(right, left):
+                    return (
+                        f"both sides added one definition at one place under two names, one "
+                        f"of them under a guard: {scope}{left.name} and {right.name}"
+                    )
+                pairs = _renamed(left, right)
                 if pairs is None:
                     continue
                 differ = _words(left.name) ^ _words(right.name)

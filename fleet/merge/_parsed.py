@@ -21,7 +21,7 @@ from typing import TypeVar, cast
 
 from fleet import pyast
 
-__all__ = ["Nodes", "depth_of", "dotted", "nodes", "of", "parse", "parsing_once"]
+__all__ = ["Nodes", "compiles", "depth_of", "dotted", "nodes", "of", "parse", "parsing_once"]
 
 Nodes = dict[type, list[ast.AST]]
 T = TypeVar("T", bound=ast.AST)
@@ -53,6 +53,19 @@ def parse(text: str) -> ast.Module:
         tree = trees[text] = pyast.parse(text)
     return tree
 
+
+
+def compiles(text: str) -> bool:
+    """Whether ``text`` compiles, not only parses: Python's compiler run over its tree (kept by
+    :func:`parse`) finds what its parser lets through, a parameter named twice above all (nilearn
+    ``ad3f952f0404``: both sides added ``n_voxels=4`` to one signature at two places, and the
+    merge kept both: ``SyntaxError: duplicate argument``), a keyword passed twice, ``nonlocal``
+    or ``return`` where they are not allowed. About 2 ms for a 22 KB module."""
+    try:
+        compile(parse(text), "<merged>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError):
+        return False
+    return True
 
 def depth_of(text: str, tree: ast.Module, limit: int) -> int:
     """``_bounds.depth(tree, limit)`` of ``text``'s tree, computed once per text and limit
