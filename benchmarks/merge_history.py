@@ -1,6 +1,6 @@
 """The structural merge replayed on real merge history, compared with what the humans committed.
 
-    python benchmarks/merge_history.py collect GIT_DIR OUT [--name NAME] [--max-merges N]
+    python benchmarks/merge_history.py collect GIT_DIR OUT [--name NAME] [--max-merges N] [--again]
     python benchmarks/merge_history.py run OUT [--json FILE] [--driver N]
     python benchmarks/merge_history.py timings OUT [--driver N] [--conflicted M] [--server]
         [--json FILE]
@@ -8,10 +8,14 @@
         [--per-repo N]
     python benchmarks/merge_history.py ab OUT CODE_A CODE_B [...] [--json FILE]
 
-``collect`` walks every two-parent merge commit of a repository (a bare clone is enough) that has
-exactly one merge base, and keeps each ``.py`` file that both parents changed to different
-contents: ``OUT/NAME/<merge>-<path>/{base,ours,theirs,actual}.py`` (``actual`` is the merge
-commit's version; ``meta.json`` names the commit and the path). Identical triples are kept once.
+``collect`` refuses a repository whose cases an earlier set already holds (a results file in
+``benchmarks/results`` or a fixture in ``tests/fixtures/merge/history`` names it: the fourteenth
+set re-collected four of the fifth set's repositories and was called unseen), naming where it found
+them; ``--again`` collects it anyway. ``collect`` walks every two-parent merge commit of a
+repository (a bare clone is enough) that has exactly one merge base, and keeps each ``.py`` file
+that both parents changed to different contents:
+``OUT/NAME/<merge>-<path>/{base,ours,theirs,actual}.py`` (``actual`` is the merge commit's version;
+``meta.json`` names the commit and the path). Identical triples are kept once.
 Files the merge deleted or that a parent deleted are left out: git does not run a merge driver
 for them.
 
@@ -87,9 +91,10 @@ class _Blobs:
         return (header[0].decode(), data) if header[1] == b"blob" else None
 
     def close(self) -> None:
-        assert self.proc.stdin is not None
+        assert self.proc.stdin is not None and self.proc.stdout is not None
         self.proc.stdin.close()
         self.proc.wait()
+        self.proc.stdout.close()
 
 
 def _git(git_dir: Path, *args: str) -> str:
@@ -102,6 +107,30 @@ def _git(git_dir: Path, *args: str) -> str:
 def _changed(git_dir: Path, old: str, new: str) -> set[str]:
     out = _git(git_dir, "diff-tree", "-r", "--no-renames", "--name-only", old, new)
     return {line for line in out.splitlines() if line.endswith(".py")}
+
+
+ROOT = Path(__file__).resolve().parents[1]
+_CASE_ID = re.compile(r"([A-Za-z0-9_.-]+\+[A-Za-z0-9_.-]+)(?:/|__)")
+
+
+def replayed_in(name: str, root: Path = ROOT) -> list[str]:
+    """The results files and the fixture directory that hold cases of repository ``name``
+    (``owner+repo``, compared without case), relative to ``root``."""
+    wanted = name.lower()
+    places = sorted((root / "benchmarks" / "results").glob("merge_history_*.json"))
+    found = []
+    for place in places:
+        text = place.read_text(encoding="utf-8", errors="replace")
+        names = {match.group(1).lower() for match in _CASE_ID.finditer(text)}
+        names |= {row.lower() for row in re.findall(r'"repository": "([^"]+)"', text)}
+        if wanted in names:
+            found.append(str(place.relative_to(root)))
+    fixtures = root / "tests" / "fixtures" / "merge" / "history"
+    if fixtures.is_dir() and any(
+        entry.name.lower().startswith(wanted + "__") for entry in fixtures.iterdir()
+    ):
+        found.append(str(fixtures.relative_to(root)))
+    return found
 
 
 def collect(git_dir: Path, out: Path, max_merges: int) -> dict[str, int]:
@@ -261,6 +290,8 @@ def main(argv: list[str] | None = None) -> int:
     one.add_argument("out", type=Path)
     one.add_argument("--name")
     one.add_argument("--max-merges", type=int, default=100_000)
+    one.add_argument("--again", action="store_true",
+                     help="collect a repository an earlier set already holds")
     two = sub.add_parser("run")
     two.add_argument("corpus", type=Path)
     two.add_argument("--json", type=Path)
@@ -284,6 +315,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "collect":
         name = args.name or os.path.basename(os.path.dirname(os.path.abspath(args.git_dir)))
+        earlier = replayed_in(name)
+        if earlier and not args.again:
+            print(f"merge_history.py collect: {name} is already in {', '.join(earlier)}: its "
+                  "cases are not unseen (--again to collect it anyway)", file=sys.stderr)
+            return 2
         counts = collect(args.git_dir, args.out / name, args.max_merges)
         print(json.dumps({"repository": name, **counts}))
         return 0
