@@ -116,7 +116,16 @@ def resolve_order(
                 result.insert(position, key)
                 position += 1
     merged = result + front if skeleton is ours else front + result
-    return _imports_first(merged, base_map, ours_map, theirs_map)
+    return _future_first(_imports_first(merged, base_map, ours_map, theirs_map))
+
+
+def _future_first(keys: list[Key]) -> list[Key]:
+    """``from __future__`` imports before everything else of the run: Python refuses them
+    anywhere else (dask ``68253caf1a8c``, ``dask/base.py``: ours added ``import dataclasses``
+    above ``import datetime``, theirs ``from __future__ import annotations`` there; the merge put
+    ours' first, a module that does not compile)."""
+    future = [key for key in keys if key[0] == "from" and key[1].split(" ")[0] == "__future__"]
+    return future + [key for key in keys if key not in future] if future else keys
 
 
 _IMPORTS = frozenset({"import", "from"})
