@@ -5,7 +5,10 @@ the result (see ``merge_history``'s docstring for the outcomes). A clean result 
 the humans' is sorted by what explains the difference: the humans edited beyond both sides
 (``human_beyond``), undid an edit nothing contested (``human_override``, symbol by symbol and,
 inside a class or a compound statement in all five versions, part by part), or put independent
-definitions in another order (``order_only``); nothing else explains it (``clean_wrong``).
+definitions in another order (``order_only``); nothing else explains it (``clean_wrong``). A
+clean result Python's compiler refuses where the humans' compiles is ``clean_wrong`` whatever
+it reads like: equal syntax trees up to the order of imports hid a ``from __future__`` import
+put below another import (dask ``68253caf1a8c``, counted resolved until 6 December 2026).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import ast
 import copy
 import time
+import warnings
 from collections import Counter
 
 from fleet.merge import Clean
@@ -367,6 +371,17 @@ def human_override(merged: str, actual: str, inputs: tuple[str, str, str]) -> bo
     return bool(differing) and all(explained(k) for k in differing)
 
 
+def compiles(text: str) -> bool:
+    """Whether Python's compiler takes ``text`` (its warnings silenced)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(text, "<case>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError):
+        return False
+    return True
+
+
 def classify(base: str, ours: str, theirs: str, actual: str) -> tuple[str, str, float, float]:
     """(outcome, fleet stage, fleet seconds, git seconds) of one case (see the module docstring)."""
     start = time.perf_counter()
@@ -387,6 +402,10 @@ def classify(base: str, ours: str, theirs: str, actual: str) -> tuple[str, str, 
         return "unparsable", stage, fleet_seconds, git_seconds  # nothing to compare with
     if not isinstance(result, Clean):
         return "conflict", stage, fleet_seconds, git_seconds
+    if not compiles(result.text) and compiles(actual):
+        # Equal syntax trees up to the order of imports can still be a module Python refuses
+        # (a ``from __future__`` import below another: dask 68253caf1a8c was counted resolved).
+        return "clean_wrong", stage, fleet_seconds, git_seconds
     if same_program(result.text, actual):
         return "resolved", stage, fleet_seconds, git_seconds
     if human_beyond(result.text, actual, (base, ours, theirs)) or human_moved(

@@ -8,6 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
 
+import _merge_judge
 from _merge_judge import human_moved, human_override, order_only
 
 
@@ -121,3 +122,14 @@ def test_decorators_and_signature_are_separate_parts_of_a_header() -> None:
     # both sides changed the decorators: contested, not explained
     other = "@other\ndef recwarn():\n    yield 1\n"
     assert not human_override(mine, base, (base, ours, other))
+
+
+def test_a_module_the_compiler_refuses_is_told_apart() -> None:
+    """Equal up to the order of imports, and one of them does not compile: the judge's
+    ``compiles`` is what sends such a clean result to ``clean_wrong`` (dask 68253caf1a8c)."""
+    right = "from __future__ import annotations\nimport dataclasses\n"
+    wrong = "import dataclasses\nfrom __future__ import annotations\n"
+    assert _merge_judge.compiles(right)
+    assert not _merge_judge.compiles(wrong)
+    assert not _merge_judge.compiles("def f(a, a):\n    pass\n")
+    assert _merge_judge.compiles('if 1 is not 1:\n    x = "\\d"\n')  # warnings only
