@@ -1,0 +1,99 @@
+"""Whole-result checks, from the eighteenth unseen set (6 Dec 2026): one thing both sides wrote
+at one place, kept twice where no input has it twice.
+
+- two docstrings (:func:`docstring_twice`): both sides gave one function a docstring, each its
+  own text, and the merge kept both, the second a dead string statement (optuna
+  ``85554f71a25a``, ``PedAnovaImportanceEvaluator.evaluate``: ours' docstring live, theirs'
+  below it, while the code kept theirs' removal of the check ours' text documents);
+- one value bound under two names (:func:`assigned_under_two_names`): in one scope, a name only
+  ours binds and one only theirs binds, to the same value of 8 nodes or more (uvicorn
+  ``f4871bdafa75``: ``ONLY_WSPROTO`` and ``ONLY_WS_PROTOCOL``, both
+  ``[p for p in [WSProtocol] if p is not None]``, added after one constant; the humans kept
+  theirs').
+
+Which one is meant is unknown, so the file conflicts.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from fleet.merge import _parsed
+
+__all__ = ["assigned_under_two_names", "docstring_twice"]
+
+_BODIES = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+LEAST_VALUE_NODES = 8  # below it (``0``, ``[]``, ``None``), equal values are a coincidence
+
+
+def _string(stmt: ast.stmt) -> bool:
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Constant)
+        and isinstance(stmt.value.value, str)
+    )
+
+
+def _two_strings(tree: ast.Module) -> int:
+    """How many bodies (the module's, each class's and function's) open with two strings."""
+    found = _parsed.nodes(tree)
+    count = 0
+    for kind in _BODIES:
+        for node in found.get(kind, ()):
+            body: list[ast.stmt] = getattr(node, "body", [])
+            count += len(body) >= 2 and _string(body[0]) and _string(body[1])
+    return count
+
+
+def docstring_twice(trees: list[ast.Module]) -> str | None:
+    """``trees``: base, ours, theirs, result."""
+    if _two_strings(trees[3]) > max(_two_strings(tree) for tree in trees[:3]):
+        return "both sides' docstrings of one definition kept one after the other"
+    return None
+
+
+def _scopes(body: list[ast.stmt], scope: str = "") -> Iterator[tuple[str, list[ast.stmt]]]:
+    yield scope, body
+    for stmt in body:
+        if isinstance(stmt, ast.ClassDef):
+            yield from _scopes(stmt.body, f"{scope}{stmt.name}.")
+
+
+def _assigned(tree: ast.Module) -> dict[tuple[str, str], str]:
+    """Each single-name assignment of the module's and its classes' bodies, by (scope, name):
+    its value's dump (names bound more than once in a scope are left out)."""
+    out: dict[tuple[str, str], str] = {}
+    twice: set[tuple[str, str]] = set()
+    for scope, body in _scopes(tree.body):
+        for stmt in body:
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+                target, value = stmt.targets[0], stmt.value
+            elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+                target, value = stmt.target, stmt.value
+            else:
+                continue
+            if not isinstance(target, ast.Name):
+                continue
+            key = (scope, target.id)
+            if key in out:
+                twice.add(key)
+            if sum(1 for _ in ast.walk(value)) >= LEAST_VALUE_NODES:
+                out[key] = ast.dump(value)
+    return {key: value for key, value in out.items() if key not in twice}
+
+
+def assigned_under_two_names(trees: list[ast.Module]) -> str | None:
+    """``trees``: base, ours, theirs, result."""
+    base, ours, theirs, merged = (_assigned(tree) for tree in trees)
+    values: dict[tuple[str, str], str] = {}
+    for (scope, name), value in ours.items():
+        if (scope, name) not in base and (scope, name) not in theirs and (scope, name) in merged:
+            values.setdefault((scope, value), name)
+    for (scope, name), value in theirs.items():
+        if (scope, name) in base or (scope, name) in ours or (scope, name) not in merged:
+            continue
+        twin = values.get((scope, value))
+        if twin is not None and merged.get((scope, twin)) == merged[(scope, name)]:
+            return f"both sides bound one value under two names: {scope}{twin} and {name}"
+    return None

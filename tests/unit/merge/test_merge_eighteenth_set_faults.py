@@ -1,0 +1,103 @@
+"""The wrong clean merges read in the eighteenth unseen set (uvicorn, fastapi, kedro, meson,
+optuna, python-telegram-bot; 6 Dec 2026) that a rule now finds, from excerpts shaped like their
+real inputs."""
+
+from __future__ import annotations
+
+import ast
+
+from fleet.merge._doubled import assigned_under_two_names, docstring_twice
+from fleet.merge._merge3 import merge3
+from fleet.merge._result import Clean, Conflicted
+
+# optuna 85554f71a25a: both sides gave one method a docstring, each its own.
+EVALUATOR = '''import numpy as np
+
+
+class PedAnovaImportanceEvaluator:
+    def __init__(self, baseline_quantile=0.1):
+        self._baseline_quantile = baseline_quantile
+
+    def evaluate(self, study, params=None, target=None):
+        if target is None and study._is_multi_objective():
+            raise ValueError("please specify the `target`")
+        return np.zeros(len(params or []))
+'''
+OURS_DOC = '''        """Evaluate parameter importances.
+
+        Specify ``target`` if ``study`` is being used for multi-objective optimization.
+        """
+'''
+THEIRS_DOC = '''        """Evaluate parameter importances.
+
+        If ``target`` is None, trials are ranked by non-domination and the hypervolume.
+        """
+'''
+HEAD = "    def evaluate(self, study, params=None, target=None):\n"
+OURS = EVALUATOR.replace(HEAD, HEAD + OURS_DOC).replace(
+    "baseline_quantile=0.1", "baseline_quantile=0.1, evaluate_on_local=True")
+THEIRS = EVALUATOR.replace(HEAD, HEAD + THEIRS_DOC).replace(
+    '        if target is None and study._is_multi_objective():\n'
+    '            raise ValueError("please specify the `target`")\n', "").replace(
+    "        self._baseline_quantile = baseline_quantile\n",
+    "        self._baseline_quantile = baseline_quantile\n        self._hssp = True\n")
+
+
+def test_two_docstrings_of_one_method_are_found() -> None:
+    both = THEIRS.replace(HEAD + THEIRS_DOC, HEAD + OURS_DOC + THEIRS_DOC)
+    trees = [ast.parse(text) for text in (EVALUATOR, OURS, THEIRS, both)]
+    assert docstring_twice(trees) == (
+        "both sides' docstrings of one definition kept one after the other")
+    assert docstring_twice([*trees[:3], ast.parse(THEIRS)]) is None
+
+
+def test_two_docstrings_of_one_method_are_a_conflict() -> None:
+    result = merge3(EVALUATOR, OURS, THEIRS, "optuna/importance/_ped_anova/evaluator.py")
+    if isinstance(result, Clean):  # only with one docstring
+        tree = ast.parse(result.text)
+        assert docstring_twice([*(ast.parse(t) for t in (EVALUATOR, OURS, THEIRS)), tree]) is None
+    else:
+        assert isinstance(result, Conflicted)
+
+
+# uvicorn f4871bdafa75: one value added after one constant under two names.
+PROTOCOLS = '''import pytest
+
+from uvicorn.protocols.websockets.websockets_impl import WebSocketProtocol
+from uvicorn.protocols.websockets.wsproto_impl import WSProtocol
+
+WS_PROTOCOLS = [p for p in [WSProtocol, WebSocketProtocol] if p is not None]
+ONLY_WEBSOCKETPROTOCOL = [p for p in [WebSocketProtocol] if p is not None]
+
+
+def test_invalid_upgrade():
+    assert WS_PROTOCOLS
+'''
+VALUE = " = [p for p in [WSProtocol] if p is not None]\n"
+ANCHOR = "ONLY_WEBSOCKETPROTOCOL = [p for p in [WebSocketProtocol] if p is not None]\n"
+OURS_WS = PROTOCOLS.replace(ANCHOR, ANCHOR + "ONLY_WSPROTO" + VALUE).replace(
+    "import pytest\n", "import asyncio\n\nimport pytest\n")
+THEIRS_WS = PROTOCOLS.replace(ANCHOR, ANCHOR + "ONLY_WS_PROTOCOL" + VALUE) + '''
+
+def test_no_date_header():
+    assert ONLY_WS_PROTOCOL
+'''
+
+
+def test_one_value_under_two_names_is_found() -> None:
+    both = THEIRS_WS.replace(ANCHOR, ANCHOR + "ONLY_WSPROTO" + VALUE)
+    trees = [ast.parse(text) for text in (PROTOCOLS, OURS_WS, THEIRS_WS, both)]
+    assert assigned_under_two_names(trees) == (
+        "both sides bound one value under two names: ONLY_WSPROTO and ONLY_WS_PROTOCOL")
+
+
+def test_one_value_under_two_names_is_a_conflict() -> None:
+    result = merge3(PROTOCOLS, OURS_WS, THEIRS_WS, "tests/protocols/test_websocket.py")
+    assert isinstance(result, Conflicted), result
+
+
+def test_small_equal_values_under_two_names_are_no_twins() -> None:
+    base = "import os\n\nA = 1\n"
+    ours, theirs = base + "B = []\n", base + "C = []\n"
+    trees = [ast.parse(text) for text in (base, ours, theirs, base + "B = []\nC = []\n")]
+    assert assigned_under_two_names(trees) is None
