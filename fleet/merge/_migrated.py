@@ -44,6 +44,8 @@ humans rewrote the new code. The file conflicts instead.
 
 - :func:`~fleet.merge._module_prefix.prefix_retired`: a module path prefix one side renamed in
   every import while the other adds an import under the old one (wagtail ``340226b340c0``).
+- :func:`~fleet.merge._source_moved.source_retired`: a name imported from a module the other
+  side moved its imports away from (fastapi ``bbcc7cafa6b5``, poetry ``56564f4694f2``).
 - :func:`~fleet.merge._ordering.used_before_bound`: a statement placed above the definition it
   needs at import time, one side having moved that definition down (mne-python ``e6f9faf42f47``).
 - :mod:`fleet.merge._retired_names`: a fixture one side renamed in every test, a class member one
@@ -66,6 +68,7 @@ from fleet.merge import _parsed
 from fleet.merge._module_prefix import prefix_retired
 from fleet.merge._ordering import used_before_bound
 from fleet.merge._retired_names import fixture_retired, member_removed
+from fleet.merge._source_moved import source_retired
 from fleet.merge._unused_import import import_left_unused
 
 __all__ = [
@@ -383,4 +386,5 @@ def retired_spelling(base: str, ours: str, theirs: str, merged: str) -> str | No
         or used_before_bound(trees)
         or fixture_retired(trees)
         or member_removed(trees)
+        or source_retired(trees)
     )

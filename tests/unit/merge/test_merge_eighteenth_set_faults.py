@@ -9,6 +9,7 @@ import ast
 from fleet.merge._doubled import assigned_under_two_names, docstring_twice
 from fleet.merge._merge3 import merge3
 from fleet.merge._result import Clean, Conflicted
+from fleet.merge._source_moved import source_retired
 
 # optuna 85554f71a25a: both sides gave one method a docstring, each its own.
 EVALUATOR = '''import numpy as np
@@ -101,3 +102,41 @@ def test_small_equal_values_under_two_names_are_no_twins() -> None:
     ours, theirs = base + "B = []\n", base + "C = []\n"
     trees = [ast.parse(text) for text in (base, ours, theirs, base + "B = []\nC = []\n")]
     assert assigned_under_two_names(trees) is None
+
+
+# fastapi bbcc7cafa6b5: theirs moved every re-export from .main to .v2 (main.py deleted), ours
+# added re-exports from .main.
+COMPAT = '''from .main import BaseConfig as BaseConfig
+from .main import ModelField as ModelField
+from .main import get_schema_from_model_field as get_schema_from_model_field
+from .shared import PYDANTIC_V2 as PYDANTIC_V2
+'''
+OMIT = "from .main import omit_by_default as omit_by_default\n"
+LENIENT = "from .shared import lenient as lenient\n"
+V1 = "from .shared import annotation_is_pydantic_v1\n"
+SHARED = "from .shared import PYDANTIC_V2 as PYDANTIC_V2\n"
+OURS_COMPAT = COMPAT.replace(SHARED, OMIT + SHARED + LENIENT)
+THEIRS_COMPAT = COMPAT.replace("from .main import", "from .v2 import").replace(SHARED, SHARED + V1)
+
+
+def test_a_name_from_a_module_the_other_side_moved_away_from_is_found() -> None:
+    kept = THEIRS_COMPAT + "from .main import omit_by_default as omit_by_default\n"
+    trees = [ast.parse(text) for text in (COMPAT, OURS_COMPAT, THEIRS_COMPAT, kept)]
+    assert source_retired(trees) == (
+        "omit_by_default is imported from .main, which the other side's imports moved away from")
+    right = THEIRS_COMPAT + "from .v2 import omit_by_default as omit_by_default\n"
+    assert source_retired([*trees[:3], ast.parse(right)]) is None
+
+
+def test_a_name_from_a_module_the_other_side_moved_away_from_is_a_conflict() -> None:
+    result = merge3(COMPAT, OURS_COMPAT, THEIRS_COMPAT, "fastapi/_compat/__init__.py")
+    assert isinstance(result, Conflicted), result
+
+
+def test_a_module_the_side_still_imports_from_is_not_moved_away_from() -> None:
+    base = "from sympy import Symbol, limit, oo\n"
+    side = "from sympy import Symbol\nfrom sympy.series import limit\nfrom sympy.core import oo\n"
+    other = "from sympy import Symbol, limit, oo, elliptic_e\n"
+    merged = side + "from sympy import elliptic_e\n"
+    trees = [ast.parse(text) for text in (base, side, other, merged)]
+    assert source_retired(trees) is None
