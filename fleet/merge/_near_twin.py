@@ -144,9 +144,7 @@ def _guarded(bare: _Function, guarded: _Function) -> bool:
     module docstring), with the same parameters and decorators."""
     if type(bare) is not type(guarded) or ast.dump(bare.args) != ast.dump(guarded.args):
         return False
-    if [ast.dump(d) for d in bare.decorator_list] != [
-        ast.dump(d) for d in guarded.decorator_list
-    ]:
+    if [ast.dump(d) for d in bare.decorator_list] != [ast.dump(d) for d in guarded.decorator_list]:
         return False
     inner, outer = _own_body(bare), _own_body(guarded)
     if len(outer) != 1 or not isinstance(outer[0], _GUARDS) or not inner:

@@ -55,7 +55,6 @@ def parse(text: str) -> ast.Module:
     return tree
 
 
-
 def compiles(text: str) -> bool:
     """Whether ``text`` compiles, not only parses: Python's compiler run over its tree (kept by
     :func:`parse`) finds what its parser lets through, a parameter named twice above all (nilearn
@@ -72,6 +71,7 @@ def compiles(text: str) -> bool:
     except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError):
         return False
     return True
+
 
 def depth_of(text: str, tree: ast.Module, limit: int) -> int:
     """``_bounds.depth(tree, limit)`` of ``text``'s tree, computed once per text and limit
