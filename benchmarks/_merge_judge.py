@@ -16,7 +16,6 @@ from __future__ import annotations
 import ast
 import copy
 import time
-import warnings
 from collections import Counter
 
 from _merge_order import _same_statements, order_only
@@ -24,6 +23,7 @@ from _merge_order import _same_statements, order_only
 from fleet.merge import Clean
 from fleet.merge._line import line_merge
 from fleet.merge._merge3 import after_line_stage
+from fleet.merge._parsed import compiles
 from fleet.merge.equivalence import canonical_dump, same_program
 
 
@@ -275,17 +275,6 @@ def human_override(merged: str, actual: str, inputs: tuple[str, str, str]) -> bo
         return any(_line(line) in beyond for line in lines)
 
     return bool(differing) and all(explained(k) for k in differing)
-
-
-def compiles(text: str) -> bool:
-    """Whether Python's compiler takes ``text`` (its warnings silenced)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            compile(text, "<case>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError):
-        return False
-    return True
 
 
 def classify(base: str, ours: str, theirs: str, actual: str) -> tuple[str, str, float, float]:

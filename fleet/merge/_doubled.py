@@ -17,22 +17,14 @@ Which one is meant is unknown, so the file conflicts.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
 
 from fleet.merge import _parsed
+from fleet.merge._near_twin import class_scopes, string_statement
 
 __all__ = ["assigned_under_two_names", "docstring_twice"]
 
 _BODIES = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 LEAST_VALUE_NODES = 8  # below it (``0``, ``[]``, ``None``), equal values are a coincidence
-
-
-def _string(stmt: ast.stmt) -> bool:
-    return (
-        isinstance(stmt, ast.Expr)
-        and isinstance(stmt.value, ast.Constant)
-        and isinstance(stmt.value.value, str)
-    )
 
 
 def _two_strings(tree: ast.Module) -> int:
@@ -42,7 +34,7 @@ def _two_strings(tree: ast.Module) -> int:
     for kind in _BODIES:
         for node in found.get(kind, ()):
             body: list[ast.stmt] = getattr(node, "body", [])
-            count += len(body) >= 2 and _string(body[0]) and _string(body[1])
+            count += len(body) >= 2 and string_statement(body[0]) and string_statement(body[1])
     return count
 
 
@@ -53,19 +45,12 @@ def docstring_twice(trees: list[ast.Module]) -> str | None:
     return None
 
 
-def _scopes(body: list[ast.stmt], scope: str = "") -> Iterator[tuple[str, list[ast.stmt]]]:
-    yield scope, body
-    for stmt in body:
-        if isinstance(stmt, ast.ClassDef):
-            yield from _scopes(stmt.body, f"{scope}{stmt.name}.")
-
-
 def _assigned(tree: ast.Module) -> dict[tuple[str, str], str]:
     """Each single-name assignment of the module's and its classes' bodies, by (scope, name):
     its value's dump (names bound more than once in a scope are left out)."""
     out: dict[tuple[str, str], str] = {}
     twice: set[tuple[str, str]] = set()
-    for scope, body in _scopes(tree.body):
+    for scope, body in class_scopes(tree.body):
         for stmt in body:
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
                 target, value = stmt.targets[0], stmt.value

@@ -33,7 +33,7 @@ from collections.abc import Iterator
 
 from fleet.merge import _parsed
 
-__all__ = ["near_twins"]
+__all__ = ["class_scopes", "near_twins", "string_statement"]
 
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
 # The fields that hold identifiers: blanked to compare shapes, collected to compare names.
@@ -41,11 +41,14 @@ _IDENTIFIERS = {ast.Name: "id", ast.Attribute: "attr", ast.arg: "arg", ast.keywo
 _WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 
 
-def _scopes(body: list[ast.stmt], scope: str = "") -> Iterator[tuple[str, list[ast.stmt]]]:
+def class_scopes(
+    body: list[ast.stmt], scope: str = ""
+) -> Iterator[tuple[str, list[ast.stmt]]]:
+    """(scope, its statements) for the module's body and each class's, nested classes too."""
     yield scope, body
     for stmt in body:
         if isinstance(stmt, ast.ClassDef):
-            yield from _scopes(stmt.body, f"{scope}{stmt.name}.")
+            yield from class_scopes(stmt.body, f"{scope}{stmt.name}.")
 
 
 def _key(stmt: ast.stmt) -> str:
@@ -110,17 +113,19 @@ _GUARDS = (ast.If, ast.With, ast.AsyncWith, ast.Try)
 _SMALLEST = 12  # ast nodes of the bare body: below it, bodies are alike by chance
 
 
+def string_statement(stmt: ast.stmt) -> bool:
+    """A statement that is a string alone (a docstring where it opens a body)."""
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Constant)
+        and isinstance(stmt.value.value, str)
+    )
+
+
 def _own_body(function: _Function) -> list[ast.stmt]:
     """The function's body without its docstring."""
     body = function.body
-    first = body[0] if body else None
-    if (
-        isinstance(first, ast.Expr)
-        and isinstance(first.value, ast.Constant)
-        and isinstance(first.value.value, str)
-    ):
-        return body[1:]
-    return body
+    return body[1:] if body and string_statement(body[0]) else body
 
 
 def _bound_renamed(body: list[ast.stmt]) -> str:
@@ -166,7 +171,7 @@ def _names(tree: ast.Module) -> set[str]:
 
 def near_twins(trees: list[ast.Module]) -> str | None:
     """``trees``: base, ours, theirs, result (see the module docstring)."""
-    scopes = [dict(_scopes(tree.body)) for tree in trees]
+    scopes = [dict(class_scopes(tree.body)) for tree in trees]
     for scope, body in scopes[3].items():
         if scope not in scopes[1] or scope not in scopes[2]:
             continue
