@@ -22,6 +22,7 @@ from types import ModuleType
 
 from fleet.graph._imports import _absolute
 from fleet.graph._model import MODULE, FileData, FileRecord, Symbol
+from fleet.graph._procs import forkable
 from fleet.graph._refs import KIND_CODE, RawRefs
 from fleet.graph._shared import count_lines, pytest_file, scope_at
 
@@ -42,7 +43,10 @@ def _module() -> ModuleType | None:
         return None
     import tree_sitter_python
 
-    _LOADED_THREADED[0] = threads() > 1
+    # Threads share the parses only when the extension releases the GIL, which needs malloc
+    # for tree-sitter's allocations; forked processes (``_procs``) need neither, so a process
+    # that can fork keeps pymalloc (~15% faster per parse) and extracts in processes.
+    _LOADED_THREADED[0] = threads() > 1 and not forkable()
     try:
         _native.init(tree_sitter_python.language(), _LOADED_THREADED[0])
     except (ValueError, RuntimeError):  # a grammar this build does not know: the query path
@@ -51,9 +55,11 @@ def _module() -> ModuleType | None:
 
 
 def threads() -> int:
-    """Extraction threads for ``index``: ``FLEET_GRAPH_THREADS``, else one per usable core (at
-    most 4). Decided once per process: with more than one, the extension parses without the
-    GIL and its runtime allocates with malloc (~15% slower per parse than pymalloc)."""
+    """Extraction processes or threads for ``index``: ``FLEET_GRAPH_THREADS``, else one per
+    usable core (at most 4). Forked processes where the process can fork (``_procs``: no other
+    thread alive when the extension loads); else threads, the extension then loaded to parse
+    without the GIL, its runtime allocating with malloc (~15% slower per parse than pymalloc).
+    The mode is decided once per process, when the extension loads."""
     wanted = os.environ.get("FLEET_GRAPH_THREADS")
     if wanted is not None and wanted.strip().isdigit():
         return max(1, int(wanted))

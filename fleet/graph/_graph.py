@@ -74,6 +74,7 @@ class SymbolGraph:
         self.modules: dict[str, str | None] = {p: d.module for p, d in data.items()}
         self.seconds = seconds
         self.resolve_processes = 1  # how many processes ``index`` resolved in (``_fork``)
+        self.extract_processes = 1  # how many processes ``index`` extracted in (``_procs``)
         self._reset_caches()
         # the dependency graph as adjacency dicts (``_edges``); ``graph`` wraps them
         self._pred_store: Adjacency | None = None  # built on first use when not patched
@@ -117,6 +118,7 @@ class SymbolGraph:
         self = cls.__new__(cls)
         self.root, self.files, self.symbols, self.imports = root, files, symbols, imports
         self.modules, self.seconds, self.resolve_processes = modules, seconds, 1
+        self.extract_processes = 1
         self._succ, self._pred_store, self._nx = succ, pred, None
         self._data_store = self._refs_store = self._deps_store = None
         self._lazy = lazy

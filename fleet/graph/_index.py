@@ -33,6 +33,7 @@ from fleet.graph._graph import SymbolGraph
 from fleet.graph._lang import LANGUAGE_NAMES, LanguageSpec, spec_for
 from fleet.graph._model import FileData, FileRecord, Reference
 from fleet.graph._pool import map_in_threads
+from fleet.graph._procs import map_in_processes
 from fleet.graph._resolve import Resolver, python_module_names
 from fleet.graph._shared import count_lines, gc_paused, release_free_memory
 
@@ -205,16 +206,20 @@ def index(repo: str | Path, previous: SymbolGraph | None = None, *,
                       progress=progress, exclude=exclude, phase=phase)
 
 
-def _threads(files: int) -> int:
-    """Extraction threads: ``_extract_native.threads()`` when the C extractor was loaded for
-    threads and the repository is big enough for them to pay, else 1."""
+def _workers(files: int) -> int:
+    """Extraction processes (or threads): ``_extract_native.threads()`` (``FLEET_GRAPH_THREADS``,
+    else one per usable core) when the repository is big enough for them to pay, else 1."""
     wanted = os.environ.get("FLEET_GRAPH_THREADS")
     if wanted is not None and not wanted.strip().isdigit():
         raise IndexingError(f"FLEET_GRAPH_THREADS={wanted!r}: not a number")
-    # loads the extension here, not in racing threads; its mode is fixed at that first load
-    if not native_available() or not native_threaded():
-        return 1
+    native_available()  # loads the extension here, before any fork or thread
     return native_threads() if files >= 64 or wanted is not None else 1
+
+
+def _in_threads() -> bool:
+    """Whether threads share the extraction out: the C extractor loaded to parse without the
+    GIL (where forked processes cannot be had)."""
+    return native_available() and native_threaded()
 
 
 def _index(repo: str | Path, previous: SymbolGraph | None = None, *,
@@ -287,15 +292,20 @@ def _index(repo: str | Path, previous: SymbolGraph | None = None, *,
         assert item is not None
         return fresh(item)
 
+    extract_processes = 1
     with contextlib.ExitStack() as stack:
         if prev_data:
             # incremental: every file is read and hashed here (handing each to a thread
-            # costs more than reading it), then the changed ones are extracted, in threads
-            # when there are many
+            # costs more than reading it), then the changed ones are extracted, in forked
+            # processes or threads when there are many
             got = [read(rel) for rel in paths]
             pending = [item for _, item in got if item is not None]
-            workers = _threads(len(pending))
-            if workers > 1:
+            workers = _workers(len(pending))
+            forked = map_in_processes(fresh, pending, workers) if workers > 1 else None
+            if forked is not None:
+                made = iter(forked)
+                extract_processes = workers
+            elif workers > 1 and _in_threads():
                 pool = stack.enter_context(ThreadPoolExecutor(workers, "fleet-index"))
                 made = iter(pool.map(fresh, pending))
             else:
@@ -310,7 +320,7 @@ def _index(repo: str | Path, previous: SymbolGraph | None = None, *,
                     progress(done, len(paths), rel)
             del got, pending
         else:
-            workers = _threads(len(paths))
+            workers = _workers(len(paths))
 
             def store(i: int, fd: FileData) -> None:
                 rel = paths[i]
@@ -319,7 +329,24 @@ def _index(repo: str | Path, previous: SymbolGraph | None = None, *,
                 if progress is not None:
                     progress(i + 1, len(paths), rel)
 
-            if workers > 1:  # the C extractor parses without the GIL: files in parallel
+            def load_stat(rel: str) -> tuple[FileData, tuple[int, ...] | None]:
+                return load(rel), stats.get(rel)  # a forked child's stats come back with it
+
+            def tick(finished: int, i: int) -> None:
+                if progress is not None:
+                    progress(finished, len(paths), paths[i])
+
+            loaded = map_in_processes(load_stat, paths, workers, tick) if workers > 1 else None
+            if loaded is not None:  # in forked processes, each with a GIL of its own
+                extract_processes = workers
+                for rel, (fd, sig) in zip(paths, loaded, strict=True):
+                    data[rel] = fd
+                    changed.append(rel)
+                    if sig is not None:
+                        stats[rel] = sig
+                if progress is not None and paths:
+                    progress(len(paths), len(paths), paths[-1])
+            elif workers > 1 and _in_threads():  # the C walk parses without the GIL
                 map_in_threads(load, paths, workers, store)
             else:
                 for i, rel in enumerate(paths):
@@ -362,6 +389,7 @@ def _index(repo: str | Path, previous: SymbolGraph | None = None, *,
     result._module_table = table
     result._stats = (max_file_bytes, stats)
     result.resolve_processes = workers
+    result.extract_processes = extract_processes
     result.seconds = time.perf_counter() - started
     return result
 

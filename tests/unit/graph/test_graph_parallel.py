@@ -83,10 +83,10 @@ def test_a_bad_thread_count_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) 
 # interpreter of its own, as ``fleet index`` runs it, and the thread rule has its own test.
 
 
-def _in_a_fresh_interpreter(check: str, *args: str) -> None:
-    """Run ``check(*args)`` of this module in a new interpreter; its assertion is this test's."""
-    code = (f"from tests.unit.graph.test_graph_parallel import {check}\n"
-            f"{check}(*{list(args)!r})\n")
+def _in_a_fresh_interpreter(check: str, *args: str, module: str = __name__) -> None:
+    """Run ``check(*args)`` of ``module`` (this one by default) in a new interpreter; its
+    assertion is this test's."""
+    code = f"from {module} import {check}\n{check}(*{list(args)!r})\n"
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                           text=True, timeout=600, check=False)
     assert done.returncode == 0, f"{check}{args}:\n{done.stdout[-2000:]}{done.stderr[-6000:]}"
