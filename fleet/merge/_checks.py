@@ -36,7 +36,6 @@ three inputs for what no single symbol's merge can see:
 from __future__ import annotations
 
 import ast
-import builtins
 from collections import Counter
 from collections.abc import Iterator
 
@@ -46,27 +45,18 @@ from fleet.merge._calls import keyword_dropped
 from fleet.merge._crossed import added_beside_moved, call_misfit, decorator_dropped
 from fleet.merge._diff3 import ascending, both_inserted, compose_disjoint, diff3
 from fleet.merge._twice import added_twice, added_under_two_names, applied_twice, comments_not_kept
+from fleet.merge._unbound import BUILTINS as _BUILTINS
+from fleet.merge._unbound import flat as _flat
+from fleet.merge._unbound import lost_local as _lost_local
+from fleet.merge._unbound import names as _names
 from fleet.merge._version_parts import version_parts_combined
 
 __all__ = ["Bindings", "unsure"]
 
 Bindings = dict[str, list[str]]
-_BUILTINS = frozenset(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__path__"}
 
 
 _BLOCKS = (ast.If, ast.Try, ast.With)
-
-
-def _flat(body: list[ast.stmt]) -> Iterator[ast.stmt]:
-    """A scope's statements, those inside its ``if``/``try``/``with`` blocks included (one
-    ``Callable`` imported twice inside ``if TYPE_CHECKING:``: sphinx ``02e781313470``)."""
-    for stmt in body:
-        yield stmt
-        if isinstance(stmt, _BLOCKS):
-            for field in ("body", "orelse", "finalbody"):
-                yield from _flat(getattr(stmt, field, []))
-            for handler in getattr(stmt, "handlers", []):
-                yield from _flat(handler.body)
 
 
 def _scopes(body: list[ast.stmt], prefix: str = "") -> Iterator[tuple[str, list[ast.stmt]]]:
@@ -212,71 +202,6 @@ def _scope_problem(bodies: list[list[ast.stmt]], scope: str) -> str | None:
             trio = [v.get(name) for v in values[:3]]
             if not _exact_combination([*trio, merged_values.get(name)], name):
                 return f"{scope}{name} = ... changed on both sides differently"
-    return None
-
-
-def _names(tree: ast.AST) -> tuple[set[str], set[str], bool]:
-    """(names read, names bound anywhere, whether a star import or a dynamic scope is used)."""
-    found = _parsed.nodes(tree)
-    read: set[str] = set()
-    bound: set[str] = set()
-    for name in _parsed.of(found, ast.Name):
-        (read if isinstance(name.ctx, ast.Load) else bound).add(name.id)
-    aliases = _parsed.of(found, ast.alias)
-    dynamic = any(alias.name == "*" for alias in aliases)
-    bound.update(alias.asname or alias.name.split(".")[0] for alias in aliases)
-    bound.update(node.name for node in _parsed.of(found, ast.FunctionDef))
-    bound.update(node.name for node in _parsed.of(found, ast.AsyncFunctionDef))
-    bound.update(node.name for node in _parsed.of(found, ast.ClassDef))
-    bound.update(arg.arg for arg in _parsed.of(found, ast.arg))
-    bound.update(h.name for h in _parsed.of(found, ast.ExceptHandler) if h.name)
-    for node in _parsed.of(found, ast.Global):
-        bound.update(node.names)
-    for nonlocal_ in _parsed.of(found, ast.Nonlocal):
-        bound.update(nonlocal_.names)
-    bound.update(node.name for node in _parsed.of(found, ast.MatchAs) if node.name)
-    bound.update(star.name for star in _parsed.of(found, ast.MatchStar) if star.name)
-    bound.update(node.rest for node in _parsed.of(found, ast.MatchMapping) if node.rest)
-    return read, bound, dynamic
-
-
-_Functions = dict[str, tuple[set[str], set[str]]]
-
-
-def _functions(
-    body: list[ast.stmt], prefix: str = "", outer: frozenset[str] = frozenset()
-) -> Iterator[tuple[str, set[str], set[str]]]:
-    """(qualified name, names it reads, names bound in it or visible to it from an enclosing
-    function) for every function."""
-    for stmt in _flat(body):
-        if isinstance(stmt, ast.ClassDef):
-            yield from _functions(stmt.body, f"{prefix}{stmt.name}.", outer)
-        elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
-            read, bound, _ = _names(stmt)
-            yield f"{prefix}{stmt.name}", read, bound | outer
-            yield from _functions(stmt.body, f"{prefix}{stmt.name}().", outer | bound)
-
-
-def _lost_local(trees: list[ast.Module]) -> str | None:
-    """A name a function of the result reads that nothing binds for it (not the function, an
-    enclosing one, the module nor the builtins) while that function bound it in an input: one
-    side removed a parameter, the other added a statement that reads it (aiohttp
-    ``6f7667336b92``: ``shutdown_timeout`` dropped from ``BaseSite.__init__``, a deprecation
-    warning reading it added)."""
-    module: set[str] = set()
-    for stmt in _flat(trees[3].body):
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            module.add(stmt.name)
-        else:
-            module |= _names(stmt)[1]
-    earlier: dict[str, set[str]] = {}
-    for tree in trees[:3]:
-        for name, _, bound in _functions(tree.body):
-            earlier.setdefault(name, set()).update(bound)
-    for name, read, bound in _functions(trees[3].body):
-        lost = sorted((read - bound - module - _BUILTINS) & earlier.get(name, set()))
-        if lost:
-            return f"{lost[0]} is used in {name} but no longer bound there"
     return None
 
 

@@ -201,9 +201,15 @@ class _Reducer:
         whole = {indexes[0] for indexes in one_sided}
         text_counts = [Counter(s.text for s in v) for v in versions]
         key_counts = [Counter((s.kind, s.name) for s in v if s.kind != "anon") for v in versions]
+        # The same text can be another kind of segment in another version: an attribute's
+        # docstring that became the class's own when the attribute above it was deleted
+        # (sqlalchemy 036da3036643): set aside only what is the same kind in all three.
+        text_kinds = [Counter((s.text, s.kind) for s in v) for v in versions]
         frozen: dict[str, str] = {}
         for index, segment in enumerate(versions[0]):
-            shared = all(counts[segment.text] == 1 for counts in text_counts)
+            shared = all(counts[segment.text] == 1 for counts in text_counts) and all(
+                kinds[(segment.text, segment.kind)] == 1 for kinds in text_kinds
+            )
             unique = all(counts[(segment.kind, segment.name)] <= 1 for counts in key_counts)
             # The first segment is never set aside: in a class it is the class header.
             keep = index == 0 or segment.kind == "docstring" or not segment.text.strip()
