@@ -1,6 +1,7 @@
 """The ``--whole`` mode of ``bench_index.py`` (whose docstring says what it measures): the whole
-``fleet index CORPUS -o SNAPSHOT`` process with 1 extraction thread and with the default, against
-the ``ast`` peer's process (``bench_index.py --worker ast``), interleaved; its markdown table."""
+``fleet index CORPUS -o SNAPSHOT`` process with 1 extraction worker and with the default (a
+process, or a thread, per core), against the ``ast`` peer's process (``bench_index.py --worker
+ast``), interleaved; its markdown table."""
 
 from __future__ import annotations
 
@@ -144,10 +145,10 @@ def whole_table(results: dict[str, object]) -> str:
         r = results.get(name)
         if not isinstance(r, dict):
             continue
-        for kind, label in (("base", "baseline fleet index (threads: cores)"),
-                            ("base_1", "baseline fleet index (1 thread)"),
-                            ("ours", "fleet index (threads: cores)"),
-                            ("ours_1", "fleet index (1 thread)"), ("ast", "ast peer")):
+        for kind, label in (("base", "baseline fleet index (workers: cores)"),
+                            ("base_1", "baseline fleet index (1 worker)"),
+                            ("ours", "fleet index (workers: cores)"),
+                            ("ours_1", "fleet index (1 worker)"), ("ast", "ast peer")):
             if kind not in r:
                 continue
             m = r[kind]
@@ -158,7 +159,7 @@ def whole_table(results: dict[str, object]) -> str:
         for prefix, who in (("base_", "baseline"), ("", "ours")):
             if f"{prefix}cpu_ratio" not in r:
                 continue
-            out.append(f"| {name} | {who}: peer extraction CPU / whole CPU; wall 1 thread / "
+            out.append(f"| {name} | {who}: peer extraction CPU / whole CPU; wall 1 worker / "
                        f"cores; RSS / peer's | {r[prefix + 'cpu_ratio']:.2f}x | "
                        f"{r[prefix + 'wall_drop_threads']:.2f}x | "
                        f"{r[prefix + 'rss_ratio']:.2f}x | |")
