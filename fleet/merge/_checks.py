@@ -44,6 +44,7 @@ from fleet.merge._abstract import abstract_made
 from fleet.merge._calls import keyword_dropped
 from fleet.merge._crossed import added_beside_moved, call_misfit, decorator_dropped
 from fleet.merge._diff3 import ascending, both_inserted, compose_disjoint, diff3
+from fleet.merge._slots import slot_added_outside
 from fleet.merge._twice import added_twice, added_under_two_names, applied_twice, comments_not_kept
 from fleet.merge._unbound import BUILTINS as _BUILTINS
 from fleet.merge._unbound import flat as _flat
@@ -290,6 +291,7 @@ def unsure(base: str, ours: str, theirs: str, merged: str) -> str | None:
         or call_misfit(trees)
         or decorator_dropped(trees)
         or added_beside_moved(trees)
+        or slot_added_outside(trees)
     )
     if twice is not None:
         return twice

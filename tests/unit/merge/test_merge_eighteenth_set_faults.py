@@ -9,6 +9,7 @@ import ast
 from fleet.merge._doubled import assigned_under_two_names, docstring_twice
 from fleet.merge._merge3 import merge3
 from fleet.merge._result import Clean, Conflicted
+from fleet.merge._slots import slot_added_outside
 from fleet.merge._source_moved import source_retired
 
 # optuna 85554f71a25a: both sides gave one method a docstring, each its own.
@@ -140,3 +141,60 @@ def test_a_module_the_side_still_imports_from_is_not_moved_away_from() -> None:
     merged = side + "from sympy import elliptic_e\n"
     trees = [ast.parse(text) for text in (base, side, other, merged)]
     assert source_retired(trees) is None
+
+
+# python-telegram-bot 86bec4ad0278 (``telegram/ext/dispatcher.py``): ours gave the class a
+# ``__slots__`` holding every attribute its methods store; theirs added ``self.context_types``.
+DISPATCHER = '''import logging
+
+
+class Dispatcher:
+    """Dispatches all kinds of updates to its registered handlers."""
+
+    def __init__(self, bot, update_queue, workers=4):
+        self.bot = bot
+        self.update_queue = update_queue
+        self.workers = workers
+        self.handlers = {}
+        self.running = False
+
+    def add_handler(self, handler, group=0):
+        self.handlers.setdefault(group, []).append(handler)
+'''
+DISPATCHER_OURS = DISPATCHER.replace(
+    "import logging\n", "import logging\nimport warnings\n").replace(
+    '''    """Dispatches all kinds of updates to its registered handlers."""
+''', '''    """Dispatches all kinds of updates to its registered handlers."""
+
+    __slots__ = ("bot", "update_queue", "workers", "handlers", "running", "__dict__")
+''').replace("        self.workers = workers\n", "        self.workers = max(1, workers)\n")
+DISPATCHER_THEIRS = DISPATCHER.replace(
+    "import logging\n", "import logging\nimport typing\n").replace(
+    "def __init__(self, bot, update_queue, workers=4):",
+    "def __init__(self, bot, update_queue, workers=4, context_types=None):").replace(
+    "        self.running = False\n",
+    "        self.running = False\n        self.context_types = context_types or {}\n")
+
+
+def test_an_attribute_added_outside_slots_the_other_side_completed_is_found() -> None:
+    wrong = DISPATCHER_OURS.replace(
+        "def __init__(self, bot, update_queue, workers=4):",
+        "def __init__(self, bot, update_queue, workers=4, context_types=None):").replace(
+        "        self.running = False\n",
+        "        self.running = False\n        self.context_types = context_types or {}\n")
+    trees = [ast.parse(t) for t in (DISPATCHER, DISPATCHER_OURS, DISPATCHER_THEIRS, wrong)]
+    assert slot_added_outside(trees) == (
+        "Dispatcher.__slots__ was completed on one side, and context_types, added on the "
+        "other, has no slot in the result")
+    with_slot = wrong.replace('"running", "__dict__"', '"running", "context_types", "__dict__"')
+    assert slot_added_outside([*trees[:3], ast.parse(with_slot)]) is None
+    assert slot_added_outside([*trees[:3], ast.parse(DISPATCHER_OURS)]) is None
+
+
+def test_an_attribute_added_outside_slots_the_other_side_completed_is_a_conflict() -> None:
+    result = merge3(DISPATCHER, DISPATCHER_OURS, DISPATCHER_THEIRS, "telegram/ext/dispatcher.py")
+    if isinstance(result, Clean):  # only with a slot for it
+        assert slot_added_outside([*(ast.parse(t) for t in (
+            DISPATCHER, DISPATCHER_OURS, DISPATCHER_THEIRS)), ast.parse(result.text)]) is None
+    else:
+        assert isinstance(result, Conflicted)
