@@ -30,7 +30,11 @@ three inputs for what no single symbol's merge can see:
 - a call passing a keyword that the function it calls, defined in the file, no longer accepts
   where an input's definition did (``_calls.py``: sentry-python ``6e412d7f28c6``);
 - a class left abstract (an inherited ``@abstractmethod`` implemented nowhere) that every input
-  having it has concrete (``_abstract.py``: mitmproxy ``4791fbd906b1``).
+  having it has concrete (``_abstract.py``: mitmproxy ``4791fbd906b1``);
+- a name a function reads where nothing binds it any more, while every input bound it wherever
+  it was read (``_unbound.py``: distributed ``57e8d3f1d1e8``);
+- an attribute one side added, stored on ``self`` outside the ``__slots__`` the other side
+  completed (``_slots.py``: python-telegram-bot ``86bec4ad0278``).
 """
 
 from __future__ import annotations
