@@ -34,7 +34,9 @@ three inputs for what no single symbol's merge can see:
 - a name a function reads where nothing binds it any more, while every input bound it wherever
   it was read (``_unbound.py``: distributed ``57e8d3f1d1e8``);
 - an attribute one side added, stored on ``self`` outside the ``__slots__`` the other side
-  completed (``_slots.py``: python-telegram-bot ``86bec4ad0278``).
+  completed (``_slots.py``: python-telegram-bot ``86bec4ad0278``);
+- a write into an attribute the result binds to a read-only ``MappingProxyType``
+  (``_readonly.py``: python-telegram-bot ``d6e49e8a6bb2``).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from fleet.merge._abstract import abstract_made
 from fleet.merge._calls import keyword_dropped
 from fleet.merge._crossed import added_beside_moved, call_misfit, decorator_dropped
 from fleet.merge._diff3 import ascending, both_inserted, compose_disjoint, diff3
+from fleet.merge._readonly import proxy_written
 from fleet.merge._slots import slot_added_outside
 from fleet.merge._twice import added_twice, added_under_two_names, applied_twice, comments_not_kept
 from fleet.merge._unbound import BUILTINS as _BUILTINS
@@ -296,6 +299,7 @@ def unsure(base: str, ours: str, theirs: str, merged: str) -> str | None:
         or decorator_dropped(trees)
         or added_beside_moved(trees)
         or slot_added_outside(trees)
+        or proxy_written(trees)
     )
     if twice is not None:
         return twice

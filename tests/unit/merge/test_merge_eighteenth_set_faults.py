@@ -8,6 +8,7 @@ import ast
 
 from fleet.merge._doubled import assigned_under_two_names, docstring_twice
 from fleet.merge._merge3 import merge3
+from fleet.merge._readonly import proxy_written
 from fleet.merge._result import Clean, Conflicted
 from fleet.merge._slots import slot_added_outside
 from fleet.merge._source_moved import source_retired
@@ -196,5 +197,56 @@ def test_an_attribute_added_outside_slots_the_other_side_completed_is_a_conflict
     if isinstance(result, Clean):  # only with a slot for it
         assert slot_added_outside([*(ast.parse(t) for t in (
             DISPATCHER, DISPATCHER_OURS, DISPATCHER_THEIRS)), ast.parse(result.text)]) is None
+    else:
+        assert isinstance(result, Conflicted)
+
+
+# python-telegram-bot d6e49e8a6bb2 (``telegram/ext/_dispatcher.py``): theirs made ``chat_data`` a
+# read-only ``MappingProxyType`` (writes through ``_chat_data``); ours added a method writing
+# into ``self.chat_data[...]``.
+PROXY = '''from collections import defaultdict
+
+
+class Dispatcher:
+    def __init__(self, bot):
+        self.bot = bot
+        self.chat_data = defaultdict(dict)
+        self.handlers = {}
+
+    def add_handler(self, handler, group=0):
+        self.handlers.setdefault(group, []).append(handler)
+'''
+MIGRATE = '''
+    def migrate_chat_data(self, old_chat_id, new_chat_id):
+        self.chat_data[new_chat_id] = self.chat_data[old_chat_id]
+        del self.chat_data[old_chat_id]
+'''
+PROXY_OURS = PROXY.replace(
+    "from collections import defaultdict\n",
+    "from collections import defaultdict\nimport logging\n") + MIGRATE
+PROXY_THEIRS = PROXY.replace(
+    "from collections import defaultdict\n",
+    "from collections import defaultdict\nfrom types import MappingProxyType\n").replace(
+    "        self.chat_data = defaultdict(dict)\n",
+    "        self._chat_data = defaultdict(dict)\n"
+    "        self.chat_data = MappingProxyType(self._chat_data)\n")
+
+
+def test_a_write_into_a_read_only_mapping_proxy_is_found() -> None:
+    wrong = PROXY_THEIRS + MIGRATE
+    assert "def migrate_chat_data" in wrong and "MappingProxyType(self._chat_data)" in wrong
+    trees = [ast.parse(t) for t in (PROXY, PROXY_OURS, PROXY_THEIRS, wrong)]
+    assert proxy_written(trees) == (
+        "Dispatcher.chat_data is a read-only MappingProxyType the result writes into")
+    through = wrong.replace("self.chat_data[new_chat_id] =", "self._chat_data[new_chat_id] =")
+    through = through.replace("del self.chat_data[old_chat_id]", "del self._chat_data[old_chat_id]")
+    assert proxy_written([*trees[:3], ast.parse(through)]) is None
+
+
+def test_a_write_into_a_read_only_mapping_proxy_is_a_conflict() -> None:
+    result = merge3(PROXY, PROXY_OURS, PROXY_THEIRS, "telegram/ext/_dispatcher.py")
+    if isinstance(result, Clean):  # only with the writes going through ``_chat_data``
+        assert proxy_written([*(ast.parse(t) for t in (PROXY, PROXY_OURS, PROXY_THEIRS)),
+                              ast.parse(result.text)]) is None
     else:
         assert isinstance(result, Conflicted)
