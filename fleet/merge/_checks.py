@@ -53,6 +53,7 @@ from fleet.merge._diff3 import ascending, both_inserted, compose_disjoint, diff3
 from fleet.merge._readonly import proxy_written
 from fleet.merge._slots import slot_added_outside
 from fleet.merge._twice import added_twice, added_under_two_names, applied_twice, comments_not_kept
+from fleet.merge._unbound import BLOCKS as _BLOCKS
 from fleet.merge._unbound import BUILTINS as _BUILTINS
 from fleet.merge._unbound import flat as _flat
 from fleet.merge._unbound import lost_local as _lost_local
@@ -64,7 +65,6 @@ __all__ = ["Bindings", "unsure"]
 Bindings = dict[str, list[str]]
 
 
-_BLOCKS = (ast.If, ast.Try, ast.With)
 
 
 def _scopes(body: list[ast.stmt], prefix: str = "") -> Iterator[tuple[str, list[ast.stmt]]]:

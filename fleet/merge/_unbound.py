@@ -11,10 +11,10 @@ from collections.abc import Iterator
 
 from fleet.merge import _parsed
 
-__all__ = ["BUILTINS", "flat", "functions", "lost_local", "names"]
+__all__ = ["BLOCKS", "BUILTINS", "flat", "functions", "lost_local", "names"]
 
 BUILTINS = frozenset(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", "__path__"}
-_BLOCKS = (ast.If, ast.Try, ast.With)
+BLOCKS = (ast.If, ast.Try, ast.With)  # the blocks whose statements count as their scope's
 
 
 def flat(body: list[ast.stmt]) -> Iterator[ast.stmt]:
@@ -22,7 +22,7 @@ def flat(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     ``Callable`` imported twice inside ``if TYPE_CHECKING:``: sphinx ``02e781313470``)."""
     for stmt in body:
         yield stmt
-        if isinstance(stmt, _BLOCKS):
+        if isinstance(stmt, BLOCKS):
             for field in ("body", "orelse", "finalbody"):
                 yield from flat(getattr(stmt, field, []))
             for handler in getattr(stmt, "handlers", []):

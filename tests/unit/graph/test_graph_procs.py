@@ -11,6 +11,7 @@ import os
 import shutil
 import sysconfig
 import threading
+import time
 from pathlib import Path
 
 from tests.unit.graph.graph_helpers import content
@@ -20,6 +21,7 @@ STDLIB = Path(sysconfig.get_paths()["stdlib"])
 
 
 def _square_tagged(x: int) -> tuple[int, int]:
+    time.sleep(0.002)  # as an extraction does: the children get items before the caller is done
     return x * x, os.getpid()
 
 
@@ -44,11 +46,13 @@ def _check_a_failing_child_costs_only_time() -> None:
     parent = os.getpid()
 
     def fails_in_a_child(x: int) -> int:
+        time.sleep(0.001)
         if os.getpid() != parent and x % 7 == 3:
             raise ValueError(f"child failed on {x}")
         return x + 1
 
     def killed_in_a_child(x: int) -> int:
+        time.sleep(0.001)
         if os.getpid() != parent and x == 40:
             os.kill(os.getpid(), 9)
         return x - 1
