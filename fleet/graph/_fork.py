@@ -31,6 +31,7 @@ from typing import IO
 
 from fleet.graph._extract_native import native_module
 from fleet.graph._model import FileData
+from fleet.graph._procs import stop
 from fleet.graph._refs import FileRefs
 from fleet.graph._resolve import Resolver
 
@@ -137,14 +138,8 @@ def resolve_files(resolver: Resolver, data: Mapping[str, FileData], paths: Seque
                 results[rel] = (FileRefs(rel, data[rel].refs, targets, flags, extra), keys)
     finally:
         for pid, _, out in children:  # interrupted: stop the children still running
-            if pid < 0:
-                out.close()
-                continue
-            try:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-            except OSError:
-                pass
+            if pid >= 0:
+                stop(pid)
             out.close()
     return results
 

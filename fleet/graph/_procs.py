@@ -26,7 +26,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import IO, TypeVar, cast
 
-__all__ = ["forkable", "map_in_processes"]
+__all__ = ["forkable", "map_in_processes", "stop"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -93,15 +93,20 @@ def map_in_processes(
                 slots[i] = fn(items[i])
     finally:
         for pid, out in children:  # interrupted: stop the children still running
-            try:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-            except OSError:
-                pass
+            stop(pid)
             out.close()
         lock.close()
         shared.close()
     return slots  # type: ignore[return-value]
+
+
+def stop(pid: int) -> None:
+    """Kill forked child ``pid`` and reap it (one that already ended is only reaped)."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except OSError:
+        pass
 
 
 def _take(shared: mmap.mmap, lock: IO[bytes], count: int) -> int | None:

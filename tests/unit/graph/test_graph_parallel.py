@@ -98,6 +98,11 @@ def _check_forked_resolution(package: str) -> None:
     os.environ["FLEET_GRAPH_THREADS"] = "3"
     forked = index(STDLIB / package)
     assert (serial.resolve_processes, forked.resolve_processes) == (1, 3)
+    # extracted in forked processes too (``_procs``): their stat signatures came back with them
+    assert (serial.extract_processes, forked.extract_processes) == (1, 3)
+    assert forked._stats == serial._stats
+    assert [forked._data[p].record for p in forked.files] == [
+        serial._data[p].record for p in serial.files]
     assert content(forked) == content(serial)
     assert forked._deps == serial._deps
     assert list(forked._refs) == list(serial._refs)
@@ -124,8 +129,8 @@ def _check_incremental_after_forked(scratch: str) -> None:
 
 @pytest.mark.parametrize("package", ["asyncio", "email"])
 def test_forked_resolution_gives_the_same_references_and_keys(package: str) -> None:
-    """Files resolved in forked processes (``_fork``): the same references, dependency keys
-    and graph as one process."""
+    """Files extracted and resolved in forked processes (``_procs``, ``_fork``): the same
+    references, dependency keys, file records and graph as one process."""
     _in_a_fresh_interpreter("_check_forked_resolution", package)
 
 

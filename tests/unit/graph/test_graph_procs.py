@@ -1,5 +1,6 @@
-"""Extraction in forked processes (``_procs.map_in_processes``): every item once, in order, the
-same index as one process, and a child that fails costs nothing but time.
+"""Extraction in forked processes (``_procs.map_in_processes``): every item once, in order, an
+incremental index in processes equal to a full one, and a child that fails costs nothing but
+time (a cold index extracted in processes equals one process's: test_graph_parallel.py).
 
 A pytest worker may hold threads (see test_graph_parallel.py), and the map forks only when no
 other thread is alive; so each check runs in an interpreter of its own, as ``fleet index`` does.
@@ -80,20 +81,6 @@ def _check_a_failing_child_costs_only_time() -> None:
         raise AssertionError("a child outlived the map")
 
 
-def _check_forked_extraction_gives_the_same_index(package: str) -> None:
-    from fleet.graph import index
-
-    os.environ["FLEET_GRAPH_THREADS"] = "1"
-    serial = index(STDLIB / package)
-    os.environ["FLEET_GRAPH_THREADS"] = "3"
-    forked = index(STDLIB / package)
-    assert (serial.extract_processes, forked.extract_processes) == (1, 3)
-    assert content(forked) == content(serial)
-    assert forked._stats == serial._stats  # the children's stat signatures came back
-    assert [forked._data[p].record for p in forked.files] == [
-        serial._data[p].record for p in serial.files]
-
-
 def _check_incremental_forked_extraction(scratch: str) -> None:
     from fleet.graph import index
 
@@ -120,11 +107,6 @@ def test_a_failing_child_only_costs_time() -> None:
     """A child that raises or is killed: the caller does its items; an exception in the
     caller's own share is raised and the children are stopped."""
     _in_a_fresh_interpreter("_check_a_failing_child_costs_only_time", module=__name__)
-
-
-def test_forked_extraction_gives_the_same_index() -> None:
-    _in_a_fresh_interpreter("_check_forked_extraction_gives_the_same_index", "asyncio",
-                            module=__name__)
 
 
 def test_incremental_index_extracts_in_forked_processes(tmp_path: Path) -> None:
