@@ -57,6 +57,7 @@ from fleet.merge._unbound import BLOCKS as _BLOCKS
 from fleet.merge._unbound import BUILTINS as _BUILTINS
 from fleet.merge._unbound import flat as _flat
 from fleet.merge._unbound import lost_local as _lost_local
+from fleet.merge._unbound import module_lost as _module_lost
 from fleet.merge._unbound import names as _names
 from fleet.merge._version_parts import version_parts_combined
 
@@ -331,5 +332,5 @@ def unsure(base: str, ours: str, theirs: str, merged: str) -> str | None:
         )
         if hidden:  # mkdocs 9d56fa21d9ef: an import moved under TYPE_CHECKING, a call added
             return f"{sorted(hidden)[0]} is read at run time but bound only for type checking"
-        return _lost_local(trees)
+        return _lost_local(trees) or _module_lost(trees)
     return None

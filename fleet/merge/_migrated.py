@@ -169,8 +169,12 @@ def access_retired(texts: list[str], trees: list[ast.Module], least: int = 2) ->
     base, ours, theirs, merged = (_reads(tree) for tree in trees)
     stdlib = _stdlib_names(trees[0])
     for key, count in base.items():
-        if count < least or not merged[key]:
+        if not merged[key]:
             continue
+        # Base's one use rewritten by one side, while the other adds two or more: the only
+        # call of a method that side renamed (Flexget ``ed2ecf332266``: theirs made the file's
+        # one ``api.schema(...)`` ``api.schema_model(...)``, deleting ``schema``; ours added two).
+        fewest = least if count >= least else 1
         module = stdlib.get(key.split(".")[0])
         never = module is not None and _never_there(module, key)
         if module is not None and not never:
@@ -181,13 +185,15 @@ def access_retired(texts: list[str], trees: list[ast.Module], least: int = 2) ->
         for gone, other, text in ((ours, theirs, texts[1]), (theirs, ours, texts[2])):
             if gone[key] or other[key] <= count or any(gone[twin] for twin in twins):
                 continue
+            if count < least and other[key] < count + 2:
+                continue
             kept, dropped, rerouted = _rewritten(texts[0], text, key)
             deeper = 0 if head.split(".")[0] in ("self", "cls") else len(  # self may delegate
                 re.findall(rf"\b{re.escape(head)}(?:\.\w+)+\.{last}\b", text)
             )
             if rerouted * 2 > kept + dropped and not never and deeper * 2 < kept:
                 continue  # the same attribute through another receiver: the old path may work
-            if kept >= least and kept * 2 >= count and dropped * 4 <= kept:
+            if kept >= fewest and kept * 2 >= count and dropped * 4 <= kept:
                 return f"one side rewrote every {key}; the other adds uses of it"
     return None
 
