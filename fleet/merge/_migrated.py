@@ -43,7 +43,8 @@ humans rewrote the new code. The file conflicts instead.
   new repr; ours added a docstring whose doctest expects ``EmptySet()``).
 
 - :func:`~fleet.merge._module_prefix.prefix_retired`: a module path prefix one side renamed in
-  every import while the other adds an import under the old one (wagtail ``340226b340c0``).
+  every import while the other adds an import under the old one (wagtail ``340226b340c0``), or
+  made implicit relative imports explicit while the other adds one (PyGithub ``f9c4303c53b3``).
 - :func:`~fleet.merge._source_moved.source_retired`: a name imported from a module the other
   side moved its imports away from (fastapi ``bbcc7cafa6b5``, poetry ``56564f4694f2``).
 - :func:`~fleet.merge._ordering.used_before_bound`: a statement placed above the definition it
@@ -65,7 +66,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from fleet.merge import _parsed
-from fleet.merge._module_prefix import prefix_retired
+from fleet.merge._module_prefix import implicit_relative_retired, prefix_retired
 from fleet.merge._ordering import used_before_bound
 from fleet.merge._retired_names import fixture_retired, member_removed
 from fleet.merge._source_moved import source_retired
@@ -388,6 +389,7 @@ def retired_spelling(base: str, ours: str, theirs: str, merged: str) -> str | No
         or doc_line_retired(texts, trees)
         or keyword_retired(trees)
         or prefix_retired(texts, trees)
+        or implicit_relative_retired(trees)
         or import_left_unused(trees)
         or used_before_bound(trees)
         or fixture_retired(trees)

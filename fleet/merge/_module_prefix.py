@@ -34,6 +34,16 @@ new one (replaced, not deleted: one side dropping a dependency is no rename; one
 another module is none either), the side's text no longer holds the old prefix anywhere, and
 the result imports under the old prefix only through import lines the other side added, each
 from a module base never imports (another name from a module that stays is no sign).
+
+:func:`implicit_relative_retired`: Python 2's implicit relative imports made explicit by one side
+(PyGithub ``f9c4303c53b3``, ``github/tests/AllTests.py``, the twenty-first unseen set: ours
+added ``from __future__ import absolute_import`` and made each of the 81 ``from Tag import *``
+``from .Tag import *``; theirs added ``from Traffic import *`` among them, kept so by the clean
+merge: ``Traffic`` is a sibling module, an ``ImportError`` now). The file conflicts when a side
+turned two or more module-level ``from M import`` of base into ``from .M import`` and kept no
+absolute import of them, while the result keeps an absolute ``from N import`` that only the
+other side added, of a module base never imports, placed there right beside an import of
+base that the first side turned relative.
 """
 
 from __future__ import annotations
@@ -43,7 +53,7 @@ import re
 
 from fleet.merge import _parsed
 
-__all__ = ["prefix_retired"]
+__all__ = ["implicit_relative_retired", "prefix_retired"]
 
 _Imports = set[tuple[str, frozenset[str]]]
 
@@ -181,5 +191,35 @@ def prefix_retired(texts: list[str], trees: list[ast.Module]) -> str | None:
                 return (
                     f"one side renamed every import under {old} to {new}; the other adds one "
                     f"under {old}"
+                )
+    return None
+
+
+def _top_from(tree: ast.Module) -> list[tuple[int, str | None]]:
+    """(level, module) of each module-level statement, (-1, None) where it is no ``from``
+    import."""
+    return [(node.level, node.module) if isinstance(node, ast.ImportFrom) else (-1, None)
+            for node in tree.body]
+
+
+def implicit_relative_retired(trees: list[ast.Module]) -> str | None:
+    """``trees``: base, ours, theirs, result (see the module docstring)."""
+    base, ours, theirs, merged = (_top_from(tree) for tree in trees)
+    absolute = {module for level, module in base if level == 0 and module}
+    kept = {module for level, module in merged if level == 0 and module}
+    for side, other in ((ours, theirs), (theirs, ours)):
+        relative = {module for level, module in side if level == 1 and module}
+        still = {module for level, module in side if level == 0 and module}
+        made = (absolute & relative) - still
+        if len(made) < 2:
+            continue
+        for at, (level, module) in enumerate(other):
+            if level != 0 or not module or module in absolute or module not in kept:
+                continue
+            beside = other[max(at - 1, 0) : at] + other[at + 1 : at + 2]
+            if any(lvl == 0 and near in made for lvl, near in beside):
+                return (
+                    f"{module} is imported as a top-level module beside imports the other "
+                    f"side made relative (from .{min(made)} ...)"
                 )
     return None
