@@ -32,7 +32,6 @@ humans rewrote the new code. The file conflicts instead.
   more, having rewritten the lines in place, while the other side adds uses of it and the result
   keeps them (pip ``110a26f0edf0``: theirs made the backend write ``{name}-config.json``, ours
   added tests reading ``"config.json"``).
-
 - :func:`keyword_retired`: a keyword that base passes to one callee at least three times, that
   one side passes no more while it passes a keyword of a new name about as often, while the
   other side adds calls with the old one (luigi ``9d0b84da438b``: ours made every
@@ -41,10 +40,10 @@ humans rewrote the new code. The file conflicts instead.
 - :func:`doc_line_retired`: the same for a docstring line, a doctest's expected output above all
   (sympy ``9a476c49a542``: theirs made every ``EmptySet()`` output ``EmptySet``, the singleton's
   new repr; ours added a docstring whose doctest expects ``EmptySet()``).
-
 - :func:`~fleet.merge._module_prefix.prefix_retired`: a module path prefix one side renamed in
   every import while the other adds an import under the old one (wagtail ``340226b340c0``), or
-  made implicit relative imports explicit while the other adds one (PyGithub ``f9c4303c53b3``).
+  made implicit relative imports explicit while the other adds one (PyGithub ``f9c4303c53b3``);
+  :mod:`fleet.merge._exports`: an ``__all__`` one side wrote, missing the other's new imports.
 - :func:`~fleet.merge._source_moved.source_retired`: a name imported from a module the other
   side moved its imports away from (fastapi ``bbcc7cafa6b5``, poetry ``56564f4694f2``).
 - :func:`~fleet.merge._ordering.used_before_bound`: a statement placed above the definition it
@@ -66,6 +65,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from fleet.merge import _parsed
+from fleet.merge._exports import export_missed
 from fleet.merge._module_prefix import implicit_relative_retired, prefix_retired
 from fleet.merge._ordering import used_before_bound
 from fleet.merge._retired_names import fixture_retired, member_removed
@@ -395,4 +395,5 @@ def retired_spelling(base: str, ours: str, theirs: str, merged: str) -> str | No
         or fixture_retired(trees)
         or member_removed(trees)
         or source_retired(trees)
+        or export_missed(texts, trees)
     )
