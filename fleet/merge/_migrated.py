@@ -60,7 +60,6 @@ from __future__ import annotations
 import ast
 import difflib
 import re
-import sys
 from collections import Counter
 from collections.abc import Callable
 
@@ -70,6 +69,7 @@ from fleet.merge._module_prefix import implicit_relative_retired, prefix_retired
 from fleet.merge._ordering import used_before_bound
 from fleet.merge._retired_names import fixture_retired, member_removed
 from fleet.merge._source_moved import source_retired
+from fleet.merge._stdlib_reads import module_names, never_there, stdlib_names
 from fleet.merge._unused_import import import_left_unused
 
 __all__ = [
@@ -82,7 +82,6 @@ __all__ = [
 ]
 
 _TOKEN = re.compile(r"\w+|\S")
-_STDLIB = frozenset(sys.stdlib_module_names)
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
 
 
@@ -132,43 +131,16 @@ def _reads(tree: ast.Module) -> Counter[str]:
     )
 
 
-def _stdlib_names(tree: ast.Module) -> dict[str, str]:
-    """Each name an ``import`` of a standard-library module binds, with the module it names."""
-    bound: dict[str, str] = {}
-    for node in _parsed.of(_parsed.nodes(tree), ast.Import):
-        for alias in node.names:
-            top = alias.name.split(".")[0]
-            if top in _STDLIB:  # ``import a.b`` binds ``a``; ``import a.b as c`` binds ``a.b``
-                bound[alias.asname or top] = alias.name if alias.asname else top
-    return bound
-
-
-def _never_there(module: str, key: str) -> bool:
-    """Whether the read ``key`` (``os.join``) through the standard-library ``module`` cannot
-    work: the module, already loaded in this process (nothing is imported here), and each
-    module on the way hold no such name, and none provides names lazily (a module
-    ``__getattr__``, a package's submodule not loaded). Anything else, or a name on a class or
-    function, counts as there."""
-    found = sys.modules.get(module)
-    for part in key.split(".")[1:]:
-        if not isinstance(found, type(sys)):
-            return False
-        names = vars(found)
-        if part in names:
-            found = names[part]
-            continue
-        submodule = sys.modules.get(f"{found.__name__}.{part}")
-        if submodule is not None:
-            found = submodule
-            continue
-        return "__getattr__" not in names and "__path__" not in names
-    return False
+def _calls(text: str, key: str) -> int:
+    """How many times ``text`` calls ``key`` itself (``api.schema(``, not ``x.api.schema(``)."""
+    return len(re.findall(rf"(?<![\w.]){re.escape(key)}\s*\(", text))
 
 
 def access_retired(texts: list[str], trees: list[ast.Module], least: int = 2) -> str | None:
     """``texts`` and ``trees``: base, ours, theirs, result (see the module docstring)."""
     base, ours, theirs, merged = (_reads(tree) for tree in trees)
-    stdlib = _stdlib_names(trees[0])
+    stdlib = stdlib_names(trees[0])
+    modules = module_names(trees[0])
     for key, count in base.items():
         if not merged[key]:
             continue
@@ -177,17 +149,19 @@ def access_retired(texts: list[str], trees: list[ast.Module], least: int = 2) ->
         # one ``api.schema(...)`` ``api.schema_model(...)``, deleting ``schema``; ours added two).
         fewest = least if count >= least else 1
         module = stdlib.get(key.split(".")[0])
-        never = module is not None and _never_there(module, key)
+        never = module is not None and never_there(module, key)
         if module is not None and not never:
             continue
         head, _, last = key.rpartition(".")
         twins = {head + "." + _CAMEL.sub(r"_\1", last).lower(), head + "." + last.lstrip("_")}
         twins.discard(key)
-        for gone, other, text in ((ours, theirs, texts[1]), (theirs, ours, texts[2])):
+        for gone, other, text, added in ((ours, theirs, texts[1], texts[2]),
+                                         (theirs, ours, texts[2], texts[1])):
             if gone[key] or other[key] <= count or any(gone[twin] for twin in twins):
                 continue
-            if count < least and other[key] < count + 2:
-                continue
+            if count < least and (head.split(".")[0] in modules or _calls(texts[0], key) != count
+                                  or _calls(added, key) < count + 2):
+                continue  # a module's function, or a prefix of longer reads (``np.testing``)
             kept, dropped, rerouted = _rewritten(texts[0], text, key)
             deeper = 0 if head.split(".")[0] in ("self", "cls") else len(  # self may delegate
                 re.findall(rf"\b{re.escape(head)}(?:\.\w+)+\.{last}\b", text)

@@ -254,3 +254,23 @@ def test_the_one_use_of_a_method_renamed_while_the_other_side_adds_two_is_a_conf
         DATABASE, DATABASE_OURS, DATABASE_THEIRS, DATABASE_OURS.replace(
             "plugins_schema = api.schema(", "plugins_schema = api.schema_model("))) == (
         "one side rewrote every api.schema; the other adds uses of it")
+
+
+def test_a_module_read_once_and_rewritten_is_no_rename() -> None:
+    """plotly.py ``5fb9ee3ae6ff`` (the twenty-first set, found by the A/B of the rule above):
+    ours rewrote the file's one ``np.testing.assert_array_almost_equal(...)``, theirs added two
+    ``np.testing.assert_almost_equal(...)``; ``np.testing`` is a module's, read as a prefix of
+    longer names: the merge the humans made too."""
+    base = (
+        "import numpy as np\n\n\ndef test_contour():\n"
+        "    np.testing.assert_array_almost_equal(a, b, decimal=3)\n"
+    )
+    ours = base.replace("np.testing.assert_array_almost_equal(a, b, decimal=3)",
+                        "assert a == pytest.approx(b)")
+    theirs = base + (
+        "\n\ndef compare(x, y):\n    np.testing.assert_almost_equal(x[0], y[0])\n"
+        "    np.testing.assert_almost_equal(x[1], y[1])\n"
+    )
+    merged = ours + theirs[len(base):]
+    texts = [base, ours, theirs, merged]
+    assert access_retired(texts, _trees(*texts)) is None
