@@ -51,6 +51,7 @@ from fleet.merge._calls import keyword_dropped
 from fleet.merge._crossed import added_beside_moved, call_misfit, decorator_dropped
 from fleet.merge._diff3 import ascending, both_inserted, compose_disjoint, diff3
 from fleet.merge._readonly import proxy_written
+from fleet.merge._sides_agree import agreed_lost, builtin_base_lost, param_unread, union_doubled
 from fleet.merge._slots import slot_added_outside
 from fleet.merge._twice import added_twice, added_under_two_names, applied_twice, comments_not_kept
 from fleet.merge._unbound import BLOCKS as _BLOCKS
@@ -301,6 +302,10 @@ def unsure(base: str, ours: str, theirs: str, merged: str) -> str | None:
         or added_beside_moved(trees)
         or slot_added_outside(trees)
         or proxy_written(trees)
+        or param_unread(trees)
+        or agreed_lost([base, ours, theirs, merged], trees)
+        or union_doubled(trees)
+        or builtin_base_lost(trees)
     )
     if twice is not None:
         return twice

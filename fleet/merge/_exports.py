@@ -8,7 +8,9 @@ Qiskit ``23e5f118a8ee``, ``qiskit/synthesis/multi_controlled/__init__.py``: thei
 added them to it). The file conflicts when one side added a module-level ``__all__`` (a list or
 tuple of strings) that base does not have, holding every public name that side imports at
 module level (two at least), and the result keeps it without a public name that only the other
-side imports.
+side imports. The same for the module's own public ``def`` and ``class`` names (strawberry
+``600c5e2d972d``, the twenty-second set: theirs listed the module's three classes, ours added
+``SubscriptionExecutionResult``, left out).
 """
 
 from __future__ import annotations
@@ -52,6 +54,15 @@ def _imported(tree: ast.Module) -> set[str]:
     return names
 
 
+def _defined(tree: ast.Module) -> set[str]:
+    """The public names of the module's own top-level ``def`` and ``class`` statements."""
+    return {
+        stmt.name for stmt in tree.body
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+        and not stmt.name.startswith("_")
+    }
+
+
 def export_missed(texts: list[str], trees: list[ast.Module]) -> str | None:
     """``texts`` and ``trees``: base, ours, theirs, result (see the module docstring)."""
     if "__all__" in texts[0] or "__all__" not in texts[3]:
@@ -59,13 +70,14 @@ def export_missed(texts: list[str], trees: list[ast.Module]) -> str | None:
     merged = _listed(trees[3])
     if merged is None:
         return None
-    imported = _imported(trees[3])
-    for side, other in ((trees[1], trees[2]), (trees[2], trees[1])):
-        listed = _listed(side)
-        own = _imported(side)
-        if listed is None or len(own) < 2 or not own <= listed:
-            continue
-        missed = sorted((_imported(other) - own - _imported(trees[0])) & imported - merged)
-        if missed:
-            return f"{missed[0]} is imported but not in the __all__ the other side wrote"
+    for kind, names in (("imported", _imported), ("defined", _defined)):
+        present = names(trees[3])
+        for side, other in ((trees[1], trees[2]), (trees[2], trees[1])):
+            listed = _listed(side)
+            own = names(side)
+            if listed is None or len(own) < 2 or not own <= listed:
+                continue
+            missed = sorted((names(other) - own - names(trees[0])) & present - merged)
+            if missed:
+                return f"{missed[0]} is {kind} but not in the __all__ the other side wrote"
     return None
