@@ -100,20 +100,21 @@ def param_unread(trees: list[ast.Module]) -> str | None:
     return None
 
 
-def _changed(text_a: str, node_a: ast.AST, text_b: str, node_b: ast.AST) -> bool:
-    return ast.get_source_segment(text_a, node_a) != ast.get_source_segment(text_b, node_b)
+def _lines(lines: list[str], node: ast.AST) -> list[str]:
+    return lines[node.lineno - 1 : node.end_lineno]  # type: ignore[attr-defined]
 
 
 def agreed_lost(texts: list[str], trees: list[ast.Module]) -> str | None:
     """``texts`` and ``trees``: base, ours, theirs, result (see the module docstring)."""
     base, ours, theirs, merged = (_functions(tree) for tree in trees)
+    lines = [text.splitlines() for text in texts[:3]]
     for qualname, result in merged.items():
         before, one, two = base.get(qualname), ours.get(qualname), theirs.get(qualname)
         if before is None or one is None or two is None:
             continue
-        if not (_changed(texts[0], before, texts[1], one)
-                and _changed(texts[0], before, texts[2], two)):
-            continue  # the text both sides changed is the rare case: only then the trees
+        old = _lines(lines[0], before)
+        if old == _lines(lines[1], one) or old == _lines(lines[2], two):
+            continue  # lines both sides changed are the rare case: only then the trees
         agreed = ast.dump(one)
         if agreed != ast.dump(two) or agreed == ast.dump(before):
             continue
