@@ -13,6 +13,7 @@ from fleet.merge._line import line_merge
 from fleet.merge._merge3 import after_line_stage
 from fleet.merge._result import Clean, Conflicted
 from fleet.merge._sides_agree import agreed_lost, builtin_base_lost, param_unread, union_doubled
+from fleet.merge._unused_import import import_left_unused
 
 
 def _trees(*texts: str) -> list[ast.Module]:
@@ -233,3 +234,51 @@ def test_each_excerpt_merges_to_a_conflict_or_to_what_its_check_accepts() -> Non
             assert export_missed(texts, trees) is None
         else:
             assert isinstance(result, Conflicted)
+
+
+# Zope 4a96a238ac1a, src/OFS/misc_.py: theirs moved two imports out of the class body to module
+# level; ours deleted the icons that read them (and, in another file, one of the packages).
+MISC = '''from os.path import dirname
+
+from App.ImageFile import ImageFile
+
+
+class p_:
+    "Shared system information"
+
+    here = dirname(__file__)
+    broken = ImageFile('www/broken.gif', here)
+
+    import OFS
+    ofs_dir = dirname(OFS.__file__)
+    User_icon = ImageFile('www/User_icon.gif', ofs_dir)
+
+    import HelpSys
+    HelpSys_icon = ImageFile('images/HelpSys.gif', dirname(HelpSys.__file__))
+'''
+MISC_OURS = MISC.replace('''
+    import OFS
+    ofs_dir = dirname(OFS.__file__)
+    User_icon = ImageFile('www/User_icon.gif', ofs_dir)
+
+    import HelpSys
+    HelpSys_icon = ImageFile('images/HelpSys.gif', dirname(HelpSys.__file__))
+''', '''    locked = ImageFile('www/modified.gif', here)
+''')
+MISC_THEIRS = MISC.replace("from App.ImageFile import ImageFile\n",
+                           "from App.ImageFile import ImageFile\nimport HelpSys\nimport OFS\n"
+                           ).replace("    import OFS\n", "").replace("    import HelpSys\n", "")
+
+
+def test_an_import_moved_to_module_level_that_the_other_side_stopped_reading_is_found() -> None:
+    wrong = MISC_OURS.replace("from App.ImageFile import ImageFile\n",
+                              "from App.ImageFile import ImageFile\nimport HelpSys\nimport OFS\n")
+    assert import_left_unused(_trees(MISC, MISC_OURS, MISC_THEIRS, wrong)) == (
+        "an import of HelpSys one side moved to module level is left unused")
+    assert import_left_unused(_trees(MISC, MISC_OURS, MISC_THEIRS, MISC_OURS)) is None
+    line = line_merge(MISC, MISC_OURS, MISC_THEIRS)
+    result = after_line_stage(MISC, MISC_OURS, MISC_THEIRS, "src/OFS/misc_.py", line)
+    if isinstance(result, Clean):
+        assert import_left_unused(_trees(MISC, MISC_OURS, MISC_THEIRS, result.text)) is None
+    else:
+        assert isinstance(result, Conflicted)
