@@ -136,6 +136,19 @@ def _calls(text: str, key: str) -> int:
     return len(re.findall(rf"(?<![\w.]){re.escape(key)}\s*\(", text))
 
 
+def _line_for_line(base: str, side: str, key: str) -> bool:
+    """Whether each run of base lines calling ``key`` that ``side`` changed was replaced by as
+    many lines (a call rewritten in place, not a body put in its place)."""
+    lines_b, lines_s = base.splitlines(), side.splitlines()
+    call = re.compile(rf"(?<![\w.]){re.escape(key)}\s*\(")
+    matcher = difflib.SequenceMatcher(None, lines_b, lines_s, autojunk=False)
+    return all(
+        b2 - b1 == s2 - s1
+        for op, b1, b2, s1, s2 in matcher.get_opcodes()
+        if op != "equal" and any(call.search(line) for line in lines_b[b1:b2])
+    )
+
+
 def access_retired(texts: list[str], trees: list[ast.Module], least: int = 2) -> str | None:
     """``texts`` and ``trees``: base, ours, theirs, result (see the module docstring)."""
     base, ours, theirs, merged = (_reads(tree) for tree in trees)
@@ -160,8 +173,10 @@ def access_retired(texts: list[str], trees: list[ast.Module], least: int = 2) ->
             if gone[key] or other[key] <= count or any(gone[twin] for twin in twins):
                 continue
             if count < least and (head.split(".")[0] in modules or _calls(texts[0], key) != count
-                                  or _calls(added, key) < count + 2):
-                continue  # a module's function, or a prefix of longer reads (``np.testing``)
+                                  or _calls(added, key) < count + 2
+                                  or not _line_for_line(texts[0], text, key)):
+                continue  # a module's function, a prefix of longer reads (``np.testing``), a
+                # call replaced by other code (pyglet ``4dba2daf861d``: one ``set_region`` inlined)
             kept, dropped, rerouted = _rewritten(texts[0], text, key)
             deeper = 0 if head.split(".")[0] in ("self", "cls") else len(  # self may delegate
                 re.findall(rf"\b{re.escape(head)}(?:\.\w+)+\.{last}\b", text)

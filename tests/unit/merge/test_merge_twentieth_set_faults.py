@@ -274,3 +274,38 @@ def test_a_module_read_once_and_rewritten_is_no_rename() -> None:
     merged = ours + theirs[len(base):]
     texts = [base, ours, theirs, merged]
     assert access_retired(texts, _trees(*texts)) is None
+
+
+def test_a_call_replaced_by_its_body_at_one_place_is_no_rename() -> None:
+    """pyglet ``4dba2daf861d`` (the twenty-second set, found by the A/B of the one-use reading):
+    theirs put ``set_region``'s work in place of the file's one ``attribute.set_region(...)``,
+    ours added two more calls; the method stays, and the humans kept ours' calls."""
+    base = (
+        "class VertexList:\n    def set_attribute_data(self, name, data):\n"
+        "        attribute = self.domain.attribute_names[name]\n"
+        "        attribute.set_region(attribute.buffer, self.start, self.count, data)\n"
+    )
+    theirs = base.replace(
+        "        attribute.set_region(attribute.buffer, self.start, self.count, data)\n",
+        "        start = attribute.count * self.start\n"
+        "        end = attribute.count * self.count + start\n"
+        "        attribute.buffer.data[start:end] = data\n"
+        "        attribute.buffer.invalidate_region(self.start, self.count)\n")
+    ours = base + (
+        "\n    def set_instance(self, attribute, instance_id, data):\n"
+        "        attribute.set_region(attribute.buffer, instance_id - 1, 1, data)\n"
+        "\n    def resize(self, attribute, count, data):\n"
+        "        attribute.set_region(attribute.buffer, self.start, count, data)\n"
+    )
+    merged = theirs + ours[len(base):]
+    texts = [base, ours, theirs, merged]
+    assert access_retired(texts, _trees(*texts)) is None
+    renamed = theirs.replace(
+        "        start = attribute.count * self.start\n"
+        "        end = attribute.count * self.count + start\n"
+        "        attribute.buffer.data[start:end] = data\n"
+        "        attribute.buffer.invalidate_region(self.start, self.count)\n",
+        "        attribute.set_data(attribute.buffer, self.start, self.count, data)\n")
+    texts = [base, ours, renamed, renamed + ours[len(base):]]
+    assert access_retired(texts, _trees(*texts)) == (
+        "one side rewrote every attribute.set_region; the other adds uses of it")
