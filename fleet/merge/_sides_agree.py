@@ -79,6 +79,11 @@ def _bound_first(body: list[ast.stmt], name: str) -> bool:
     return False
 
 
+def _uses(body: list[ast.stmt], name: str) -> bool:
+    """Whether ``body`` reads the parameter ``name``: reads it, not after binding it anew."""
+    return _reads(body, name) and not _bound_first(body, name)
+
+
 def param_unread(trees: list[ast.Module]) -> str | None:
     """``trees``: base, ours, theirs, result (see the module docstring)."""
     base, ours, theirs, merged = (_functions(tree) for tree in trees)
@@ -92,9 +97,9 @@ def param_unread(trees: list[ast.Module]) -> str | None:
             if own is None:
                 continue
             for name in sorted((_params(own) - _params(before)) & taken):
-                if not _reads(own.body, name):
-                    continue
-                if not _reads(result.body, name) or _bound_first(result.body, name):
+                if not _uses(own.body, name):
+                    continue  # the side's own body binds it anew first (ptb ``4de323ae7ff4``)
+                if not _uses(result.body, name):
                     return (f"{qualname} takes {name}, which one side added and read, but "
                             "never reads it")
     return None

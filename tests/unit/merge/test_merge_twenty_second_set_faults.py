@@ -282,3 +282,21 @@ def test_an_import_moved_to_module_level_that_the_other_side_stopped_reading_is_
         assert import_left_unused(_trees(MISC, MISC_OURS, MISC_THEIRS, result.text)) is None
     else:
         assert isinstance(result, Conflicted)
+
+
+def test_a_parameter_the_side_itself_binds_anew_before_reading_is_not_a_use() -> None:
+    """python-telegram-bot ``4de323ae7ff4`` (found by the A/B of ``param_unread``): both sides
+    renamed the fixture ``cdp`` to ``dp``, which the test binds anew (``dp =
+    updater.dispatcher``) before it reads it; the merge the humans made too."""
+    base = (
+        "class TestBasePersistence:\n    def test_handlers(self, cdp, bot):\n"
+        "        updater = Updater(bot=bot, use_context=True)\n"
+        "        dp = updater.dispatcher\n        dp.add_handler(known_user)\n"
+    )
+    ours = base.replace("cdp, bot", "dp, bot").replace("bot=bot, use_context=True", "bot=bot")
+    theirs = base.replace("cdp, bot", "dp, bot").replace(
+        "        dp.add_handler(known_user)\n",
+        "        dp.add_handler(known_user)\n        dp.add_handler(known_chat)\n")
+    merged = ours.replace("        dp.add_handler(known_user)\n",
+                          "        dp.add_handler(known_user)\n        dp.add_handler(known_chat)\n")
+    assert param_unread(_trees(base, ours, theirs, merged)) is None
