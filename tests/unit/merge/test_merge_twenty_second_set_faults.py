@@ -298,5 +298,6 @@ def test_a_parameter_the_side_itself_binds_anew_before_reading_is_not_a_use() ->
         "        dp.add_handler(known_user)\n",
         "        dp.add_handler(known_user)\n        dp.add_handler(known_chat)\n")
     merged = ours.replace("        dp.add_handler(known_user)\n",
-                          "        dp.add_handler(known_user)\n        dp.add_handler(known_chat)\n")
+                          "        dp.add_handler(known_user)\n"
+                          "        dp.add_handler(known_chat)\n")
     assert param_unread(_trees(base, ours, theirs, merged)) is None
