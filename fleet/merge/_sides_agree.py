@@ -7,7 +7,9 @@ keeps in a form that no longer does what that side wrote.
   ``286bb70337ff``, 13 test clients: theirs replaced the module-level ``schema`` the view was
   given with a ``schema`` parameter; ours rewrote that same use to ``self.schema =
   get_schema(schema_config)``; the merge kept both, so a caller's schema was ignored, and in
-  ``channels.py`` the parameter was bound anew before it was read).
+  ``channels.py`` the parameter was bound anew before it was read). A body that binds the
+  parameter anew before reading it reads the parameter on no side (python-telegram-bot
+  ``4de323ae7ff4``: a fixture both sides renamed, shadowed by the test).
 - :func:`agreed_lost`: a function both sides changed the same way (equal syntax trees, comments
   aside) that the result holds otherwise (psutil ``2b59a12cc00e``: both sides made one
   ``if ... raise`` an ``if ... pass`` / ``elif ... raise``, one above a comment and one below;
