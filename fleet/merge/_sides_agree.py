@@ -30,6 +30,7 @@ import builtins
 from collections.abc import Iterator
 
 from fleet.merge import _parsed
+from fleet.merge._unbound import flat
 
 __all__ = ["agreed_lost", "builtin_base_lost", "param_unread", "union_doubled"]
 
@@ -40,8 +41,6 @@ _BUILTIN_BASES = {"dict", "list", "set", "frozenset", "str", "bytes", "tuple", "
 def _defs(body: list[ast.stmt], prefix: str = "") -> Iterator[tuple[str, ast.AST]]:
     """(qualified name, node) of every function and class, nested ones included, in the scope's
     statements (inside ``if``/``try``/``with`` blocks too)."""
-    from fleet.merge._unbound import flat
-
     for stmt in flat(body):
         if isinstance(stmt, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
             name = f"{prefix}{stmt.name}"

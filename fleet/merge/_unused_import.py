@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 
 from fleet.merge import _parsed
+from fleet.merge._unbound import flat
 
 __all__ = ["import_left_unused"]
 
@@ -50,8 +51,6 @@ def _local_imports(tree: ast.Module) -> set[str]:
 
 def _module_imports(tree: ast.Module) -> set[str]:
     """The names bound by the module's own imports (inside ``if``/``try``/``with`` too)."""
-    from fleet.merge._unbound import flat
-
     return {
         alias.asname or alias.name.split(".")[0]
         for stmt in flat(tree.body) if isinstance(stmt, ast.Import | ast.ImportFrom)
