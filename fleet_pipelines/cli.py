@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         module_name, _, func = FAST_PATHS[args[0]].partition(":")
         module = importlib.import_module(module_name)
         return int(getattr(module, func)(args[1:]))
-    from fleet_pipelines._startup import heavy_imports, own_process
+    from fleet_pipelines._startup import end_process, heavy_imports, own_process
 
     if argv is None:  # the process's own entry (the console script), not a caller's function
         own_process()
@@ -77,8 +77,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         run(args, standalone_mode=True)
     except SystemExit as exc:
-        return int(exc.code or 0) if isinstance(exc.code, int | None) else 1
-    return 0
+        code = int(exc.code or 0) if isinstance(exc.code, int | None) else 1
+    else:
+        code = 0
+    # the console script's own process: without the teardown where the command allowed it
+    return end_process(code) if argv is None else code
 
 
 _EMBEDDED: list[Any] = []

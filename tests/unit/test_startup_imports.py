@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import gc
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from fleet.graph import SymbolGraph
 from fleet_pipelines._startup import heavy_imports
 
 
@@ -96,3 +99,63 @@ def test_main_called_again_reuses_one_command_and_reads_the_environment_each_tim
         assert f"no fleet store at sqlite:///{tmp_path / name}.db" in \
             "".join(capsys.readouterr()), name
     assert cli._embedded_command() is command
+
+
+_ENDING = (
+    "import atexit, sys, threading\n"
+    "from fleet_pipelines._startup import end_process, own_process, skip_teardown\n"
+    "class Freed:\n"
+    "    def __del__(self):\n"
+    "        sys.stderr.write('freed\\n')\n"
+    "kept = Freed()  # its __del__ runs only if the interpreter tears the module down\n"
+    "atexit.register(lambda: sys.stderr.write('exit handler\\n'))\n"
+    "sys.stdout.write('buffered, no newline')  # to a pipe: still in the buffer\n"
+    "{setup}\n"
+    "sys.exit(end_process(3))\n"
+)
+
+
+def _end(setup: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", _ENDING.format(setup=setup)],
+                          capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_a_command_that_allows_it_ends_without_the_teardown_but_with_its_output_and_handlers(
+        ) -> None:
+    done = _end("own_process(); skip_teardown()")
+    assert done.returncode == 3
+    assert done.stdout == "buffered, no newline"  # flushed before the end
+    assert done.stderr == "exit handler\n"  # the handlers ran, nothing was freed
+
+
+@pytest.mark.parametrize("setup", [
+    "skip_teardown()",  # not fleet's own process (a test, a server calling main)
+    "own_process()",  # fleet's own, but the command did not allow it
+    # another thread alive: the interpreter waits for it at exit
+    "own_process(); skip_teardown()\n"
+    "threading.Thread(target=threading.Event().wait, args=(0.5,)).start()",
+])
+def test_otherwise_the_process_ends_as_usual(setup: str) -> None:
+    done = _end(setup)
+    assert done.returncode == 3
+    assert done.stdout == "buffered, no newline"
+    assert done.stderr.splitlines() == ["exit handler", "freed"]
+
+
+def test_fleet_index_ends_without_the_teardown_and_its_summary_and_snapshot_are_whole(
+        tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "a.py").write_text("def f():\n    return g()\n\ndef g():\n    return 1\n")
+    fleet = Path(sys.executable).with_name("fleet")
+    snapshot = tmp_path / "graph.pickle"
+    done = subprocess.run(
+        [str(fleet), "index", str(repo), "-o", str(snapshot), "--json", "-q"],
+        capture_output=True, text=True, timeout=120, check=False,
+        env={**os.environ, "PYTHONVERBOSE": "1"})
+    assert done.returncode == 0, done.stderr
+    stats = json.loads(done.stdout)  # the whole summary reached the pipe
+    assert stats["files"] == 1 and stats["snapshot"] == str(snapshot)
+    # PYTHONVERBOSE prints "# cleanup[...]" as the interpreter tears its modules down
+    assert "# cleanup" not in done.stderr
+    assert "a.py::f" in SymbolGraph.load(snapshot).symbols
