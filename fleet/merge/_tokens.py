@@ -13,6 +13,7 @@ a changed token comes with the whitespace of the side that changed it.
 
 from __future__ import annotations
 
+import ast
 import io
 import keyword
 import tokenize
@@ -195,6 +196,75 @@ def _positions_shifted(
     return False
 
 
+def _compare_operands(
+    text: str, keys: list[Key], pieces: list[str]
+) -> list[list[tuple[int, int]]]:
+    """Each comparison of the statement ``text`` (its tokens ``keys``, ``pieces`` as
+    :func:`_pieces` gives them): the token span (start, end) of each of its operands."""
+    try:
+        tree = pyast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    starts, offset = [], 0
+    for (_, string), piece in zip(keys, pieces, strict=True):
+        offset += len(piece)
+        starts.append(offset - len(string))
+    lines = text.splitlines(keepends=True)
+    line_starts = [0]
+    for line in lines:
+        line_starts.append(line_starts[-1] + len(line))
+
+    def at(lineno: int, col: int) -> int:  # ``ast`` columns count UTF-8 bytes
+        prefix = lines[lineno - 1].encode()[:col]
+        return line_starts[lineno - 1] + len(prefix.decode(errors="ignore"))
+
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            spans = []
+            for operand in (node.left, *node.comparators):
+                low = at(operand.lineno, operand.col_offset)
+                high = at(operand.end_lineno or operand.lineno, operand.end_col_offset or 0)
+                inside = [index for index, start in enumerate(starts) if low <= start < high]
+                if inside:
+                    spans.append((inside[0], inside[-1] + 1))
+            out.append(spans)
+    return out
+
+
+def _operands_reconciled(
+    base: tuple[str, list[Key], list[str]],
+    changes: tuple[list[tuple[int, int, int, int]], ...],
+    sides: list[list[Key]],
+) -> bool:
+    """Both sides added to a different operand of one comparison, keeping its tokens: a method
+    call or subscript after it, a call around it, something inside it. Each made the two
+    operands agree its own way, and both ways at once compare something else again
+    (jupyter_server 0e8bd97c7acb: ``str(found) == result`` made ``... == result.replace("/",
+    os.sep)`` on one side and ``str(found).replace(os.sep, "/") == ...`` on the other, the same
+    Windows fix twice; merged, it fails wherever the separator is not ``/``). A side that
+    replaced an operand's tokens (a new expected value, a renamed attribute) does not count."""
+    if not all(any(i1 == i2 for i1, i2, _, _ in side) for side in changes):
+        return False  # a side inserted nothing
+    text, keys_b, pieces_b = base
+    for spans in _compare_operands(text, keys_b, pieces_b):
+        added: list[set[int]] = []
+        for side_changes, keys_s in zip(changes, sides, strict=True):
+            operands = set()
+            for i1, i2, j1, j2 in side_changes:
+                new = [key for key in keys_s[j1:j2] if key[0] not in _BLANK]
+                if i1 != i2 or not new:
+                    continue
+                for number, (start, end) in enumerate(spans):
+                    if (start < i1 < end or (i1 == end and new[0][1] in _OPEN | {"."})
+                            or (i1 == start and new[-1][1] == "(")):
+                        operands.add(number)
+            added.append(operands)
+        if any(one != other for one in added[0] for other in added[1]):
+            return True
+    return False
+
+
 def _pieces(text: str) -> tuple[list[Key], list[str], str] | None:
     """The statement's tokens as keys (type, string), each token's text with the whitespace and
     line continuations before it, and what follows the last token; None if it does not
@@ -287,6 +357,9 @@ def merge_tokens(base: str, ours: str, theirs: str) -> str | None:
     if _callee_vs_arguments(keys_b, (ours_own, theirs_changes)):
         return None
     if _positions_shifted(keys_b, (ours_own, theirs_changes), [keys_o, keys_t]):
+        return None
+    if _operands_reconciled((base, keys_b, pieces_b), (ours_own, theirs_changes),
+                            [keys_o, keys_t]):
         return None
     in_ours = _matched(keys_b, keys_o)
     edits = sorted(

@@ -288,9 +288,9 @@ def applied_twice(base: str, ours: str, theirs: str, merged: str) -> str | None:
     runs: set[tuple[str, ...]] = set()
     for region_base, region_ours, region_theirs in regions:
         in_base = _tokens(region_base)
-        runs |= _trailers(in_base, _tokens(region_ours)) & _trailers(
-            in_base, _tokens(region_theirs)
-        )
+        ours_runs = _trailers(in_base, _tokens(region_ours))
+        if ours_runs:  # theirs' diff only where ours inserted a trailer: both must have
+            runs |= ours_runs & _trailers(in_base, _tokens(region_theirs))
     if not runs:
         return None
     whole = [_tokens(text.splitlines(keepends=True)) for text in (ours, theirs, merged)]
