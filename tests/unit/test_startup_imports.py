@@ -159,3 +159,18 @@ def test_fleet_index_ends_without_the_teardown_and_its_summary_and_snapshot_are_
     # PYTHONVERBOSE prints "# cleanup[...]" as the interpreter tears its modules down
     assert "# cleanup" not in done.stderr
     assert "a.py::f" in SymbolGraph.load(snapshot).symbols
+
+
+def test_fleet_graph_edges_ends_without_the_teardown_and_prints_every_edge(
+        tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "a.py").write_text("def f():\n    return g()\n\ndef g():\n    return 1\n")
+    fleet = Path(sys.executable).with_name("fleet")
+    done = subprocess.run([str(fleet), "graph", "edges", str(repo), "--json"],
+                          capture_output=True, text=True, timeout=120, check=False,
+                          env={**os.environ, "PYTHONVERBOSE": "1"})
+    assert done.returncode == 0, done.stderr
+    assert {"src": "a.py::f", "dst": "a.py::g", "line": 2, "kind": "calls"} in json.loads(
+        done.stdout)
+    assert "# cleanup" not in done.stderr
