@@ -142,35 +142,34 @@ def test_otherwise_the_process_ends_as_usual(setup: str) -> None:
     assert done.stderr.splitlines() == ["exit handler", "freed"]
 
 
-def test_fleet_index_ends_without_the_teardown_and_its_summary_and_snapshot_are_whole(
-        tmp_path: Path) -> None:
+def _fleet_verbose(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``fleet ARGS`` run as the console script on a one-file repository (``{repo}`` in
+    ``args``) under ``PYTHONVERBOSE``, which prints "# cleanup[...]" as the interpreter tears its
+    modules down."""
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "a.py").write_text("def f():\n    return g()\n\ndef g():\n    return 1\n")
     fleet = Path(sys.executable).with_name("fleet")
-    snapshot = tmp_path / "graph.pickle"
-    done = subprocess.run(
-        [str(fleet), "index", str(repo), "-o", str(snapshot), "--json", "-q"],
-        capture_output=True, text=True, timeout=120, check=False,
-        env={**os.environ, "PYTHONVERBOSE": "1"})
+    done = subprocess.run([str(fleet), *(a.format(repo=repo) for a in args)],
+                          capture_output=True, text=True, timeout=120, check=False,
+                          env={**os.environ, "PYTHONVERBOSE": "1"})
     assert done.returncode == 0, done.stderr
+    return done
+
+
+def test_fleet_index_ends_without_the_teardown_and_its_summary_and_snapshot_are_whole(
+        tmp_path: Path) -> None:
+    snapshot = tmp_path / "graph.pickle"
+    done = _fleet_verbose(tmp_path, "index", "{repo}", "-o", str(snapshot), "--json", "-q")
     stats = json.loads(done.stdout)  # the whole summary reached the pipe
     assert stats["files"] == 1 and stats["snapshot"] == str(snapshot)
-    # PYTHONVERBOSE prints "# cleanup[...]" as the interpreter tears its modules down
     assert "# cleanup" not in done.stderr
     assert "a.py::f" in SymbolGraph.load(snapshot).symbols
 
 
 def test_fleet_graph_edges_ends_without_the_teardown_and_prints_every_edge(
         tmp_path: Path) -> None:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    (repo / "a.py").write_text("def f():\n    return g()\n\ndef g():\n    return 1\n")
-    fleet = Path(sys.executable).with_name("fleet")
-    done = subprocess.run([str(fleet), "graph", "edges", str(repo), "--json"],
-                          capture_output=True, text=True, timeout=120, check=False,
-                          env={**os.environ, "PYTHONVERBOSE": "1"})
-    assert done.returncode == 0, done.stderr
+    done = _fleet_verbose(tmp_path, "graph", "edges", "{repo}", "--json")
     assert {"src": "a.py::f", "dst": "a.py::g", "line": 2, "kind": "calls"} in json.loads(
         done.stdout)
     assert "# cleanup" not in done.stderr
