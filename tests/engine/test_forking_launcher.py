@@ -120,6 +120,7 @@ def _sweeping(git_repo: Path, tmp_path: Path
     finally:
         if sweep.poll() is None:
             sweep.kill()
+        sweep.wait()  # reaped here: not left to warn in whichever test collects it
 
 
 def _forked(instance: Any, job_prefix: str) -> Any:
@@ -183,7 +184,10 @@ def test_a_run_terminated_through_the_launcher_ends_canceled_with_its_worker_gon
         run = _wait("a forked fix run", lambda: _forked(instance, "fix_"), sweep, log,
                     poll_s=0.01)
         _boot, pid, start = run.tags[RUN_WORKER_TAG].split(":")
-        assert instance.run_launcher.terminate(run.run_id)
+        terminated = instance.run_launcher.terminate(run.run_id)
+        now = instance.get_run_by_id(run.run_id)
+        assert terminated, (now.status if now else None, start, _start_ticks(int(pid)),
+                            _engine_messages(instance, run.run_id), log.read_text()[-3000:])
         sweep.wait(900)
         ended = instance.get_run_by_id(run.run_id)
         assert ended is not None and ended.status == DagsterRunStatus.CANCELED, (
