@@ -47,6 +47,7 @@ from fleet.graph._index import (
 from fleet.graph._lang import LANGUAGE_NAMES
 from fleet.graph._model import FileRecord, Reference, Symbol
 from fleet.graph._persist import ForeignSnapshot, SnapshotError
+from fleet.graph._save_fork import PendingSave, check_writable, save_started
 
 load = SymbolGraph.load
 
@@ -62,15 +63,18 @@ __all__ = [
     "FileRecord",
     "ForeignSnapshot",
     "IndexingError",
+    "PendingSave",
     "Progress",
     "Reference",
     "SnapshotError",
     "Symbol",
     "SymbolGraph",
+    "check_writable",
     "index",
     "is_test_file",
     "load",
     "python_extractor",
     "read_source",
+    "save_started",
     "source_files",
 ]

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from fleet.graph import ForeignSnapshot, SymbolGraph
 
 __all__ = ["PHASES", "edges", "graph_app", "index_command", "register", "show", "snapshot_key"]
@@ -73,13 +75,15 @@ def _foreign_line(exc: ForeignSnapshot, repo: Path) -> str:
 
 
 def _build(path: Path, out: Path | None, quiet: bool, every: float = 5.0,
-           exclude: tuple[str, ...] = (), repository: str | None = None) -> SymbolGraph:
-    """Index ``path`` (incrementally from the snapshot ``out`` when it loads), save to ``out``.
-    Progress on stderr unless ``quiet``: a bar on a terminal, lines elsewhere."""
+           exclude: tuple[str, ...] = (), repository: str | None = None
+           ) -> tuple[SymbolGraph, dict[str, Any]]:
+    """Index ``path`` (incrementally from the snapshot ``out`` when it loads), save to ``out``;
+    the graph and its ``stats()``. Progress on stderr unless ``quiet``: a bar on a terminal,
+    lines elsewhere. A snapshot that cannot be written fails before the index starts."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from fleet.graph import ForeignSnapshot, SnapshotError, SymbolGraph, index
+    from fleet.graph import ForeignSnapshot, SnapshotError, SymbolGraph, check_writable, index
 
     repository = (snapshot_key(path) or "") if repository is None else repository
     previous = None
@@ -90,19 +94,18 @@ def _build(path: Path, out: Path | None, quiet: bool, every: float = 5.0,
             raise  # another repository's: refused, never overwritten
         except SnapshotError:
             previous = None  # rebuilt from scratch and overwritten below
+    if out is not None:
+        check_writable(out)
     if quiet or not sys.stderr.isatty():
         lines = None if quiet else _Lines(every)
         graph = index(path, previous=previous, exclude=exclude,
                       progress=lines.progress if lines is not None else None,
                       phase=lines.phase if lines is not None else None)
-        if out is not None:
-            if lines is not None:
-                lines.phase("save")
-            graph.save(out, repository=repository)
+        stats = _saved(graph, out, repository, lines.phase if lines is not None else None)
         if lines is not None:
             print(f"done     {time.monotonic() - lines.started:6.1f} s  "
                   f"(CPU {time.process_time():.1f} s)", file=sys.stderr)
-        return graph
+        return graph, stats
     with Progress(
         TextColumn("{task.fields[phase]:<9}"), BarColumn(), MofNCompleteColumn(),
         TimeElapsedColumn(), TextColumn("{task.description}"), transient=True,
@@ -122,10 +125,29 @@ def _build(path: Path, out: Path | None, quiet: bool, every: float = 5.0,
 
         graph = index(path, previous=previous, progress=progress, phase=phase,
                       exclude=exclude)
-        if out is not None:
-            phase("save")
-            graph.save(out, repository=repository)
-    return graph
+        stats = _saved(graph, out, repository, phase)
+    return graph, stats
+
+
+def _saved(graph: SymbolGraph, out: Path | None, repository: str,
+           phase: Callable[[str], None] | None) -> dict[str, Any]:
+    """``graph.stats()``, and ``graph`` saved to ``out`` meanwhile: by a forked child where the
+    index may use more than one process (``fleet.graph.save_started``), the counts and the
+    condensation computed here while it writes."""
+    from fleet.graph import save_started
+
+    if out is None:
+        return graph.stats()
+    if phase is not None:
+        phase("save")
+    pending = save_started(graph, out, repository)
+    try:
+        stats = graph.stats()
+        pending.wait()
+    except BaseException:
+        pending.cancel()
+        raise
+    return stats
 
 
 def _summary(stats: dict[str, Any]) -> str:
@@ -178,18 +200,17 @@ def index_command(
 
             mirror = working_repository(path)
             with base_tree(mirror, "HEAD") as tree:  # the remote HEAD's files
-                graph = _build(tree, out, quiet=quiet, every=every, exclude=tuple(exclude or ()),
-                               repository=snapshot_key(mirror))
+                _, stats = _build(tree, out, quiet=quiet, every=every,
+                                  exclude=tuple(exclude or ()), repository=snapshot_key(mirror))
         else:
-            graph = _build(Path(path), out, quiet=quiet, every=every,
-                           exclude=tuple(exclude or ()))
+            _, stats = _build(Path(path), out, quiet=quiet, every=every,
+                              exclude=tuple(exclude or ()))
     except ForeignSnapshot as exc:
         print(_foreign_line(exc, Path(path)), file=sys.stderr)
         raise typer.Exit(2) from None
     except (IndexingError, FleetError) as exc:
         print(str(exc), file=sys.stderr)
         raise typer.Exit(2) from None
-    stats = graph.stats()
     off = os.environ.get("FLEET_GRAPH_NATIVE") == "0"
     stats["python_extractor"] = (
         "C walk" if python_extractor() == "native"
