@@ -133,3 +133,17 @@ def test_a_module_the_compiler_refuses_is_told_apart() -> None:
     assert not _merge_judge.compiles(wrong)
     assert not _merge_judge.compiles("def f(a, a):\n    pass\n")
     assert _merge_judge.compiles('if 1 is not 1:\n    x = "\\d"\n')  # warnings only
+
+
+def test_an_import_every_version_has_and_the_humans_dropped_is_their_edit() -> None:
+    # webargs 38423b57faad: both sides rewrote the import line (so no one line is "kept by both
+    # and dropped"), each still binding ``old``; the humans dropped ``old`` themselves.
+    base = "from lib import old, Error, thing\n\n__all__ = ('old', 'thing')\n"
+    ours = "from lib import old, thing\n\n__all__ = ('old', 'thing')\n"
+    theirs = "from lib import old, Error, thing, new\n\n__all__ = ('old', 'thing')\n"
+    merged = "from lib import old, thing, new\n\n__all__ = ('old', 'thing')\n"
+    human = "from lib import thing, new\n\n__all__ = ('old', 'thing')\n"
+    assert human_override(merged, human, (base, ours, theirs))
+    # A name one side stopped binding, kept by the merge, is a fault of the merge, not this.
+    ours_drops = "from lib import thing\n\n__all__ = ('old', 'thing')\n"
+    assert not human_override(merged, human, (base, ours_drops, theirs))
