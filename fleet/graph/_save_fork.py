@@ -16,6 +16,7 @@ is done in the caller before :func:`save_started` returns, as before.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import signal
 from pathlib import Path
@@ -42,20 +43,22 @@ def save_failure(path: Path, exc: BaseException) -> SnapshotError:
 
 
 def check_writable(path: Path) -> None:
-    """Raise :class:`SnapshotError` (one line) unless a snapshot can be written at ``path``:
-    its folder made if missing, its temp file created and removed. Checked before an index
-    starts, so a ``-o`` that cannot be written fails in a second, not after the whole index."""
-    temp = _temp_of(path)
+    """Raise :class:`SnapshotError` (one line) unless a snapshot could be written at ``path``:
+    not a directory itself, and its nearest existing folder one this process may create files
+    in (nothing is created). Checked before an index starts, so a ``-o`` that cannot be
+    written fails in a second, not after the whole index."""
     try:
         if path.is_dir():
-            raise IsADirectoryError(21, "it is a directory", str(path))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(temp, "ab"):
-            pass
+            raise IsADirectoryError(errno.EISDIR, "it is a directory", str(path))
+        folder = path.parent
+        while not folder.exists() and folder != folder.parent:
+            folder = folder.parent
+        if not folder.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, "Not a directory", str(folder))
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise PermissionError(errno.EACCES, "Permission denied", str(folder))
     except OSError as exc:
         raise save_failure(path, exc) from None
-    if temp.stat().st_size == 0:  # not another save's temp file, half written
-        _remove(temp)
 
 
 def _temp_of(path: Path) -> Path:

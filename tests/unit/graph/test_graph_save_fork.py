@@ -102,9 +102,9 @@ def test_a_snapshot_saved_by_a_forked_child(tmp_path: Path) -> None:
 
 
 def test_check_writable_names_the_snapshot_and_leaves_nothing(tmp_path: Path) -> None:
-    fresh = tmp_path / "new" / "graph.pickle"
-    check_writable(fresh)  # its folder made, its temp file made and removed
-    assert fresh.parent.is_dir() and list(fresh.parent.iterdir()) == []
+    fresh = tmp_path / "new" / "deeper" / "graph.pickle"
+    check_writable(fresh)  # a folder the save will make: nothing made now
+    assert not (tmp_path / "new").exists()
     (tmp_path / "file").write_text("")
     for bad, why in ((tmp_path / "file" / "graph.pickle", "not a directory"),
                      (tmp_path, "it is a directory")):
@@ -112,6 +112,8 @@ def test_check_writable_names_the_snapshot_and_leaves_nothing(tmp_path: Path) ->
             check_writable(bad)
         assert str(caught.value).startswith(f"could not write the graph snapshot {bad}: ")
         assert why in str(caught.value).lower()
+    with pytest.raises(SnapshotError, match="Permission denied"):
+        check_writable(Path("/proc/sys/graph.pickle"))  # read-only for everyone, root too
 
 
 def test_index_with_a_snapshot_it_cannot_write_fails_before_indexing(tmp_path: Path) -> None:
