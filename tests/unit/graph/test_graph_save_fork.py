@@ -128,3 +128,20 @@ def test_index_with_a_snapshot_it_cannot_write_fails_before_indexing(tmp_path: P
         assert done.stderr.splitlines() == [done.stderr.strip()], done.stderr  # one line
         assert done.stderr.startswith(f"could not write the graph snapshot {out}: ")
         assert "Traceback" not in done.stderr
+
+
+def test_a_save_done_here_that_fails_raises_one_line_and_keeps_the_snapshot(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fleet.graph import save_started
+
+    monkeypatch.setenv("FLEET_GRAPH_THREADS", "1")  # one process wanted: saved here
+    graph = index(_repo(tmp_path / "repo"))
+    target = tmp_path / "graph.pickle"
+    graph.save(target)
+    before = target.read_bytes()
+    (tmp_path / "graph.pickle.tmp").mkdir()  # where the save writes first
+    with pytest.raises(SnapshotError) as caught:
+        save_started(graph, target, min_files=0)
+    assert str(caught.value).startswith(f"could not write the graph snapshot {target}: ")
+    assert "\n" not in str(caught.value)
+    assert target.read_bytes() == before
