@@ -34,7 +34,7 @@ from fleet.graph._index import gc_paused
 from fleet.graph._model import FileData, FileRecord, RawRef, Reference, Symbol
 from fleet.graph._refs import FileRefs, RawRefs
 
-__all__ = ["FORMAT", "ForeignSnapshot", "SnapshotError", "load", "save"]
+__all__ = ["FORMAT", "ForeignSnapshot", "SnapshotError", "load", "save", "temp_path"]
 
 # 7: parenthesised single assignment targets are variables; names NFKC-normalised
 # 8: type facts (attribute types, return annotations, properties, __all__) and call-chain
@@ -105,6 +105,11 @@ class ForeignSnapshot(SnapshotError):
                          "(another --out, or remove the file)")
 
 
+def temp_path(path: Path) -> Path:
+    """Where a save writes before renaming onto ``path``."""
+    return path.with_name(path.name + ".tmp")
+
+
 def save(graph: SymbolGraph, path: Path, repository: str = "") -> Path:
     """Write atomically (temp file + rename), recording ``repository``; returns the path."""
     with gc_paused():  # the collector would rescan the graph's millions of objects
@@ -153,7 +158,7 @@ def _save(graph: SymbolGraph, path: Path, repository: str) -> Path:
                  for p, ks in graph._deps.items()),
     }
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = temp_path(path)
     with open(tmp, "wb") as fh:
         pickle.dump(header, fh, protocol=pickle.HIGHEST_PROTOCOL)
         # one pickle per column, straight into the file (no bytes copy of all the symbols)

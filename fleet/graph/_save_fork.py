@@ -23,7 +23,7 @@ from pathlib import Path
 
 from fleet.graph._extract_native import threads
 from fleet.graph._graph import SymbolGraph
-from fleet.graph._persist import SnapshotError, save
+from fleet.graph._persist import SnapshotError, save, temp_path
 from fleet.graph._procs import forkable, stop
 
 __all__ = ["MIN_FILES", "PendingSave", "check_writable", "save_failure", "save_started"]
@@ -61,10 +61,6 @@ def check_writable(path: Path) -> None:
         raise save_failure(path, exc) from None
 
 
-def _temp_of(path: Path) -> Path:
-    return path.with_name(path.name + ".tmp")  # as ``_persist._save`` names it
-
-
 class PendingSave:
     """A save under way in child ``pid`` (``None``: already done in the caller)."""
 
@@ -88,14 +84,14 @@ class PendingSave:
             _, status = os.waitpid(pid, 0)
         except BaseException:  # interrupted while waiting: no child left behind
             stop(pid)
-            _remove(_temp_of(self.path))
+            _remove(temp_path(self.path))
             raise
         finally:
             os.close(errors)
         code = os.waitstatus_to_exitcode(status)
         if code == 0:
             return self.path
-        _remove(_temp_of(self.path))
+        _remove(temp_path(self.path))
         if message:
             raise SnapshotError(message)
         how = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
@@ -108,7 +104,7 @@ class PendingSave:
             stop(self.pid)
             os.close(self._errors)
             self.pid = self._errors = None
-            _remove(_temp_of(self.path))
+            _remove(temp_path(self.path))
 
 
 def save_started(graph: SymbolGraph, path: Path, repository: str = "", *,
@@ -133,7 +129,7 @@ def save_started(graph: SymbolGraph, path: Path, repository: str = "", *,
     try:
         save(graph, path, repository)
     except OSError as exc:
-        _remove(_temp_of(path))
+        _remove(temp_path(path))
         raise save_failure(path, exc) from None
     return PendingSave(path)
 
@@ -150,7 +146,7 @@ def _child(graph: SymbolGraph, path: Path, repository: str, errors: int) -> None
             failure = save_failure(path, exc) if isinstance(exc, OSError) else SnapshotError(
                 f"could not write the graph snapshot {path}: {type(exc).__name__}: {exc}")
             os.write(errors, str(failure).encode(errors="replace")[:_MESSAGE_BYTES])
-            _remove(_temp_of(path))
+            _remove(temp_path(path))
     finally:
         os._exit(code)  # no atexit handlers, no flushing of the caller's buffers, no freeing
 
