@@ -213,7 +213,7 @@ class Toolbox:
         result = self.sandbox.run(
             argv,
             cwd=self.workspace.path,
-            env=sandbox_env(),
+            env=sandbox_env(tree=self.workspace.path),
             timeout=self.command_timeout_s,
             limits=Limits(wall_s=self.command_timeout_s),
         )

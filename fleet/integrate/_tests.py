@@ -13,6 +13,7 @@ from fleet.verify.execution import (
     blocked_plugins,
     collect_unlisted,
     parse_junit,
+    sandbox_env,
     target_python,
 )
 
@@ -41,9 +42,8 @@ def pytest_runner(sandbox: Sandbox, tests: Sequence[str] = (), timeout: float = 
                 *blocked_plugins(interpreter, tree),
                 "--continue-on-collection-errors", f"--junitxml={REPORT}",
                 "-o", "junit_family=xunit1", *tests]
-        env = {"PATH": f"{Path(interpreter).parent}:/usr/local/bin:/usr/bin:/bin",
-               "PYTHONDONTWRITEBYTECODE": "1",
-               "HOME": "/tmp", "LANG": "C.UTF-8"}
+        # the gates' environment: the same PATH, and the tree's source roots on PYTHONPATH
+        env = sandbox_env(interpreter, tree)
         res = collect_unlisted(
             sandbox.run(argv, cwd=tree, env=env, timeout=timeout), tree, tests,
             lambda named: sandbox.run([*argv, *named], cwd=tree, env=env, timeout=timeout))

@@ -58,7 +58,8 @@ FORMAT = 1
 MAX_AGE_S = 6 * 3600
 _GATE_VERSION = hashlib.sha256(
     b"".join(Path(m).read_bytes() for m in (__file__, execution.__file__,
-                                            Path(__file__).with_name("dynamic.py")))
+                                            Path(__file__).with_name("dynamic.py"),
+                                            Path(__file__).with_name("layout.py")))
 ).hexdigest()[:16]
 
 # Prints what a run in ``python`` depends on, for any Python from 2.7 on (venvs of 3.6 here).

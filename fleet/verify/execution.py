@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fleet.verify._plugins import blocked_plugins
+from fleet.verify.layout import source_roots
 from sandbox import EndReason, ExecResult, Limits, Sandbox
 
 __all__ = [
@@ -66,16 +67,22 @@ def interpreter_name(python: str) -> str:
     return python
 
 
-def sandbox_env(python: str | None = None) -> dict[str, str]:
+def sandbox_env(python: str | None = None, tree: Path | None = None) -> dict[str, str]:
     """The whole environment a sandboxed command gets (never the orchestrator's secrets), with
-    ``python``'s directory (default :func:`target_python`) first on ``PATH``."""
-    return {
+    ``python``'s directory (default :func:`target_python`) first on ``PATH`` and, for a command
+    run in ``tree``, the tree's source roots (``src``: :func:`fleet.verify.layout.source_roots`)
+    on ``PYTHONPATH``, relative to it, so the tree's code is imported, never an installed copy."""
+    env = {
         "PATH": f"{Path(python or target_python()).parent}:/usr/local/bin:/usr/bin:/bin",
         "HOME": "/tmp",
         "LANG": "C.UTF-8",
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONHASHSEED": "0",
     }
+    roots = source_roots(tree) if tree is not None else ()
+    if roots:
+        env["PYTHONPATH"] = os.pathsep.join(roots)
+    return env
 
 
 @dataclass
@@ -216,7 +223,7 @@ def unlisted_test_files(tree: Path) -> list[str]:
 def run(sandbox: Sandbox, tree: Path, argv: Sequence[str], timeout_s: float,
         python: str | None = None) -> ExecResult:
     return sandbox.run(
-        argv, cwd=tree, env=sandbox_env(python), timeout=timeout_s,
+        argv, cwd=tree, env=sandbox_env(python, tree), timeout=timeout_s,
         limits=Limits(wall_s=timeout_s),
     )
 
