@@ -50,6 +50,7 @@ def run_sweep(settings: FleetSettings, dagster_home: Path, local: bool = False,
     from contextlib import nullcontext
 
     from rich.console import Console
+    from rich.text import Text
 
     from fleet_pipelines._startup import heavy_imports
 
@@ -74,9 +75,9 @@ def run_sweep(settings: FleetSettings, dagster_home: Path, local: bool = False,
                     "re-execute them"] if local else [])
 
         def say(message: str) -> None:
-            for line in [*notices, message]:
-                status.update(line)
-                console.log(line)
+            for line in [*notices, message]:  # paths and run ids: text, never rich markup
+                status.update(Text(line))
+                console.log(Text(line))
             notices.clear()
 
         engine = nullcontext() if local else submitting(instance, settings.env(), say)

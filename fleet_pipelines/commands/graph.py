@@ -108,7 +108,8 @@ def _build(path: Path, out: Path | None, quiet: bool, every: float = 5.0,
         return graph, stats
     with Progress(
         TextColumn("{task.fields[phase]:<9}"), BarColumn(), MofNCompleteColumn(),
-        TimeElapsedColumn(), TextColumn("{task.description}"), transient=True,
+        # a file's path is text, never markup (a ``[slug].py`` would be a tag)
+        TimeElapsedColumn(), TextColumn("{task.description}", markup=False), transient=True,
         console=Console(stderr=True),
     ) as bar:
         task = bar.add_task("", total=None, phase=PHASES["index"])
