@@ -4,7 +4,8 @@ A codemod built on :class:`ScopedCodemodCommand` rewrites only nodes that start 
 ``spans`` it was given (byte offsets into the UTF-8 source, end exclusive), so a work unit edits
 exactly its own symbols; ``spans=None`` means the whole module. Imports the rewrite needs are
 added (and imports it made unused are removed) at module level, outside the spans, by LibCST's
-``AddImportsVisitor``/``RemoveImportsVisitor``.
+``AddImportsVisitor``/``RemoveImportsVisitor``, each name added to an existing ``from`` import
+put in the statement's order (:mod:`._import_order`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from typing import ClassVar
 import libcst as cst
 from libcst.codemod import CodemodContext, VisitorBasedCodemodCommand
 from libcst.metadata import ByteSpanPositionProvider, ProviderT, QualifiedNameProvider
+
+from fleet.campaigns.codemods._import_order import place_added_names
 
 Span = tuple[int, int]
 
@@ -58,6 +61,12 @@ class ScopedCodemodCommand(VisitorBasedCodemodCommand):
             None if spans is None else tuple(sorted((int(s[0]), int(s[1])) for s in spans))
         )
         self.changes = 0
+
+    def transform_module(self, tree: cst.Module) -> cst.Module:
+        """The rewrite, then the imports it needs and no longer needs (LibCST), each name it
+        added to an existing ``from`` import put where the statement's order puts it
+        (:mod:`._import_order`)."""
+        return place_added_names(tree, super().transform_module(tree))
 
     def in_scope(self, node: cst.CSTNode) -> bool:
         if self.spans is None:

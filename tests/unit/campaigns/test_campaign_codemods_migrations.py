@@ -23,7 +23,7 @@ class TestMigratePydanticV2(CodemodTest):
                     orm_mode = True
         """
         after = """
-            from pydantic import ConfigDict, BaseModel
+            from pydantic import BaseModel, ConfigDict
 
 
             class APIModel(BaseModel):
@@ -42,7 +42,7 @@ class TestMigratePydanticV2(CodemodTest):
             DEFAULTS = BaseConfig
         """
         kept = """
-            from pydantic import ConfigDict, BaseConfig, BaseModel
+            from pydantic import BaseConfig, BaseModel, ConfigDict
 
 
             class APIModel(BaseModel):
@@ -83,7 +83,7 @@ class TestMigratePydanticV2(CodemodTest):
                 return user.json()
         '''
         after = '''
-            from pydantic import ConfigDict, field_validator, model_validator, BaseModel
+            from pydantic import BaseModel, ConfigDict, field_validator, model_validator
             import json
 
 
@@ -126,7 +126,7 @@ class TestMigratePydanticV2(CodemodTest):
                     return v
         """
         after = """
-            from pydantic import field_validator, BaseModel, Field
+            from pydantic import BaseModel, Field, field_validator
 
 
             class Plan(BaseModel):
@@ -235,7 +235,7 @@ class TestMigratePydanticV2PostRootValidator(CodemodTest):
                 return Invite.from_orm(body).dict()
         """
         after = """
-            from pydantic import model_validator, BaseModel
+            from pydantic import BaseModel, model_validator
 
 
             class Invite(BaseModel):

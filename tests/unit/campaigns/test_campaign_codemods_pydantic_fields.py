@@ -104,7 +104,7 @@ class TestFieldSemantics(CodemodTest):
         after = """
             from typing import Optional
 
-            from pydantic import PrivateAttr, BaseModel, Field
+            from pydantic import BaseModel, Field, PrivateAttr
 
 
             class BaseSchema(BaseModel):
@@ -180,7 +180,7 @@ class TestFieldSemantics(CodemodTest):
         after = """
             from typing import Union
 
-            from pydantic import ConfigDict, BaseModel
+            from pydantic import BaseModel, ConfigDict
 
 
             class JSFEnum(BaseModel):

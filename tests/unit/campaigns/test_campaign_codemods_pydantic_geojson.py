@@ -55,7 +55,7 @@ class TestGeojsonPydanticConstructs(CodemodTest):
         after = """
             from typing import Generic, List, Optional, TypeVar, Union
 
-            from pydantic import BaseModel, field_validator, Field, conlist
+            from pydantic import BaseModel, Field, conlist, field_validator
 
             G = TypeVar("G")
 
