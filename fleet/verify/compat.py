@@ -84,11 +84,13 @@ def gate_compat(trees: Trees, files: Iterable[FilePatch]) -> Verdict:
         was = "" if need_before is None else f" ({version_text(need_before)} before)"
         raised.append(f"{fp.new_path} needs Python {version_text(need_after)}{was}: "
                       f"{'; '.join(why[:5]) or 'vermin'}")
-    details = {"floor": version_text(floor), "sources": list(target.sources),
-               "raised": raised}
+    details: dict[str, object] = {"floor": version_text(floor),
+                                  "sources": list(target.sources), "raised": raised,
+                                  "python2_not_judged": target.python2}
     if raised:
         return Verdict("compat", "reject", f"the patch raises the minimum Python above "
                        f"{version_text(floor)}, the oldest the target supports "
                        f"({'; '.join(target.sources)}): " + "; ".join(raised), details)
+    python2 = f"; {target.python2_note()}" if target.python2 else ""
     return Verdict("compat", "accept", f"{checked} Python file(s) still run on "
-                   f"{version_text(floor)}+ ({'; '.join(target.sources)})", details)
+                   f"{version_text(floor)}+ ({'; '.join(target.sources)}){python2}", details)

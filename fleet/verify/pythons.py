@@ -115,6 +115,8 @@ def plan(root: Path, target: str, setting: str | None = None,
     if absent:
         notes.append(f"supported but not on this machine: "
                      f"{', '.join(version_text(v) for v in absent)}")
+    if supported.python2:
+        notes.append(supported.python2_note())
     note = ""
     if notes:
         note = f"pythons ({supported.describe()}): " + "; ".join(notes)

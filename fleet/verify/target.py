@@ -26,8 +26,8 @@ __all__ = [
 Version = tuple[int, int]
 #: The CPython 3 minors a target may declare (what a specifier is evaluated over).
 KNOWN: tuple[Version, ...] = tuple((3, minor) for minor in range(0, 15))
-_CLASSIFIER = re.compile(r"Programming Language :: Python :: (3)\.(\d+)\b")
-_ENV = re.compile(r"\bpy(3)(\d{1,2})\b")
+_CLASSIFIER = re.compile(r"Programming Language :: Python :: ([23])\.(\d+)\b")
+_ENV = re.compile(r"\bpy([23])(\d{1,2})\b")
 _NOX = re.compile(r"python\s*=\s*\[?([^\]\n)]*)")
 
 
@@ -42,6 +42,9 @@ class TargetPythons:
 
     versions: tuple[Version, ...] = ()
     sources: tuple[str, ...] = ()
+    #: the target also declares Python 2 (``python_requires>=2.7``, a ``Python :: 2.7``
+    #: classifier, a ``py27`` environment): the gates judge Python 3 only, and say so
+    python2: bool = False
 
     @property
     def floor(self) -> Version | None:
@@ -50,8 +53,14 @@ class TargetPythons:
     def describe(self) -> str:
         if not self.versions:
             return "the target declares no supported Python"
-        return (f"the target supports Python {version_text(self.versions[0])}+ "
+        also = "2.7 and " if self.python2 else ""
+        return (f"the target supports Python {also}{version_text(self.versions[0])}+ "
                 f"({'; '.join(self.sources)})")
+
+    def python2_note(self) -> str:
+        """One line on the declared Python 2 support nothing here judges, or ``""``."""
+        return ("Python 2.7, also declared, is not judged: the gates hold a patch to Python 3 "
+                "only") if self.python2 else ""
 
 
 def supported_pythons(root: Path) -> TargetPythons:
@@ -63,9 +72,12 @@ def supported_pythons(root: Path) -> TargetPythons:
     if spec is not None:
         versions = [v for v in KNOWN if spec.contains(f"{version_text(v)}.0")
                     or spec.contains(f"{version_text(v)}.99")]
+        python2 = spec.contains("2.7.0") or spec.contains("2.7.18")
     else:
-        versions = sorted(_listed(root, sources))
-    return TargetPythons(tuple(versions), tuple(sources))
+        listed = _listed(root, sources)
+        versions = sorted(v for v in listed if v in KNOWN)
+        python2 = any(v[0] == 2 for v in listed)
+    return TargetPythons(tuple(versions), tuple(sources), python2 and bool(versions))
 
 
 def _specifier(root: Path, sources: list[str]) -> SpecifierSet | None:
@@ -126,7 +138,8 @@ def _setup_kwarg(source: str, name: str) -> str | None:
 
 
 def _listed(root: Path, sources: list[str]) -> set[Version]:
-    """Minors named by classifiers (setup.py, setup.cfg, pyproject) and tox/nox environments."""
+    """Minors named by classifiers (setup.py, setup.cfg, pyproject) and tox/nox environments
+    (Python 2's among them: the caller tells them apart)."""
     out: set[Version] = set()
     for name in ("setup.py", "setup.cfg", "pyproject.toml"):
         got = {(int(a), int(b)) for a, b in _CLASSIFIER.findall(_text(root / name))}
@@ -140,11 +153,11 @@ def _listed(root: Path, sources: list[str]) -> set[Version]:
         out |= got
     nox = _text(root / "noxfile.py")
     got = {(int(a), int(b)) for value in _NOX.findall(nox)
-           for a, b in re.findall(r"[\"'](3)\.(\d+)[\"']", value)}
+           for a, b in re.findall(r"[\"']([23])\.(\d+)[\"']", value)}
     if got:
         sources.append(f"noxfile.py pythons {', '.join(version_text(v) for v in sorted(got))}")
         out |= got
-    return {v for v in out if v in KNOWN}
+    return {v for v in out if v in KNOWN or v == (2, 7)}
 
 
 def _text(path: Path) -> str:

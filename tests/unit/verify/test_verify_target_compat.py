@@ -62,7 +62,7 @@ def test_the_utcnow_fix_spells_timezone_utc_below_3_11() -> None:
     params = target_params("datetime-utcnow", PYJWT)
     assert params == {"min_python": "3.6"}
     code = apply_codemod("datetime-utcnow", source, params, path="jwt/api_jwt.py").code  # type: ignore[union-attr]
-    assert "from datetime import timezone, datetime, timedelta\n" in code  # libcst adds first
+    assert "from datetime import datetime, timedelta, timezone\n" in code  # in the order
     assert "timegm(datetime.now(timezone.utc).utctimetuple())" in code
     assert "UTC" not in code.replace("utctimetuple", "")
     assert needs(code)[0] is not None and needs(code)[0] <= (3, 6)  # type: ignore[operator]
