@@ -321,7 +321,11 @@ def _fill(report: CampaignReport, store: StoreResource, campaign: Campaign,
         report.self_merge = str(payload.get("message") or payload["reason"])
 
 
-def _line(text: str, limit: int = 160) -> str:
+def _line(text: str, limit: int = 320) -> str:
+    """The first line of ``text``, cut at ``limit``: long enough for the interpreter's path and
+    the failing test's id (WebOb: "[/.../bin/python] 18 test file(s) by the graph, imports
+    and names: tests/test_response.py::test_set_cookie_expires_is_datetime_tz_and_max_age_is_None
+    passed before and failed after" lost the test's name at 160)."""
     first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     return first if len(first) <= limit else first[:limit - 3] + "..."
 

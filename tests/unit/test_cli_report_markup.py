@@ -36,3 +36,19 @@ def test_evidence_and_names_with_brackets_are_printed_as_they_are(
     for text in (WHY, "src/[slug].py", "campaign c[/x]", "fleet/c/[/i]", "t.py::test[/a]",
                  "file:///srv/[repo]/pulls/1", "[red]refused[/red]", "[dagster]"):
         assert text in out, (text, out)
+
+
+def test_a_rejected_rows_why_keeps_the_failing_tests_id() -> None:
+    from fleet.types import Verdict
+    from fleet.unit import UnitResult
+    from fleet_pipelines.commands._sweep import outcome
+
+    evidence = ("[/tmp/s31/real/webob-venv/bin/python] 18 test file(s) by the graph, imports and "
+                "names: tests/test_response.py::test_set_cookie_expires_is_datetime_tz_and_max_"
+                "age_is_None passed before and failed after\npythons (...): not run on 3.7")
+    result = UnitResult("u", "datetime-utcnow", "rejected", "0" * 40,
+                        verdicts=(Verdict("applies", "accept", "applies"),
+                                  Verdict("impacted_tests", "reject", evidence)))
+    status, why = outcome(result)
+    assert status == "rejected"
+    assert why == f"impacted_tests — {evidence.splitlines()[0]}"
