@@ -39,7 +39,9 @@ def _finding(row: Row) -> FindingRecord:
 class SqlFindings:
     """Findings of one repository by fingerprint. ``upsert`` of a fingerprint never seen gives
     ``new``; seen again, ``known``; seen again after ``fixed``, ``new`` (a regression);
-    ``suppressed`` stays.
+    ``suppressed`` stays. A fingerprint names a site and a rule, not a campaign: seen by another
+    campaign (a copy of one with other fix parameters), the row becomes that campaign's, its
+    status and issue kept.
 
     ``repo`` is the repository's store key (``fleet.home.repository_key``): every read and write
     is of that repository's rows only, so a store shared by many repositories never mixes them

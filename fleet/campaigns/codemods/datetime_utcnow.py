@@ -4,6 +4,10 @@
 
 The rewrite turns naive values into aware ones, which changes behaviour where the result is
 compared with (or subtracted from) a naive datetime: that is for the gates to catch, on purpose.
+With ``keep_naive: true`` in the campaign's ``fix.params`` the result is made naive again
+(``datetime.now(UTC).replace(tzinfo=None)``): the exact value ``utcnow()`` returned, without the
+deprecated call, for code whose naive datetimes cannot change at once (WebOb 1.8.7's
+``set_cookie`` and croniter 1.3.8's pytz ``localize``: their tests reject the aware values).
 """
 
 from __future__ import annotations
@@ -34,15 +38,20 @@ class ReplaceUtcnowCommand(ScopedCodemodCommand):
     :func:`fleet.campaigns.codemods.target_params`) below 3.11 spells it ``timezone.utc`` with
     ``from datetime import timezone`` - or ``datetime.timezone.utc`` (no import) where the module
     is imported as ``datetime``; a module where ``timezone`` names something else (Django's
-    ``django.utils.timezone``) and ``datetime`` is not the module is then left alone."""
+    ``django.utils.timezone``) and ``datetime`` is not the module is then left alone.
+
+    ``keep_naive`` (default false) appends ``.replace(tzinfo=None)``: the same naive value."""
 
     DESCRIPTION = "Replace naive datetime.utcnow() by timezone-aware datetime.now(UTC)."
     EDITS_IMPORTS = True
     METADATA_DEPENDENCIES = (*ScopedCodemodCommand.METADATA_DEPENDENCIES, ScopeProvider)
 
     def __init__(self, context: CodemodContext, spans: Iterable[Sequence[int]] | None = None,
-                 min_python: str | None = None) -> None:
+                 min_python: str | None = None, keep_naive: bool = False) -> None:
         super().__init__(context, spans)
+        if not isinstance(keep_naive, bool):
+            raise TypeError(f"keep_naive must be true or false, not {keep_naive!r}")
+        self.keep_naive = keep_naive
         self.legacy = min_python is not None and _version(min_python) < (3, 11)
         self.utc_name = "timezone" if self.legacy else "UTC"
 
@@ -103,9 +112,18 @@ class ReplaceUtcnowCommand(ScopedCodemodCommand):
             first = updated_node.args[0].with_changes(comma=cst.MaybeSentinel.DEFAULT)
             new_attr, args = "fromtimestamp", [first, cst.Arg(self._utc())]
         self.changes += 1
-        return updated_node.with_changes(
-            func=func.with_changes(attr=cst.Name(new_attr)), args=args
-        )
+        call = updated_node.with_changes(func=func.with_changes(attr=cst.Name(new_attr)),
+                                         args=args)
+        if not self.keep_naive:
+            return call
+        # the call's own parentheses, if any, go around the whole expression
+        inner = call.with_changes(lpar=[], rpar=[])
+        return cst.Call(func=cst.Attribute(value=inner, attr=cst.Name("replace")),
+                        args=[cst.Arg(cst.Name("None"), keyword=cst.Name("tzinfo"),
+                                      equal=cst.AssignEqual(
+                                          whitespace_before=cst.SimpleWhitespace(""),
+                                          whitespace_after=cst.SimpleWhitespace("")))],
+                        lpar=call.lpar, rpar=call.rpar)
 
     def _via_alias(self, func: cst.BaseExpression) -> str | None:
         """``alias.utcnow`` where ``alias`` is bound once, at module level, to a dotted name

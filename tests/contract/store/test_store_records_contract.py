@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 
 import pytest
@@ -108,6 +109,28 @@ def test_findings_lifecycle(store: Store) -> None:
     assert f.get("nope") is None
     with pytest.raises(ValueError):
         f.set_status("fp1", "bogus")  # type: ignore[arg-type]
+
+
+def test_a_campaign_copy_that_matches_a_site_takes_over_its_finding(store: Store) -> None:
+    """A copy of a campaign with other fix parameters (datetime-utcnow with ``keep_naive``)
+    matches the original's sites with the same fingerprints; it saw 0 open findings on WebOb
+    1.8.7 after the original had swept it. The row is now the last matching campaign's, its
+    status, issue and suppression kept."""
+    f = store.findings
+    f.upsert(finding("fp1"))
+    f.upsert(finding("fp2"))
+    assert f.set_issue("fp1", "local#1") and f.set_status("fp2", "suppressed")
+    copy = Finding("fp1", "retire-copy", "old-api", "a.py::f", "a.py", 3, 0, 10, 20, "old()",
+                   "msg")
+    taken = f.upsert(copy)
+    assert taken.finding.campaign == "retire-copy" and taken.status == "known"
+    assert taken.issue_ref == "local#1"
+    assert [r.finding.fingerprint for r in f.list(campaign="retire-copy")] == ["fp1"]
+    assert [r.finding.fingerprint for r in f.list(campaign="retire")] == ["fp2"]
+    assert f.mark_fixed("retire", []) == 0  # the original's sweep leaves the copy's row alone
+    assert f.get("fp1").status == "known"  # type: ignore[union-attr]
+    suppressed = f.upsert(dataclasses.replace(copy, fingerprint="fp2"))
+    assert suppressed.status == "suppressed" and suppressed.finding.campaign == "retire-copy"
 
 
 def test_change_records(store: Store) -> None:

@@ -233,9 +233,12 @@ VALUES (%(repo)s, %(fingerprint)s, %(campaign)s, %(rule)s, %(symbol)s, %(path)s,
         'new', NULL, %(data)s, %(now)s, %(now)s);
 
 -- name: finding_seen
+-- A site matched again is the matching campaign's: a copy of a campaign (other fix params)
+-- sweeping a repository the original swept takes over its findings, which it saw as 0 before.
 UPDATE findings SET
     status = CASE WHEN status = 'suppressed' THEN 'suppressed'
                   WHEN status = 'fixed' THEN 'new' ELSE 'known' END,
+    campaign = %(campaign)s, rule = %(rule)s,
     symbol = %(symbol)s, path = %(path)s, line = %(line)s, data = %(data)s, last_seen = %(now)s
 WHERE repo = %(repo)s AND fingerprint = %(fingerprint)s;
 

@@ -214,9 +214,12 @@ VALUES (:repo, :fingerprint, :campaign, :rule, :symbol, :path, :line, 'new', NUL
         :now);
 
 -- name: finding_seen
+-- A site matched again is the matching campaign's: a copy of a campaign (other fix params)
+-- sweeping a repository the original swept takes over its findings, which it saw as 0 before.
 UPDATE findings SET
     status = CASE WHEN status = 'suppressed' THEN 'suppressed'
                   WHEN status = 'fixed' THEN 'new' ELSE 'known' END,
+    campaign = :campaign, rule = :rule,
     symbol = :symbol, path = :path, line = :line, data = :data, last_seen = :now
 WHERE repo = :repo AND fingerprint = :fingerprint;
 
