@@ -41,7 +41,12 @@ def place_added_names(before: cst.Module, after: cst.Module) -> cst.Module:
                 if isinstance(small, cst.ImportFrom) and not isinstance(small.names,
                                                                         cst.ImportStar):
                     had.update(_bound(a) for a in small.names)
-    return after.visit(_Place(had)) if had else after
+    if not had:
+        return after
+    body = [statement.with_changes(body=[_place(small, had) for small in statement.body])
+            if isinstance(statement, cst.SimpleStatementLine) else statement
+            for statement in after.body]
+    return after.with_changes(body=body)
 
 
 def _bound(alias: cst.ImportAlias) -> tuple[str, str | None]:
@@ -71,27 +76,17 @@ def _order(names: Sequence[str]) -> Key | None:
     return None
 
 
-class _Place(cst.CSTTransformer):
-    def __init__(self, had: set[tuple[str, str | None]]) -> None:
-        super().__init__()
-        self.had = had
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False  # only module-level imports get names added
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-    def leave_ImportFrom(self, original_node: cst.ImportFrom,
-                         updated_node: cst.ImportFrom) -> cst.ImportFrom:
-        if isinstance(updated_node.names, cst.ImportStar):
-            return updated_node
-        names = list(updated_node.names)
-        added = [a for a in names if _bound(a) not in self.had]
-        existing = [a for a in names if _bound(a) in self.had]
-        if not added or not existing:  # nothing added, or a statement added whole
-            return updated_node
-        return updated_node.with_changes(names=_placed(added, existing, names[-1].comma))
+def _place(small: cst.BaseSmallStatement,
+           had: set[tuple[str, str | None]]) -> cst.BaseSmallStatement:
+    """A top-level statement with its added names placed (only ``from`` imports have any)."""
+    if not isinstance(small, cst.ImportFrom) or isinstance(small.names, cst.ImportStar):
+        return small
+    names = list(small.names)
+    added = [a for a in names if _bound(a) not in had]
+    existing = [a for a in names if _bound(a) in had]
+    if not added or not existing:  # nothing added, or a statement added whole
+        return small
+    return small.with_changes(names=_placed(added, existing, names[-1].comma))
 
 
 def _placed(added: Sequence[cst.ImportAlias], existing: Sequence[cst.ImportAlias],

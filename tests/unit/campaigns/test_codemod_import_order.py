@@ -125,3 +125,12 @@ def test_the_codemod_command_places_its_names() -> None:
     out = ReplaceUtcnowCommand(CodemodContext(full_module_name="m", full_package_name="")
                                ).transform_module(cst.parse_module(source)).code
     assert out.startswith("from datetime import UTC, date, datetime\n")
+
+
+def test_only_top_level_statements_are_placed() -> None:
+    before = ("from typing import TYPE_CHECKING, Any\n"
+              "if TYPE_CHECKING:\n    from typing import Z, Any\n")
+    after = ("from typing import Optional, TYPE_CHECKING, Any\n"
+             "if TYPE_CHECKING:\n    from typing import Z, Any\n")
+    assert _placed(before, after) == ("from typing import TYPE_CHECKING, Any, Optional\n"
+                                      "if TYPE_CHECKING:\n    from typing import Z, Any\n")
