@@ -166,7 +166,7 @@ def judge(before: PytestRun, after: PytestRun, needs: Needs, scope: str,
         # pytest collected nothing (a repository without tests, or tests it does not find)
         return Judgement("unknown", f"{scope}: pytest collected no test before or after the "
                          f"patch: nothing checks the patch\n{after.tail(5)}", details)
-    passing = _evidence(after, needs)
+    passing = _evidence(after, needs, before)
     if not passing:
         details["reaching"] = list(needs.reaching[:50])
         # tests that ran and fail before and after: evidence that exists and says "broken",
@@ -213,12 +213,17 @@ def _collection_error(result: PytestRun, path: str) -> str | None:
     return f"errors at collection: {found[0]}" if found else None
 
 
-def _evidence(after: PytestRun, needs: Needs) -> list[str]:
-    """The tests that count as evidence and pass after the patch."""
+def _evidence(after: PytestRun, needs: Needs, before: PytestRun) -> list[str]:
+    """The tests that count as evidence and pass after the patch. With the graph's reaching
+    tests, a changed or added test file adds only the tests it did not have before (a new
+    regression test is evidence for itself); its other tests count when they reach the patched
+    code. cfn-flip 1.0.0 (yaml-safe-load): the patched test errored before and after (its data
+    file is not in the sdist) and the file's 10 other passing tests had accepted the patch."""
     if needs.reaching:
         found = [t for t in needs.reaching if _outcome(after, t) == "passed"]
-        # a test file the patch changed or added is evidence for itself (a new regression test)
-        found += _passing_in(after, (*needs.changed, *needs.added))
+        wanted = {*needs.changed, *needs.added}
+        found += [_short(k) for k, o in after.outcomes.items()
+                  if o == "passed" and _file(k) in wanted and k not in before.outcomes]
         return sorted(set(found))
     return _passing_in(after, (*needs.files, *needs.changed))
 
