@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from fleet.verify._patch import parse_patch
 from fleet.verify.evidence import Needs, judge
 from fleet.verify.execution import PytestRun
 from fleet.verify.impacted import needs_of
-from fleet.verify._patch import parse_patch
 from tests.conftest import commit_files
 
 from .conftest import git
