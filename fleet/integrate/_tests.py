@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from fleet.integrate._integrate import SuiteRun, SuiteRunner
 from fleet.verify.execution import (
     REPORT,
+    bare_args,
     blocked_plugins,
     collect_unlisted,
     parse_junit,
@@ -41,7 +42,7 @@ def pytest_runner(sandbox: Sandbox, tests: Sequence[str] = (), timeout: float = 
                 # the fleet's own test plugins stay out of a target run on the fleet's interpreter
                 *blocked_plugins(interpreter, tree),
                 "--continue-on-collection-errors", f"--junitxml={REPORT}",
-                "-o", "junit_family=xunit1", *tests]
+                "-o", "junit_family=xunit1", *([] if tests else bare_args(tree)), *tests]
         # the gates' environment: the same PATH, and the tree's source roots on PYTHONPATH
         env = sandbox_env(interpreter, tree)
         res = collect_unlisted(

@@ -19,6 +19,7 @@ from sandbox import EndReason, ExecResult, Limits, Sandbox
 __all__ = [
     "REPORT",
     "PytestRun",
+    "bare_args",
     "blocked_plugins",
     "collect_unlisted",
     "interpreter_name",
@@ -148,7 +149,8 @@ def run_pytest(
         *blocked_plugins(python, tree),
         # one test file that cannot be imported must not hide the others' outcomes
         "--continue-on-collection-errors",
-        f"--junitxml={REPORT}", "-o", "junit_family=xunit1", *targets,
+        f"--junitxml={REPORT}", "-o", "junit_family=xunit1",
+        *([] if targets else bare_args(tree)), *targets,
     ]
     result = collect_unlisted(run(sandbox, tree, argv, timeout_s, python), tree, targets,
                               lambda named: run(sandbox, tree, [*argv, *named], timeout_s, python))
@@ -199,6 +201,58 @@ def collect_unlisted(result: ExecResult, tree: Path, targets: Sequence[str],
         if named:
             return rerun(named)
     return result
+
+
+def bare_args(tree: Path) -> list[str]:
+    """Options of a whole-suite run: none (pytest's own collection), or, when the target does
+    not configure pytest's collection (``python_files``, ``testpaths``) and holds test files
+    that pytest's default patterns miss, ``python_files`` with those files' paths added (pytest
+    matches a pattern with a ``/`` against the path's tail). WTForms 2.3.3 keeps its tests in
+    ``tests/fields.py``, ``tests/validators.py``, ...: a bare ``pytest`` collected one file (an
+    extension's, which errors) and the integration's run said "tests fail, but no new failure"
+    having run none of them. (Naming the files beside ``.`` does not work: pytest 8 drops an
+    argument inside another.)"""
+    if _configures_collection(tree):
+        return []
+    missed = [f for f in unlisted_test_files(tree)
+              if not _DEFAULT_FILES.fullmatch(f.rsplit("/", 1)[-1]) and not any(
+                  c.isspace() for c in f) and _holds_tests(tree / f)]
+    return ["-o", "python_files=test_*.py *_test.py " + " ".join(missed)] if missed else []
+
+
+_DEFAULT_FILES = re.compile(r"test_.*\.py|.*_test\.py")
+_PYTEST_SECTIONS = (("pytest.ini", "pytest"), ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest"))
+
+
+def _configures_collection(tree: Path) -> bool:
+    """The target's pytest configuration names its test files or paths."""
+    import configparser
+    import tomllib
+
+    keys = ("python_files", "testpaths")
+    for name, section in _PYTEST_SECTIONS:
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read(tree / name, encoding="utf-8")
+        except (configparser.Error, UnicodeDecodeError):
+            continue
+        if parser.has_section(section) and any(parser.has_option(section, k) for k in keys):
+            return True
+    try:
+        data = tomllib.loads((tree / "pyproject.toml").read_text(errors="replace"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return False
+    options = data.get("tool", {}).get("pytest", {}).get("ini_options", {})
+    return isinstance(options, dict) and any(k in options for k in keys)
+
+
+def _holds_tests(path: Path) -> bool:
+    from fleet.verify.integrity import collect_tests
+
+    try:
+        return bool(collect_tests(path.read_text(errors="replace")))
+    except (OSError, SyntaxError, ValueError, RecursionError):
+        return False
 
 
 def unlisted_test_files(tree: Path) -> list[str]:
