@@ -1,9 +1,9 @@
 """A whole-suite run collects the test files pytest's default patterns miss. Outside check on
-WTForms 2.3.3 (its PyPI sdist, unittest-aliases): its tests live in ``tests/fields.py``,
-``tests/validators.py``, ... (a unittest runner of its own); a bare ``pytest`` collected only
-``tests/ext_appengine/test_ndb.py``, which errors, and the integration's run reported "tests
-fail, but no new failure" having run none of the 183 tests that pass. Now those files join
-``python_files`` when the target configures no collection of its own."""
+WTForms 2.3.3 (its PyPI sdist, the TestCase-aliases campaign): its tests live in
+``tests/fields.py``, ``tests/validators.py``, ... (a runner of its own); a bare ``pytest``
+collected only ``tests/ext_appengine/test_ndb.py``, which errors, and the integration's run
+reported "tests fail, but no new failure" having run none of the 183 tests that pass. Now those
+files join ``python_files`` when the target configures no collection of its own."""
 
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ from fleet.verify.execution import bare_args, run_pytest
 from sandbox import Sandbox
 from tests.conftest import commit_files
 
-CASE = ("import unittest\n\nfrom lib import double\n\n\n"
-        "class DoubleTest(unittest.TestCase):\n"
-        "    def test_two(self):\n        self.assertEqual(double(2), 4)\n\n"
-        "    def test_zero(self):\n        self.assertEqual(double(0), 0)\n")
+CASE = ("from lib import double\n\n\n"
+        "class TestDouble:\n"
+        "    def test_two(self):\n        assert double(2) == 4\n\n"
+        "    def test_zero(self):\n        assert double(0) == 0\n")
 FILES = {
     "lib.py": "def double(x):\n    return 2 * x\n",
     "tests/__init__.py": "",
