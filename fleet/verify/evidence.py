@@ -34,12 +34,14 @@ _BAD = ("failed", "error")
 class Needs:
     """What the evidence must come from: ``reaching`` test ids (``path::Qual.name``) of the
     graph, ``files`` whose tests count when the graph names none, the test files the patch
-    ``changed`` (each must run), and the test files the patch ``added``."""
+    ``changed`` (each must run), the test files the patch ``added``, and the other Python files
+    it ``patched`` (the code whose packages the tests must import from the patched tree)."""
 
     reaching: tuple[str, ...] = ()
     files: tuple[str, ...] = ()
     changed: tuple[str, ...] = ()
     added: tuple[str, ...] = ()
+    patched: tuple[str, ...] = ()
 
     @property
     def needed_files(self) -> set[str]:

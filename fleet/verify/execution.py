@@ -4,6 +4,7 @@ integration's re-run of the tests and the CLI use it as well as the gates."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -107,6 +108,8 @@ class PytestRun:
     seen: list[str] = field(default_factory=list)
     aborted_by: str | None = None
     python: str = ""
+    #: package -> [the file the tests imported it from, inside the tree or not] (``packages``)
+    imported: dict[str, list[object]] = field(default_factory=dict)
 
     def tail(self, lines: int = 25) -> str:
         return "\n".join(self.output.strip().splitlines()[-lines:])
@@ -134,17 +137,42 @@ def last_error_line(output: str) -> str:
     return (errors[-1] if errors else lines[-1] if lines else "no output")[:300]
 
 
+_PROBE_MODULE = "fleet_imported_probe"
+_IMPORTED = ".fleet-imported.json"
+# A pytest plugin (any Python from 2.7 on) that writes where each named package was imported
+# from at the end of the session, and whether that is inside the tree (the working directory).
+_PROBE_SOURCE = """import json, os, sys
+NAMES = %r
+def pytest_sessionfinish(session):
+    root = os.path.realpath(os.getcwd())
+    out = {}
+    for name in NAMES:
+        path = getattr(sys.modules.get(name), "__file__", None)
+        if path:
+            path = os.path.realpath(path)
+            out[name] = [path, path.startswith(root + os.sep)]
+    with open(os.path.join(root, %r), "w") as handle:
+        json.dump(out, handle)
+"""
+
+
 def run_pytest(
     sandbox: Sandbox, tree: Path, targets: Sequence[str], timeout_s: float = 300.0,
-    python: str | None = None,
+    python: str | None = None, packages: Sequence[str] = (),
 ) -> PytestRun:
     """pytest on ``targets`` (paths or node ids; all when empty) in ``tree`` through ``sandbox``,
-    with ``python`` (default :func:`target_python`)."""
+    with ``python`` (default :func:`target_python`). ``packages``: names whose import origin the
+    run records in :attr:`PytestRun.imported` (a plugin written into the tree for the run)."""
     python = python or target_python()
     report = tree / REPORT
     report.unlink(missing_ok=True)
+    probe, imported = tree / f"{_PROBE_MODULE}.py", tree / _IMPORTED
+    imported.unlink(missing_ok=True)
+    if packages:
+        probe.write_text(_PROBE_SOURCE % (sorted(packages), _IMPORTED))
     argv = [
         python, "-m", "pytest", "-v", "-p", "no:cacheprovider", "-p", "no:randomly",
+        *(["-p", _PROBE_MODULE] if packages else []),
         # the fleet's own test plugins stay out of a target run on the fleet's interpreter
         *blocked_plugins(python, tree),
         # one test file that cannot be imported must not hide the others' outcomes
@@ -173,6 +201,15 @@ def run_pytest(
                 run_.output += f"\nE   pytest's JUnit report does not parse ({exc})"
     if not run_.reported and (m := _CONFTEST.search(output)):
         run_.aborted_by = _relative(tree, m[1])
+    if packages:
+        probe.unlink(missing_ok=True)
+        try:
+            found = json.loads(imported.read_text()) if imported.is_file() else {}
+        except (OSError, ValueError):
+            found = {}
+        imported.unlink(missing_ok=True)
+        run_.imported = {k: v for k, v in found.items()
+                         if isinstance(v, list) and len(v) == 2} if isinstance(found, dict) else {}
     return run_
 
 

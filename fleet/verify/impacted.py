@@ -90,6 +90,8 @@ def needs_of(files: Sequence[FilePatch], targets: Sequence[str], graph: SymbolGr
         files=tuple(targets),
         changed=tuple(sorted(f.new_path for f in tests if f.new_path)),
         added=tuple(sorted(f.new_path for f in tests if f.new_path and f.old_path is None)),
+        patched=tuple(sorted(f.new_path for f in files if f.new_path
+                             and f.new_path.endswith(".py") and not is_test_path(f.new_path))),
     )
 
 
@@ -168,6 +170,34 @@ def _why_idle(evidence: str) -> str:
     return lines[0][:300] + (f"; {error[:200]}" if error else "")
 
 
+def patched_packages(tree: Path, paths: Sequence[str]) -> list[str]:
+    """The top-level packages (directories with ``__init__.py``) that hold ``paths``."""
+    out: set[str] = set()
+    for path in paths:
+        parts = path.split("/")[:-1]
+        top = None
+        while parts and (tree.joinpath(*parts) / "__init__.py").is_file():
+            top = parts[-1]
+            parts = parts[:-1]
+        if top is not None and top.isidentifier():
+            out.add(top)
+    return sorted(out)
+
+
+def _elsewhere(after: PytestRun, scope: str) -> Judgement | None:
+    """``unknown`` when the tests imported a patched package from outside the patched tree: an
+    installed copy, a developer's checkout. The patched code did not run, whatever passed."""
+    outside = {name: where for name, (where, inside) in sorted(after.imported.items())
+               if not inside}
+    if not outside:
+        return None
+    named = "; ".join(f"{name} from {where}" for name, where in outside.items())
+    return Judgement("unknown", f"{scope}: the tests imported {named}, not from the patched "
+                     "tree, so the patched code did not run (a layout fleet does not read: state "
+                     "the package's directory in the packaging, e.g. package_dir)",
+                     {"imported_from": outside})
+
+
 def _one_python(trees: Trees, sandbox: Sandbox, targets: list[str], needs: Needs, scope: str,
                 timeout_s: float, python: str, envs: TreeEnvs | str | None = None) -> Judgement:
     """Runs before and after on one interpreter (in each tree's own venv of it when ``envs``
@@ -183,7 +213,7 @@ def _one_python(trees: Trees, sandbox: Sandbox, targets: list[str], needs: Needs
         before = _base_run(trees, sandbox, targets, timeout_s, first)
         after = run_pytest(sandbox, trees.patched,
                            [t for t in targets if (trees.patched / t).is_file()], timeout_s,
-                           second)
+                           second, packages=patched_packages(trees.patched, needs.patched))
         culprit = next((r.aborted_by for r in (before, after) if r.aborted_by), None)
         if culprit is None or not targets:
             break
@@ -199,7 +229,7 @@ def _one_python(trees: Trees, sandbox: Sandbox, targets: list[str], needs: Needs
         if not targets:
             return Judgement("unknown", f"{scope}: {culprit} aborts pytest and no other test "
                              "file reaches the patched code", {"aborted_by": culprit})
-    got = judge(before, after, needs, scope, timeout_s)
+    got = _elsewhere(after, scope) or judge(before, after, needs, scope, timeout_s)
     if dropped:
         got.evidence += (f"\n(not run: the tests below {', '.join(dropped)}, which aborts "
                          "pytest; the evidence does not need them)")

@@ -145,3 +145,34 @@ def test_an_installed_copy_of_the_package_never_stands_in_for_the_tree(
                               sandbox=LocalSandbox(warn=False), options=DYNAMIC))
     assert got.status == "reject", got
     assert "tests/test_mylib.py::test_double passed before and failed after" in got.evidence
+
+
+def test_a_layout_fleet_cannot_read_is_unknown_when_the_tests_import_an_installed_copy(
+        git_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """httplib2 0.18.1 computes its layout (``package_dir={"": "python%s" % sys.version_info[0]}``):
+    no source root is read, and the tests import whatever copy the interpreter has. Each run of
+    the patched tree now records where the patched packages were imported from: not the tree
+    means the patched code did not run, whatever passed."""
+    setup = "import sys\nsetup(package_dir={'': 'python%s' % sys.version_info[0]})\n"
+    repo = commit_files(git_repo, {"setup.py": setup, "python3/mylib/__init__.py": LIB,
+                                   "tests/test_mylib.py": TESTS}, "init")
+    assert source_roots(repo) == ()
+    installed = _write(tmp_path / "site", {"mylib/__init__.py": LIB})
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()"
+                           "['purelib'])"], capture_output=True, text=True, check=True)
+    purelib = Path(site.stdout.strip())
+    (purelib / "tools.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    (purelib / "mylib.pth").write_text(f"{installed}\n")
+    monkeypatch.setenv("FLEET_TEST_PYTHON", str(python))
+    monkeypatch.setenv("FLEET_TEST_PYTHONS", "target")
+    broken = _patch(repo, "python3/mylib/__init__.py", LIB.replace("2 * x", "2 * x + 1"))
+    got = _impacted(run_gates(repo, broken, ["python3/mylib/__init__.py::double"],
+                              sandbox=LocalSandbox(warn=False), options=DYNAMIC))
+    assert got.status == "unknown", got
+    where = str((installed / "mylib" / "__init__.py").resolve())
+    assert f"the tests imported mylib from {where}, not from the patched tree" in got.evidence
+    assert not list(repo.glob("fleet_imported_probe*")) and not (repo / ".fleet-imported.json"
+                                                                 ).exists()
