@@ -5,6 +5,7 @@ base and on the patched tree, on every test interpreter given, judged by the evi
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -171,7 +172,8 @@ def _why_idle(evidence: str) -> str:
 
 
 def patched_packages(tree: Path, paths: Sequence[str]) -> list[str]:
-    """The top-level packages (directories with ``__init__.py``) that hold ``paths``."""
+    """The top-level packages (directories with ``__init__.py``) that hold ``paths``; never a
+    standard library name (an ``examples/json/`` package is not what the tests import)."""
     out: set[str] = set()
     for path in paths:
         parts = path.split("/")[:-1]
@@ -179,7 +181,7 @@ def patched_packages(tree: Path, paths: Sequence[str]) -> list[str]:
         while parts and (tree.joinpath(*parts) / "__init__.py").is_file():
             top = parts[-1]
             parts = parts[:-1]
-        if top is not None and top.isidentifier():
+        if top is not None and top.isidentifier() and top not in sys.stdlib_module_names:
             out.add(top)
     return sorted(out)
 

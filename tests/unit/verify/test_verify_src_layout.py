@@ -176,3 +176,14 @@ def test_a_layout_fleet_cannot_read_is_unknown_when_the_tests_import_an_installe
     assert f"the tests imported mylib from {where}, not from the patched tree" in got.evidence
     assert not list(repo.glob("fleet_imported_probe*")) and not (repo / ".fleet-imported.json"
                                                                  ).exists()
+
+
+def test_the_patched_packages_are_the_trees_top_level_ones(tmp_path: Path) -> None:
+    from fleet.verify.impacted import patched_packages
+
+    _write(tmp_path, {"python3/mylib/sub/__init__.py": "", "python3/mylib/__init__.py": "",
+                      "examples/json/__init__.py": "", "scripts/tool.py": "",
+                      "src/other/__init__.py": ""})
+    assert patched_packages(tmp_path, ["python3/mylib/sub/x.py", "examples/json/__init__.py",
+                                       "scripts/tool.py", "src/other/y.py", "setup.py"]) == [
+        "mylib", "other"]
