@@ -16,7 +16,7 @@ import ast
 import threading
 from typing import Any
 
-__all__ = ["LOCK", "literal_eval", "parse"]
+__all__ = ["LOCK", "call_name", "literal_eval", "parse"]
 
 LOCK = threading.RLock()
 
@@ -32,3 +32,12 @@ def literal_eval(node_or_string: Any) -> Any:
     """``ast.literal_eval`` (which parses a string) under :data:`LOCK`."""
     with LOCK:
         return ast.literal_eval(node_or_string)
+
+
+def call_name(func: ast.AST) -> str:
+    """The last name of a call's function: ``f`` for ``f(...)`` and ``m.f(...)``, else ``""``."""
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    if isinstance(func, ast.Name):
+        return func.id
+    return ""

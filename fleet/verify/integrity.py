@@ -45,16 +45,8 @@ _CONFIG_WEAKENERS = re.compile(
 )
 
 
-def _call_name(node: ast.AST) -> str:
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    if isinstance(node, ast.Name):
-        return node.id
-    return ""
-
-
 def _is_approx(node: ast.AST) -> bool:
-    return isinstance(node, ast.Call) and _call_name(node.func) == "approx"
+    return isinstance(node, ast.Call) and pyast.call_name(node.func) == "approx"
 
 
 def assert_strength(node: ast.AST) -> int:
@@ -63,7 +55,7 @@ def assert_strength(node: ast.AST) -> int:
     if isinstance(node, ast.Assert):
         return _expr_strength(node.test)
     if isinstance(node, ast.Call):
-        name = _call_name(node.func)
+        name = pyast.call_name(node.func)
         if node.args and all(isinstance(a, ast.Constant) for a in node.args) and name in {
             "assertTrue", "assert_", "failUnless", "assertFalse", "failIf"
         }:
@@ -101,7 +93,7 @@ def _assertions(func: ast.AST) -> list[ast.AST]:
         if isinstance(node, ast.Assert):
             out.append(node)
         elif isinstance(node, ast.Call):
-            name = _call_name(node.func)
+            name = pyast.call_name(node.func)
             if name.startswith(("assert", "fail")) or name in {"raises", "warns"}:
                 out.append(node)
     return out

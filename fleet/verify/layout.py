@@ -71,11 +71,12 @@ def _holds_code(directory: Path) -> bool:
         return False
 
 
-def _text(path: Path) -> str:
-    try:
-        return path.read_text(errors="replace") if path.is_file() else ""
-    except OSError:
-        return ""
+def _text(tree: Path, name: str) -> str:
+    """``name`` in ``tree`` as :func:`fleet.verify._patch.read` reads a target's file (never a
+    link, device or oversized file), ``""`` when absent."""
+    from fleet.verify._patch import read
+
+    return read(tree, name) or ""
 
 
 def _table(data: Any, *keys: str) -> Any:
@@ -95,7 +96,7 @@ def _strings(value: Any) -> list[str]:
 
 
 def _pyproject(tree: Path) -> list[str]:
-    text = _text(tree / "pyproject.toml")
+    text = _text(tree, "pyproject.toml")
     if not text:
         return []
     try:
@@ -125,7 +126,7 @@ def _parent(path: str) -> str:
 
 
 def _setup_cfg(tree: Path) -> list[str]:
-    text = _text(tree / "setup.cfg")
+    text = _text(tree, "setup.cfg")
     if not text:
         return []
     parser = configparser.ConfigParser(interpolation=None)
@@ -144,7 +145,7 @@ def _setup_cfg(tree: Path) -> list[str]:
 
 
 def _setup_py(tree: Path) -> list[str]:
-    text = _text(tree / "setup.py")
+    text = _text(tree, "setup.py")
     if not text:
         return []
     try:
@@ -162,17 +163,9 @@ def _setup_calls(nodes: Iterable[ast.AST]) -> Iterable[str]:
                 if (isinstance(key, ast.Constant) and key.value == ""
                         and isinstance(value, ast.Constant) and isinstance(value.value, str)):
                     yield value.value
-        elif isinstance(node, ast.Call) and _called(node.func) in ("find_packages",
+        elif isinstance(node, ast.Call) and pyast.call_name(node.func) in ("find_packages",
                                                                    "find_namespace_packages"):
             where = node.args[0] if node.args else next(
                 (k.value for k in node.keywords if k.arg == "where"), None)
             if isinstance(where, ast.Constant) and isinstance(where.value, str):
                 yield where.value
-
-
-def _called(func: ast.expr) -> str:
-    if isinstance(func, ast.Name):
-        return func.id
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return ""

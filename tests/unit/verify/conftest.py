@@ -53,6 +53,14 @@ class TestWithdraw:
 '''
 
 
+def edit_diff(repo: Path, rel: str, text: str) -> str:
+    """``git diff HEAD`` of ``rel`` rewritten as ``text`` in ``repo``, the file restored."""
+    (repo / rel).write_text(text)
+    diff = git(repo, "diff", "HEAD")
+    git(repo, "checkout", "-q", "--", rel)
+    return diff
+
+
 @pytest.fixture
 def lib_repo(git_repo: Path) -> Path:
     (git_repo / "lib.py").write_text(LIB)

@@ -14,7 +14,7 @@ from fleet.verify.pythons import plan
 from fleet.verify.target import supported_pythons
 from tests.conftest import commit_files
 
-from .conftest import git
+from .conftest import edit_diff
 
 ISODATE_CLASSIFIERS = (
     "from setuptools import setup\n"
@@ -50,9 +50,7 @@ def test_python_2_declared_by_a_specifier_classifiers_or_tox_is_said(tmp_path: P
 def test_the_verdicts_say_python_2_is_not_judged(git_repo: Path, tmp_path: Path) -> None:
     repo = commit_files(git_repo, {"setup.py": ISODATE_CLASSIFIERS,
                                    "src/isodate/__init__.py": LIB}, "init")
-    (repo / "src" / "isodate" / "__init__.py").write_text(LIB.replace("(object)", ""))
-    patch = git(repo, "diff")
-    git(repo, "checkout", "-q", "--", ".")
+    patch = edit_diff(repo, "src/isodate/__init__.py", LIB.replace("(object)", ""))
     verdicts = run_gates(repo, patch, ["src/isodate/__init__.py::Duration"],
                          options=GateOptions(fail_fast=False, skip=frozenset({"review"})))
     compat = next(v for v in verdicts if v.gate == "compat")

@@ -19,7 +19,7 @@ from fleet_pipelines.commands.pipeline import integration_tests
 from sandbox import Sandbox
 from tests.conftest import commit_files
 
-from .conftest import git
+from .conftest import edit_diff, git
 
 LIB = "def double(x):\n    return 2 * x\n"
 TESTS = (
@@ -33,13 +33,6 @@ DYNAMIC = GateOptions(fail_fast=False, skip=frozenset({"review"}))
 
 def _repo(root: Path, files: dict[str, str]) -> Path:
     return commit_files(root, files, "init")
-
-
-def _patch(repo: Path, rel: str, text: str) -> str:
-    (repo / rel).write_text(text)
-    diff = git(repo, "diff", "HEAD")
-    git(repo, "checkout", "-q", "--", rel)
-    return diff
 
 
 def _impacted(verdicts: list[Verdict]) -> Verdict:
@@ -70,7 +63,7 @@ def test_a_behaviour_change_is_caught_by_a_root_tests_py(
     git_repo: Path, bwrap_sandbox: Sandbox
 ) -> None:
     repo = _repo(git_repo, {"mylib.py": LIB, "tests.py": TESTS})
-    patch = _patch(repo, "mylib.py", LIB.replace("2 * x", "2 * x + 1"))
+    patch = edit_diff(repo, "mylib.py", LIB.replace("2 * x", "2 * x + 1"))
     got = _impacted(run_gates(repo, patch, ["mylib.py::double"], sandbox=bwrap_sandbox,
                               options=DYNAMIC))
     assert got.status == "reject", got
@@ -91,7 +84,7 @@ def test_a_bare_run_names_the_root_tests_py(git_repo: Path, bwrap_sandbox: Sandb
 @pytest.mark.sandbox
 def test_no_test_at_all_is_no_evidence(git_repo: Path, bwrap_sandbox: Sandbox) -> None:
     repo = _repo(git_repo, {"mylib.py": LIB})
-    patch = _patch(repo, "mylib.py", LIB.replace("2 * x", "x + x"))
+    patch = edit_diff(repo, "mylib.py", LIB.replace("2 * x", "x + x"))
     got = _impacted(run_gates(repo, patch, ["mylib.py::double"], sandbox=bwrap_sandbox,
                               options=DYNAMIC))
     assert got.status == "unknown", got

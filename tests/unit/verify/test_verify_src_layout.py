@@ -24,7 +24,7 @@ from fleet.verify.layout import source_roots
 from sandbox import LocalSandbox, Sandbox
 from tests.conftest import commit_files
 
-from .conftest import git
+from .conftest import edit_diff
 
 LIB = "def double(x):\n    return 2 * x\n"
 TESTS = ("from mylib import double\n\n\n"
@@ -41,11 +41,17 @@ def _write(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
-def _patch(repo: Path, rel: str, text: str) -> str:
-    (repo / rel).write_text(text)
-    diff = git(repo, "diff", "HEAD")
-    git(repo, "checkout", "-q", "--", rel)
-    return diff
+def _venv_seeing(venv: Path, installed: Path) -> Path:
+    """The python of a venv at ``venv`` with pytest (from the fleet's own environment) and the
+    package copy in ``installed`` on its path, as a ``.pth`` of an install puts it there."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()"
+                           "['purelib'])"], capture_output=True, text=True, check=True)
+    purelib = Path(site.stdout.strip())
+    (purelib / "tools.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    (purelib / "__editable__.mylib.pth").write_text(f"{installed}\n")
+    return python
 
 
 def _impacted(verdicts: list[Verdict]) -> Verdict:
@@ -101,13 +107,13 @@ def test_the_roots_go_on_pythonpath_relative_to_the_tree(tmp_path: Path) -> None
 def test_a_src_layout_projects_tests_judge_the_patch(
         git_repo: Path, bwrap_sandbox: Sandbox) -> None:
     repo = commit_files(git_repo, SRC, "init")
-    broken = _patch(repo, "src/mylib/__init__.py", LIB.replace("2 * x", "2 * x + 1"))
+    broken = edit_diff(repo, "src/mylib/__init__.py", LIB.replace("2 * x", "2 * x + 1"))
     got = _impacted(run_gates(repo, broken, ["src/mylib/__init__.py::double"],
                               sandbox=bwrap_sandbox, options=DYNAMIC))
     assert got.status == "reject", got
     assert "tests/test_mylib.py::test_double passed before and failed after" in got.evidence
     assert got.details["before"] == "2 passed"
-    same = _patch(repo, "src/mylib/__init__.py", LIB.replace("2 * x", "x + x"))
+    same = edit_diff(repo, "src/mylib/__init__.py", LIB.replace("2 * x", "x + x"))
     got = _impacted(run_gates(repo, same, ["src/mylib/__init__.py::double"],
                               sandbox=bwrap_sandbox, options=DYNAMIC))
     assert got.status == "accept", got
@@ -125,22 +131,14 @@ def test_an_installed_copy_of_the_package_never_stands_in_for_the_tree(
     the local backend sees everything: the patch that breaks ``double`` must still fail."""
     repo = commit_files(git_repo, SRC, "init")
     installed = _write(tmp_path / "checkout", {"src/mylib/__init__.py": LIB}) / "src"
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()"
-                           "['purelib'])"], capture_output=True, text=True, check=True)
-    purelib = Path(site.stdout.strip())
-    # pytest from the fleet's own environment, the package from the "installed" checkout
-    (purelib / "tools.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    (purelib / "__editable__.mylib.pth").write_text(f"{installed}\n")
+    python = _venv_seeing(tmp_path / "venv", installed)
     probe = subprocess.run([str(python), "-c", "import mylib; print(mylib.__file__)"],
                            capture_output=True, text=True, cwd=tmp_path, check=True,
                            env={"PATH": os.environ["PATH"]})
     assert probe.stdout.strip() == str(installed / "mylib" / "__init__.py")
     monkeypatch.setenv("FLEET_TEST_PYTHON", str(python))
     monkeypatch.setenv("FLEET_TEST_PYTHONS", "target")
-    broken = _patch(repo, "src/mylib/__init__.py", LIB.replace("2 * x", "2 * x + 1"))
+    broken = edit_diff(repo, "src/mylib/__init__.py", LIB.replace("2 * x", "2 * x + 1"))
     got = _impacted(run_gates(repo, broken, ["src/mylib/__init__.py::double"],
                               sandbox=LocalSandbox(warn=False), options=DYNAMIC))
     assert got.status == "reject", got
@@ -158,17 +156,10 @@ def test_a_layout_fleet_cannot_read_is_unknown_when_the_tests_import_an_installe
                                    "tests/test_mylib.py": TESTS}, "init")
     assert source_roots(repo) == ()
     installed = _write(tmp_path / "site", {"mylib/__init__.py": LIB})
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()"
-                           "['purelib'])"], capture_output=True, text=True, check=True)
-    purelib = Path(site.stdout.strip())
-    (purelib / "tools.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    (purelib / "mylib.pth").write_text(f"{installed}\n")
+    python = _venv_seeing(tmp_path / "venv", installed)
     monkeypatch.setenv("FLEET_TEST_PYTHON", str(python))
     monkeypatch.setenv("FLEET_TEST_PYTHONS", "target")
-    broken = _patch(repo, "python3/mylib/__init__.py", LIB.replace("2 * x", "2 * x + 1"))
+    broken = edit_diff(repo, "python3/mylib/__init__.py", LIB.replace("2 * x", "2 * x + 1"))
     got = _impacted(run_gates(repo, broken, ["python3/mylib/__init__.py::double"],
                               sandbox=LocalSandbox(warn=False), options=DYNAMIC))
     assert got.status == "unknown", got
