@@ -251,9 +251,11 @@ def bare_args(tree: Path) -> list[str]:
     argument inside another.)"""
     if _configures_collection(tree):
         return []
+    from fleet.verify.integrity import holds_tests
+
     missed = [f for f in unlisted_test_files(tree)
               if not _DEFAULT_FILES.fullmatch(f.rsplit("/", 1)[-1]) and not any(
-                  c.isspace() for c in f) and _holds_tests(tree / f)]
+                  c.isspace() for c in f) and holds_tests(tree, f, unsure=False)]
     return ["-o", "python_files=test_*.py *_test.py " + " ".join(missed)] if missed else []
 
 
@@ -281,15 +283,6 @@ def _configures_collection(tree: Path) -> bool:
         return False
     options = data.get("tool", {}).get("pytest", {}).get("ini_options", {})
     return isinstance(options, dict) and any(k in options for k in keys)
-
-
-def _holds_tests(path: Path) -> bool:
-    from fleet.verify.integrity import collect_tests
-
-    try:
-        return bool(collect_tests(path.read_text(errors="replace")))
-    except (OSError, SyntaxError, ValueError, RecursionError):
-        return False
 
 
 def unlisted_test_files(tree: Path) -> list[str]:

@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 from fleet.types import Verdict
 from fleet.verify._base_runs import base_key, cached_base_run, tree_id
-from fleet.verify._patch import FilePatch, Trees, read
+from fleet.verify._patch import FilePatch, Trees
 from fleet.verify._tree_env import TreeEnvs, tree_envs
 from fleet.verify.evidence import Judgement, Needs, combine, judge, under
 from fleet.verify.execution import PytestRun, run_pytest, target_python
 from fleet.verify.gates import is_test_path
-from fleet.verify.integrity import collect_tests
+from fleet.verify.integrity import holds_tests
 from fleet.verify.proof import alias_rename_proof
 from fleet.verify.pythons import plan, sandbox_seeing
 from fleet.verify.target import interpreters, supported_pythons
@@ -85,7 +85,7 @@ def needs_of(files: Sequence[FilePatch], targets: Sequence[str], graph: SymbolGr
     module under ``tests/`` (PyJWT's ``tests/utils.py``) has none to run."""
     tests = [f for f in files if f.new_path and f.new_path.endswith(".py")
              and is_test_path(f.new_path) and f.new_path.rsplit("/", 1)[-1] != "conftest.py"
-             and (tree is None or _holds_tests(tree, f.new_path))]
+             and (tree is None or holds_tests(tree, f.new_path, unsure=True))]
     return Needs(
         reaching=tuple(reaching(graph, touched)),
         files=tuple(targets),
@@ -94,14 +94,6 @@ def needs_of(files: Sequence[FilePatch], targets: Sequence[str], graph: SymbolGr
         patched=tuple(sorted(f.new_path for f in files if f.new_path
                              and f.new_path.endswith(".py") and not is_test_path(f.new_path))),
     )
-
-
-def _holds_tests(tree: Path, path: str) -> bool:
-    text = read(tree, path)
-    try:
-        return text is None or bool(collect_tests(text))
-    except SyntaxError:
-        return True
 
 
 def gate_impacted_tests(

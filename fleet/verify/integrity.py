@@ -13,6 +13,7 @@ import copy
 import re
 from collections import Counter
 from collections.abc import Iterable
+from pathlib import Path
 
 from fleet import pyast
 from fleet.types import Verdict
@@ -25,6 +26,7 @@ __all__ = [
     "compare_tests",
     "early_exits",
     "gate_test_integrity",
+    "holds_tests",
 ]
 
 _SKIP = re.compile(
@@ -214,6 +216,18 @@ def collect_tests(source: str) -> dict[str, tuple[ast.AST, int]]:
                     skips = module_skips + _skips(node) + _skips(item)
                     out[f"{node.name}.{item.name}"] = (item, skips)
     return out
+
+
+def holds_tests(tree: Path, path: str, unsure: bool) -> bool:
+    """``path`` in ``tree`` defines a test (:func:`collect_tests`); ``unsure`` when it cannot be
+    read or parsed."""
+    text = read(tree, path)
+    if text is None:
+        return unsure
+    try:
+        return bool(collect_tests(text))
+    except (SyntaxError, ValueError, RecursionError):
+        return unsure
 
 
 def compare_tests(path: str, before: str, after: str) -> list[str]:
