@@ -264,22 +264,25 @@ _PYTEST_SECTIONS = (("pytest.ini", "pytest"), ("tox.ini", "pytest"), ("setup.cfg
 
 
 def _configures_collection(tree: Path) -> bool:
-    """The target's pytest configuration names its test files or paths."""
+    """The target's pytest configuration names its test files or paths (each file read as
+    :func:`fleet.verify._patch.read` reads a target's file: never a link or a device)."""
     import configparser
     import tomllib
+
+    from fleet.verify._patch import read
 
     keys = ("python_files", "testpaths")
     for name, section in _PYTEST_SECTIONS:
         parser = configparser.ConfigParser(interpolation=None)
         try:
-            parser.read(tree / name, encoding="utf-8")
-        except (configparser.Error, UnicodeDecodeError):
+            parser.read_string(read(tree, name) or "")
+        except configparser.Error:
             continue
         if parser.has_section(section) and any(parser.has_option(section, k) for k in keys):
             return True
     try:
-        data = tomllib.loads((tree / "pyproject.toml").read_text(errors="replace"))
-    except (OSError, tomllib.TOMLDecodeError):
+        data = tomllib.loads(read(tree, "pyproject.toml") or "")
+    except tomllib.TOMLDecodeError:
         return False
     options = data.get("tool", {}).get("pytest", {}).get("ini_options", {})
     return isinstance(options, dict) and any(k in options for k in keys)

@@ -54,3 +54,11 @@ def test_a_whole_suite_run_runs_them(git_repo: Path, bwrap_sandbox: Sandbox) -> 
     suite = pytest_runner(bwrap_sandbox)(repo)
     assert suite.outcomes is not None
     assert Counter(suite.outcomes.values()) == {"passed": 2, "error": 1}, suite.output
+
+
+def test_a_configuration_file_that_is_a_device_link_is_not_read(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "fields.py").write_text(CASE)
+    (tmp_path / "tox.ini").symlink_to("/dev/zero")  # read as it is, it never ends
+    (tmp_path / "pyproject.toml").symlink_to("/dev/zero")
+    assert bare_args(tmp_path) == ["-o", "python_files=test_*.py *_test.py tests/fields.py"]
