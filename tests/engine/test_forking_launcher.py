@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -133,6 +134,23 @@ def _forked(instance: Any, job_prefix: str) -> Any:
     return None
 
 
+def _submitted(instance: Any, job_prefix: str) -> Any:
+    """The first run of a job named ``job_prefix...``, in any status."""
+    return next((r for r in instance.get_runs() if r.job_name.startswith(job_prefix)), None)
+
+
+@contextlib.contextmanager
+def _store_held(db: Path) -> Iterator[None]:
+    """The fleet store's write lock, held: every writer waits (its busy timeout is 60 s)."""
+    conn = sqlite3.connect(db, isolation_level=None, timeout=60)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        yield
+    finally:
+        conn.execute("ROLLBACK")
+        conn.close()
+
+
 def _engine_messages(instance: Any, run_id: str) -> list[str]:
     from dagster import DagsterEventType
 
@@ -149,10 +167,16 @@ def test_a_killed_run_worker_is_reported_at_once_and_its_retry_ends_the_sweep(
 
     with _sweeping(git_repo, tmp_path) as (sweep, log, home), \
             DagsterInstance.from_config(str(home)) as instance:
-        run = _wait("a forked plan run", lambda: _forked(instance, "plan_"), sweep, log,
-                    poll_s=0.01)
-        pid = int(run.tags[RUN_WORKER_TAG].split(":")[1])
-        os.kill(pid, signal.SIGKILL)
+        # the plan run is held at its first write to the fleet store (a plan takes ~1 s, too
+        # short to catch by polling on a loaded machine): the store's write lock is taken the
+        # moment the sweep has submitted it, and let go once its worker is killed
+        _wait("a submitted plan run", lambda: _submitted(instance, "plan_"), sweep, log,
+              poll_s=0.01)
+        with _store_held(tmp_path / "fleet" / "fleet.db"):
+            run = _wait("a forked plan run", lambda: _forked(instance, "plan_"), sweep, log,
+                        poll_s=0.01)
+            pid = int(run.tags[RUN_WORKER_TAG].split(":")[1])
+            os.kill(pid, signal.SIGKILL)
         assert sweep.wait(900) == 0, log.read_text()
 
         killed = instance.get_run_by_id(run.run_id)
