@@ -205,10 +205,14 @@ def test_a_run_terminated_through_the_launcher_ends_canceled_with_its_worker_gon
     with _sweeping(git_repo, tmp_path) as (sweep, log, home), \
             DagsterInstance.from_config(str(home)) as instance:
         assert isinstance(instance.run_launcher, ForkingRunLauncher)
-        run = _wait("a forked fix run", lambda: _forked(instance, "fix_"), sweep, log,
-                    poll_s=0.01)
-        _boot, pid, start = run.tags[RUN_WORKER_TAG].split(":")
-        terminated = instance.run_launcher.terminate(run.run_id)
+        # held at its first write to the fleet store, as above: it cannot end before the signal
+        _wait("a submitted fix run", lambda: _submitted(instance, "fix_"), sweep, log,
+              poll_s=0.01)
+        with _store_held(tmp_path / "fleet" / "fleet.db"):
+            run = _wait("a forked fix run", lambda: _forked(instance, "fix_"), sweep, log,
+                        poll_s=0.01)
+            _boot, pid, start = run.tags[RUN_WORKER_TAG].split(":")
+            terminated = instance.run_launcher.terminate(run.run_id)
         now = instance.get_run_by_id(run.run_id)
         assert terminated, (now.status if now else None, start, _start_ticks(int(pid)),
                             _engine_messages(instance, run.run_id), log.read_text()[-3000:])
