@@ -47,27 +47,70 @@ _CALL_TAIL = re.compile(
     rb"((?:[ \t]*\.[ \t]*[A-Za-z_]\w*)+)([ \t]*\()?")
 _WS = re.compile(rb"\s+")
 # a parameter annotated with what the extractors do not type: `x: Optional[C]`, `x: "C"`,
-# `x: C | None` (they record plain `x: C` and `x: a.C` themselves)
+# `x: C | None`, `x: C[T]`, `x: "C[T]"` (they record plain `x: C` and `x: a.C` themselves)
 _PARAM = re.compile(
     rb"[(,]\s*(?:\*\s*)?(?P<name>[A-Za-z_]\w*)\s*:\s*(?P<ann>(?:typing\.)?Optional\[\s*[\w.]+\s*\]"
-    rb"|'[\w.]+'|\"[\w.]+\"|[\w.]+\s*\|\s*None|None\s*\|\s*[\w.]+)\s*(?=[,)=])")
+    rb"|'[\w.]+'|\"[\w.]+\"|[\w.]+\s*\|\s*None|None\s*\|\s*[\w.]+"
+    # a subscripted generic (brackets nested two deep), quoted or not, maybe `| None`
+    rb"|(?P<q>['\"]?)[\w.]+\[(?:[^\[\]'\"]|\[(?:[^\[\]'\"]|\[[^\[\]'\"]*\])*\])*\](?P=q)"
+    rb"(?:\s*\|\s*None)?)\s*(?=[,)=])")
+
+
+# generics whose subscript is what a value holds, not what it is: a `list[Cls]` is no Cls
+_CONTAINERS = frozenset({
+    "list", "dict", "set", "frozenset", "tuple", "type", "List", "Dict", "Set", "FrozenSet",
+    "Tuple", "Type", "DefaultDict", "OrderedDict", "Counter", "ChainMap", "Deque", "deque",
+    "Iterable", "Iterator", "Generator", "AsyncIterable", "AsyncIterator", "AsyncGenerator",
+    "Sequence", "MutableSequence", "Mapping", "MutableMapping", "AbstractSet", "MutableSet",
+    "Collection", "Container", "KeysView", "ValuesView", "ItemsView", "Callable", "Awaitable",
+    "Coroutine", "Literal", "TypeGuard", "TypeIs", "Unpack", "Required", "NotRequired",
+    "ReadOnly", "Concatenate",
+})
+# wrappers whose one argument is the value's type
+_WRAPPERS = frozenset({"Optional", "Final", "ClassVar", "Annotated"})
 
 
 def annotation_name(text: str) -> str | None:
     """The class an annotation names, as a dotted name, or None (a union of two classes,
-    a generic container, anything not a plain name)."""
+    a container of something, anything not a plain name). A subscripted generic names its
+    origin (``Select[Any]``, ``"Result[_T]"``); ``Optional[C]``, ``Union[C, None]``,
+    ``C | None``, ``Final[C]``, ``ClassVar[C]`` and ``Annotated[C, ...]`` name ``C``."""
     text = text.strip()
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
         text = text[1:-1].strip()
-    parts = [p.strip() for p in text.split("|")]
-    parts = [p for p in parts if p != "None"]
+    parts = [p for p in _top_level(text, "|") if p != "None"]
     if len(parts) != 1:
         return None
     text = parts[0]
-    optional = _OPTIONAL.match(text)
-    if optional is not None:
-        text = optional.group(1)
-    return text if _DOTTED.match(text) else None
+    bracket = text.find("[")
+    if bracket < 0:
+        return text if _DOTTED.match(text) else None
+    origin = text[:bracket].rstrip()
+    if not text.endswith("]") or not _DOTTED.match(origin):
+        return None
+    args = _top_level(text[bracket + 1 : -1], ",")
+    bare = origin.rpartition(".")[2]
+    if bare in _WRAPPERS:
+        return annotation_name(args[0]) if bare == "Annotated" or len(args) == 1 else None
+    if bare == "Union":
+        named = [a for a in args if a != "None"]
+        return annotation_name(named[0]) if len(named) == 1 else None
+    return None if bare in _CONTAINERS else origin
+
+
+def _top_level(text: str, sep: str) -> list[str]:
+    """``text`` split at each ``sep`` outside brackets and parentheses, parts stripped."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "[(":
+            depth += 1
+        elif ch in "])":
+            depth -= 1
+        elif ch == sep and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return parts
 
 
 def add_facts(fd: FileData, src: bytes) -> None:
@@ -85,14 +128,14 @@ def add_facts(fd: FileData, src: bytes) -> None:
         if sym.kind in ("function", "method"):
             sig = src[sym.sig_start_byte : sym.sig_end_byte]
             # each pattern needs a literal the cheap tests look for first: `->`; a `|`, a
-            # quote or `Optional[` (_PARAM's annotations); `property`
+            # quote or `[` (_PARAM's annotations); `property`
             found = _ANNOTATION.search(sig) if b"->" in sig else None
             if found is not None:
                 name = annotation_name(_WS.sub(b" ", found.group("ann")).decode("utf-8",
                                                                                "replace"))
                 if name is not None:
                     returns[sym.id] = name
-            if b"|" in sig or b"Optional[" in sig or b"'" in sig or b'"' in sig:
+            if b"|" in sig or b"[" in sig or b"'" in sig or b'"' in sig:
                 for param in _PARAM.finditer(sig):
                     typed = annotation_name(param.group("ann").decode("ascii"))
                     local = param.group("name").decode("ascii")
@@ -119,6 +162,10 @@ def add_facts(fd: FileData, src: bytes) -> None:
         if method is not None and method.kind == "method" and method.parent is not None:
             found = _ASSIGN.match(src, ends[i])
             value = found and (found.group("ann") or found.group("value"))
+            if found is not None and found.group("ann") is not None and (
+                    src[found.end("ann") : found.end("ann") + 1] == b"["):
+                # the class it names; else the origin's name, a fact that types nothing
+                value = _subscripted(src, found.start("ann"), found.end("ann")) or value
             if found is not None and value is not None and value != b"None":
                 expr = value.decode("ascii") + ("()" if found.group("call") else "")
                 attr_types.setdefault(method.parent, {}).setdefault(names[i][5:], []).append(
@@ -135,6 +182,25 @@ def add_facts(fd: FileData, src: bytes) -> None:
     fd.attr_types = {cls: {a: tuple(v) for a, v in attrs.items()}
                      for cls, attrs in attr_types.items()}
     fd.refs = refs.extended(extra)
+
+
+def _subscripted(src: bytes, start: int, bracket: int) -> bytes | None:
+    """``self.x: Optional[C] = ...``: the class the subscripted annotation at ``start``
+    names (``annotation_name``), its ``[`` at ``bracket``; None when it names none or its
+    brackets do not close on that line."""
+    depth = 0
+    for end in range(bracket, min(len(src), bracket + 400)):
+        ch = src[end]
+        if ch == 0x5B:  # [
+            depth += 1
+        elif ch == 0x5D:  # ]
+            depth -= 1
+            if depth == 0:
+                name = annotation_name(src[start : end + 1].decode("ascii", "replace"))
+                return name.encode("ascii") if name is not None else None
+        elif ch == 0x0A:
+            return None
+    return None
 
 
 def _self_attributes(names: tuple[str, ...], kinds: bytes) -> list[int]:

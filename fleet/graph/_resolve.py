@@ -277,7 +277,15 @@ class Resolver(Members):
             return target, True
         module_id = f"{fd.record.path}::{MODULE}"
         if head in fd.params.get(module_id, ()):
-            return module_id, False  # a module-level name bound outside a plain assignment
+            # a module-level name bound outside a plain assignment (in an `if`, a `try`, a
+            # loop): typed as a function's locals are (`console = Console()` under
+            # `if __name__ == "__main__":`), else nothing known past the module
+            typed = fd.local_types.get(module_id, {}).get(head) if rest else None
+            if typed is not None:
+                found, exact = self._typed_local(f"\0{module_id}\0{typed}", rest, fd)
+                if found:
+                    return found, exact
+            return module_id, False
         if lang == "python" and head in _BUILTINS:
             return f"builtins.{name}", True
         return None, False

@@ -140,7 +140,7 @@ static Py_ssize_t field(PyObject *sym, Py_ssize_t i, int *bad) {
 /*
  * fact_candidates(src, symbols) -> [i, ...]: the indexes of the symbols for which
  * add_facts's loop over a file's symbols can find anything, in order: a function or method
- * whose signature holds ``->``, ``|``, ``Optional[`` or a quote, a method with ``property``
+ * whose signature holds ``->``, ``|``, ``[`` or a quote, a method with ``property``
  * between its start and its signature (its decorators), a variable named ``__all__``. The
  * loop's body keeps every test it makes (this is a filter: a superset of what it uses).
  */
@@ -170,7 +170,7 @@ PyObject *fleet_fact_candidates(PyObject *self, PyObject *args) {
         break;
       }
       wanted = occurs(s, n, sig0, sig1, "->") || occurs(s, n, sig0, sig1, "|") ||
-               occurs(s, n, sig0, sig1, "Optional[") || occurs(s, n, sig0, sig1, "'") ||
+               occurs(s, n, sig0, sig1, "[") || occurs(s, n, sig0, sig1, "'") ||
                occurs(s, n, sig0, sig1, "\"") ||
                (method && start < sig0 && occurs(s, n, start, sig0, "property"));
     } else if (PyUnicode_CompareWithASCIIString(kind, "variable") == 0) {

@@ -12,7 +12,8 @@
  *     name imported in an enclosing body or at module level, through the memo's ("", dotted);
  *     a typed local (``Resolver._typed_local``: its type expression resolved here too, below
  *     the top, where the memo is not read; the Python method where that is NotImplemented);
- *   - a name bound nowhere: a module-level binding outside a plain assignment, a builtin.
+ *   - a name bound nowhere: a module-level binding outside a plain assignment (untyped, or
+ *     nothing after it: a typed one with a chain is the Python method's), a builtin.
  * A memo hit adds its recorded dependency keys to the file's, as ``Members._chain`` does; the
  * memo is only read here, at the top of a resolution (no cycle guard in place), where
  * ``_chain`` reads it too. Every dependency key the Python method records is recorded here.
@@ -241,6 +242,16 @@ static PyObject *resolve_miss_at(PyObject *ctx, PyObject *scope, PyObject *name,
   int bound = names == NULL ? 0 : PySequence_Contains(names, head);
   if (bound < 0) goto done;
   if (bound) {
+    if (has_rest) { /* typed there (`console = Console()` in an `if`): the Python method's */
+      PyObject *types = PyDict_GetItemWithError(PyTuple_GET_ITEM(ctx, C_TYPES), module_id);
+      if (types == NULL && PyErr_Occurred()) goto done;
+      int typed = types != NULL && PyDict_Check(types) ? PyDict_Contains(types, head) : 0;
+      if (typed < 0) goto done;
+      if (typed) {
+        result = Py_NewRef(Py_NotImplemented);
+        goto done;
+      }
+    }
     result = PyTuple_Pack(2, module_id, Py_False);
     goto done;
   }

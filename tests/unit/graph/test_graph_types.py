@@ -170,6 +170,81 @@ def test_annotation_names() -> None:
     assert annotation_name("None | Cls") == "Cls"
     assert annotation_name("Cls | Other") is None
     assert annotation_name("list[Cls]") is None
+    # a subscripted generic names its origin; the wrappers of one type name that type
+    assert annotation_name("Select[Tuple[int, str]]") == "Select"
+    assert annotation_name("'Result[_T]'") == "Result"
+    assert annotation_name("typing.Optional[a.Cls[int]]") == "a.Cls"
+    assert annotation_name("Union[Cls, None]") == "Cls"
+    assert annotation_name("Cls[int] | None") == "Cls"
+    assert annotation_name("Annotated[Cls, 'meta']") == "Cls"
+    assert annotation_name("Final[Cls]") == "Cls"
+    assert annotation_name("Union[Cls, Other]") is None
+    assert annotation_name("Dict[str, Cls]") is None
+    assert annotation_name("ClassVar[List[Cls]]") is None
+    assert annotation_name("Callable[[Cls], None]") is None
+
+
+GENERIC = {
+    "lib/query.py": """\
+        from typing import Any, Generic, Optional, TypeVar, cast
+
+        _T = TypeVar("_T")
+
+
+        class Select(Generic[_T]):
+            def where(self, *c: Any) -> "Select[_T]":
+                return self
+
+            def limit(self, n: int) -> Select[_T]:
+                return self
+
+
+        def select(*cols: Any) -> Select[Any]:
+            return Select()
+
+
+        class Session:
+            current: Optional[Select[Any]] = None
+
+            def __init__(self) -> None:
+                self.last: Optional[Select[Any]] = None
+                self.pending: list[Select[Any]] = []
+
+            def run(self, stmt: Select[Any], other: "Select[int]", maybe: Select[Any] | None):
+                stmt.where()
+                other.limit(1)
+                maybe.where()
+                self.last.limit(2)
+                self.pending.append(stmt)
+                select().limit(3)
+                s = select(1)
+                s.where()
+
+
+        if __name__ == "__main__":
+            session = Session()
+            session.run(select(), select(), None)
+        """,
+}
+
+
+def test_subscripted_annotations_and_module_level_blocks(tmp_path: Path) -> None:
+    for rel, text in GENERIC.items():
+        put(tmp_path, rel, text)
+    got = _targets(index(tmp_path), "lib/query.py")
+    where, limit = "lib/query.py::Select.where", "lib/query.py::Select.limit"
+    expected = {
+        (26, "stmt.where"): where,  # a parameter annotated `Select[Any]`
+        (27, "other.limit"): limit,  # quoted: `"Select[int]"`
+        (28, "maybe.where"): where,  # `Select[Any] | None`
+        (29, "self.last.limit"): limit,  # `self.last: Optional[Select[Any]]`
+        (30, "self.pending.append"): None,  # a list of Select is no Select
+        (31, "select().limit"): limit,  # `-> Select[Any]`
+        (33, "s.where"): where,  # a local bound by a call returning `Select[Any]`
+        # a name bound under `if __name__ == "__main__":` is typed as a function's locals are
+        (38, "session.run"): "lib/query.py::Session.run",
+    }
+    assert {k: got.get(k) for k in expected} == expected
 
 
 def reresolved(new: SymbolGraph, old: SymbolGraph) -> set[str]:
