@@ -46,9 +46,17 @@ def _hash(data: bytes | memoryview) -> str:
 
 
 def _bases(node: ts.Node) -> list[ts.Node]:
+    """A class's bases that name something: each a name or a dotted name, or the origin of
+    a subscripted generic (``Base[T]`` inherits ``Base``)."""
     if node.type in _CHAIN_NODES:
         return [node]
-    return [c for c in node.named_children if c.type in _CHAIN_NODES]
+    out = []
+    for c in node.named_children:
+        if c.type == "subscript":
+            c = c.child_by_field_name("value") or c
+        if c.type in _CHAIN_NODES:
+            out.append(c)
+    return out
 
 
 def extract(path: str, src: bytes, spec: LanguageSpec, module: str | None,

@@ -122,9 +122,16 @@ class Members(Typing):
         if sym.kind == "module":
             candidate = f"{sym.path}::{part}"
             deps.add(candidate)  # also stands for a re-export of `part` in that module
-            if candidate in self.symbols:
-                return candidate
             fd = self.files.get(sym.path)
+            if candidate in self.symbols:
+                # defined and imported there too (`try: from ._speedups import f` / `except
+                # ImportError: def f(...)`): which one the name is depends on the run; not a
+                # module importing its own name (`from rich.table import Table` in its demo)
+                if fd is None:
+                    return candidate
+                other = fd.imports.get(part)
+                return None if other is not None and other != f"{fd.module}.{part}" else (
+                    candidate)
             if fd is None:
                 return None
             if fd.module is not None:

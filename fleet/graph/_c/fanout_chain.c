@@ -113,14 +113,46 @@ static PyObject *module_member(Walk *w, PyObject *cur, PyObject *sym, PyObject *
     return NULL;
   }
   int is = PyDict_Contains(w->symbols, candidate);
-  if (is > 0) return candidate;
-  Py_DECREF(candidate);
-  if (is < 0) return NULL;
+  if (is < 0) {
+    Py_DECREF(candidate);
+    return NULL;
+  }
   PyObject *files = PyObject_GetAttr(w->resolver, CH_FILES), *fd = NULL, *module = NULL;
   PyObject *modules = NULL, *imports = NULL, *reexport = NULL, *result = NULL;
-  if (files == NULL) return NULL;
+  if (files == NULL) {
+    Py_DECREF(candidate);
+    return NULL;
+  }
   fd = get_or_none(files, path);
-  if (fd == NULL) goto done;
+  if (fd == NULL || (fd == Py_None && is)) {
+    if (fd != NULL) result = candidate; /* a symbol of a file not indexed: itself */
+    else Py_DECREF(candidate);
+    goto done;
+  }
+  if (is) { /* defined there; also imported there (a fallback def): which depends on the run,
+               unless the module imports its own name */
+    imports = PyObject_GetAttr(fd, CH_IMPORTS);
+    reexport = imports == NULL ? NULL : get_or_none(imports, part);
+    int both = reexport == NULL ? -1 : reexport != Py_None;
+    if (both > 0) {
+      module = PyObject_GetAttr(fd, CH_MODULE_ATTR);
+      PyObject *own = module == NULL ? NULL
+                      : module == Py_None ? Py_NewRef(Py_None)
+                                          : PyUnicode_FromFormat("%U.%U", module, part);
+      both = own == NULL ? -1 : !PyUnicode_Check(reexport) || own == Py_None ? 1
+                                : PyUnicode_Compare(reexport, own) != 0;
+      if (both > 0 && PyErr_Occurred()) both = -1;
+      Py_XDECREF(own);
+    }
+    if (both < 0) Py_DECREF(candidate);
+    else if (both) {
+      Py_DECREF(candidate);
+      result = Py_NewRef(Py_None);
+    } else
+      result = candidate;
+    goto done;
+  }
+  Py_DECREF(candidate);
   if (fd == Py_None) {
     result = Py_NewRef(Py_None);
     goto done;

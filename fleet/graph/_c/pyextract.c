@@ -67,7 +67,7 @@ typedef struct {
     uint32_t symbol_count;
     PyObject *str_call, *str_attribute, *str_name, *str_inherit;
     PyObject *str_class, *str_function, *str_method, *str_variable;
-    TSSymbol comma, comment;
+    TSSymbol comma, comment, subscript;
     PyObject *sha256, *str_hexdigest, *str_python;
     PyObject *normalize; /* unicodedata.normalize */
 } Grammar;
@@ -211,10 +211,11 @@ static PyObject *init(PyObject *self, PyObject *args) {
     }
     G.comma = ts_language_symbol_for_name(lang, ",", 1, false);
     G.comment = ts_language_symbol_for_name(lang, "comment", 7, true);
+    G.subscript = ts_language_symbol_for_name(lang, "subscript", 9, true);
     PyObject *ud = PyImport_ImportModule("unicodedata");
     G.normalize = ud ? PyObject_GetAttrString(ud, "normalize") : NULL;
     Py_XDECREF(ud);
-    if (!G.normalize || !G.comma || !G.comment) {
+    if (!G.normalize || !G.comma || !G.comment || !G.subscript) {
         free(table);
         ts_parser_delete(parser);
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "the Python grammar has no ','");

@@ -284,6 +284,8 @@ static int visit(Out *o, Frame *st, int depth, const unsigned char *src) {
                 uint32_t count = ts_node_named_child_count(bases);
                 for (uint32_t i = 0; i < count; i++) {
                     TSNode b = ts_node_named_child(bases, i);
+                    if (ts_node_symbol(b) == G.subscript) /* `Base[T]`: the generic's origin */
+                        b = field_child(b, F_VALUE);
                     uint8_t bk = node_kind(b);
                     if ((bk == K(S_IDENTIFIER) || bk == K(S_ATTRIBUTE)) && add_ref(o, b, 0) < 0)
                         return -1;

@@ -224,6 +224,11 @@ GENERIC = {
         if __name__ == "__main__":
             session = Session()
             session.run(select(), select(), None)
+
+
+        class Rows(Select[int], Generic[_T]):
+            def first(self):
+                return self.limit(1)
         """,
 }
 
@@ -243,6 +248,7 @@ def test_subscripted_annotations_and_module_level_blocks(tmp_path: Path) -> None
         (33, "s.where"): where,  # a local bound by a call returning `Select[Any]`
         # a name bound under `if __name__ == "__main__":` is typed as a function's locals are
         (38, "session.run"): "lib/query.py::Session.run",
+        (43, "self.limit"): limit,  # inherited from a subscripted generic base
     }
     assert {k: got.get(k) for k in expected} == expected
 
@@ -277,3 +283,40 @@ def test_incremental_equals_full_after_type_edits(repo: Path, rel: str, old: str
     assert content(got) == content(index(repo))
     assert users | {rel} <= reresolved(got, before)
     assert _targets(got, "app/child.py") != _targets(before, "app/child.py")
+
+
+def test_a_name_a_module_both_imports_and_defines_gets_no_exact_edge(tmp_path: Path) -> None:
+    """``try: from ._speedups import escape`` / ``except ImportError: def escape(...)``: which
+    one ``speed.escape`` is depends on the run, so users elsewhere get no exact edge to
+    either; a name the module only defines (or imports from itself) keeps its edge."""
+    put(tmp_path, "lib/__init__.py", "")
+    put(tmp_path, "lib/_speedups.py", """\
+        def escape(s):
+            return s
+        """)
+    put(tmp_path, "lib/speed.py", """\
+        try:
+            from lib._speedups import escape
+        except ImportError:
+            def escape(s):
+                return s
+
+
+        def quote(s):
+            return s
+
+
+        if __name__ == "__main__":
+            from lib.speed import quote  # its own name: still the def
+        """)
+    put(tmp_path, "app.py", """\
+        import lib.speed
+        from lib.speed import escape, quote
+
+        escape("a")
+        lib.speed.escape("b")
+        quote("c")
+        """)
+    got = _targets(index(tmp_path), "app.py")
+    assert got[(4, "escape")] is None and got[(5, "lib.speed.escape")] is None
+    assert got[(6, "quote")] == "lib/speed.py::quote"
