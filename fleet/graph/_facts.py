@@ -13,7 +13,8 @@ never becomes a fact:
 - ``exports``: the names of a literal module-level ``__all__`` (None when there is none or it
   is not a literal list/tuple of strings);
 - extra references for calls on a call's result: ``super().m``, ``super(C, self).m``,
-  ``f().m``, ``a.b(x).m`` (the name keeps the ``()``: ``a.b().m``).
+  ``f().m``, ``a.b(x).m`` (the name keeps the ``()``: ``a.b().m``), and for each further call
+  of a chain on one line (``f(x).m(y).n``: ``f().m().n``).
 """
 
 from __future__ import annotations
@@ -42,10 +43,13 @@ _ASSIGN = re.compile(
     rb"[ \t]*(?::[ \t]*(?P<ann>[A-Za-z_][\w.]*)[ \t]*)?(?:=(?!=)[ \t]*"
     rb"(?P<value>[A-Za-z_][\w.]*)[ \t]*(?P<call>\()?)?")
 # after a called name: its argument list (one level of nested parentheses), then `.a.b`
+# (a `.name` may start on another line: inside brackets, where a chain is written one call a
+# line; outside them no statement can start with `.name`)
 _CALL_TAIL = re.compile(
     rb"[ \t]*\(((?:[^()]++|\((?:[^()]++|\([^()]*+\))*+\))*+)\)"
-    rb"((?:[ \t]*\.[ \t]*[A-Za-z_]\w*)+)([ \t]*\()?")
+    rb"((?:\s*\.\s*[A-Za-z_]\w*)+)([ \t]*\()?")
 _WS = re.compile(rb"\s+")
+_CHAIN_CALLS = 8  # calls on a call's result followed in one chain, after the first
 # a parameter annotated with what the extractors do not type: `x: Optional[C]`, `x: "C"`,
 # `x: C | None`, `x: C[T]`, `x: "C[T]"` (they record plain `x: C` and `x: a.C` themselves)
 _PARAM = re.compile(
@@ -177,8 +181,17 @@ def add_facts(fd: FileData, src: bytes) -> None:
             if not _DOTTED.match(first):
                 continue
             callee = f"super({first})"
-        extra.append(RawRef(scopes[i], f"{callee}(){rest}", "call" if called else
+        name = f"{callee}(){rest}"
+        extra.append(RawRef(scopes[i], name, "call" if called else
                             "attribute", refs.lines[i], refs.cols[i], refs.starts[i], end))
+        for _ in range(_CHAIN_CALLS):  # `select(t).where(c).limit(1)`: each call on a result
+            tail = _CALL_TAIL.match(src, end) if called else None
+            if tail is None:
+                break
+            name = f"{name}(){_WS.sub(b'', tail.group(2)).decode('ascii')}"
+            called, end = tail.group(3) is not None, tail.end(2)
+            extra.append(RawRef(scopes[i], name, "call" if called else "attribute",
+                                refs.lines[i], refs.cols[i], refs.starts[i], end))
     fd.attr_types = {cls: {a: tuple(v) for a, v in attrs.items()}
                      for cls, attrs in attr_types.items()}
     fd.refs = refs.extended(extra)

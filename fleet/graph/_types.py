@@ -181,28 +181,46 @@ class Typing:
 
     # -- chains through a call -----------------------------------------------------------
     def _through_call(self, ref: RawRef, fd: FileData) -> tuple[str | None, bool]:
-        """``super().m``, ``super(C, self).m``, ``f().m``, ``a.b().m.n``."""
+        """``super().m``, ``super(C, self).m``, ``f().m``, ``a.b().m.n``, and chains of them
+        (``select().where().limit``: each call's result typed by its callee)."""
         callee, _, rest = ref.name.partition("().")
-        parts = rest.split(".")
+        segments = rest.split("().")
+        first = segments[0]
         if callee == "super" or callee.startswith("super("):
-            if callee == "super":
-                cls = self._enclosing_class(ref.scope)
-            else:
-                cls, exact = self._resolve(
-                    name_ref(ref.scope, callee[6:-1]), fd)
-                if cls is None or not exact or self.symbols.get(cls) is None or (
-                        self.symbols[cls].kind != "class"):
-                    return None, False
+            member, exact = self._after_super(ref, fd, callee, first)
+        else:
+            cls = self._type_of(ref.scope, callee + "()", fd)
             if cls is None:
                 return None, False
-            for owner in self._mro(cls)[1:]:
-                candidate = f"{owner}.{parts[0]}"
-                self._deps.add(candidate)
-                if candidate in self.symbols:
-                    return (self._walk_chain(candidate, rest.partition(".")[2])
-                            if parts[1:] else (candidate, True))
-            return None, False
-        cls = self._type_of(ref.scope, callee + "()", fd)
+            member, exact = self._walk_chain(cls, first)
+        for segment in segments[1:]:
+            if member is None or not exact:
+                return None, False
+            cls = self._value_type(member, True)  # the called member's result
+            if cls is None:
+                return None, False
+            member, exact = self._walk_chain(cls, segment)
+        return member, exact
+
+    def _after_super(self, ref: RawRef, fd: FileData, callee: str, rest: str
+                     ) -> tuple[str | None, bool]:
+        """``super().rest`` / ``super(C, self).rest``: the first part looked up in the MRO
+        after the class."""
+        parts = rest.split(".")
+        if callee == "super":
+            cls = self._enclosing_class(ref.scope)
+        else:
+            cls, exact = self._resolve(
+                name_ref(ref.scope, callee[6:-1]), fd)
+            if cls is None or not exact or self.symbols.get(cls) is None or (
+                    self.symbols[cls].kind != "class"):
+                return None, False
         if cls is None:
             return None, False
-        return self._walk_chain(cls, rest)
+        for owner in self._mro(cls)[1:]:
+            candidate = f"{owner}.{parts[0]}"
+            self._deps.add(candidate)
+            if candidate in self.symbols:
+                return (self._walk_chain(candidate, rest.partition(".")[2])
+                        if parts[1:] else (candidate, True))
+        return None, False

@@ -6,15 +6,15 @@
  * For each reference i whose kind byte is ``code`` (a call), what _facts._CALL_TAIL matches at
  * src[ends[i]:] (``ends``: the uint32 column), only where it matches: the argument list (its
  * bytes are src[args_start:args_end]), then one or more ``.name`` (``rest``: that text without
- * its spaces and tabs, as str), and whether a ``(`` follows (``called``); ``end`` is where the
+ * its white space, as str), and whether a ``(`` follows (``called``); ``end`` is where the
  * ``.name`` part ends. The regular expression stays the specification (the Python loop runs
  * it when the extension is not built); the same matches, tested on every stdlib file:
  *
  *   [ \t]*\(((?:[^()]++|\((?:[^()]++|\([^()]*+\))*+\))*+)\)
- *   ((?:[ \t]*\.[ \t]*[A-Za-z_]\w*)+)([ \t]*\()?
+ *   ((?:\s*\.\s*[A-Za-z_]\w*)+)([ \t]*\()?
  *
  * Being possessive, the argument list is balanced parentheses nested at most three deep
- * (the call's own included); \w of a bytes pattern is [A-Za-z0-9_].
+ * (the call's own included); \w of a bytes pattern is [A-Za-z0-9_], \s is [ \t\n\r\f\v].
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -29,6 +29,15 @@ static int is_word(unsigned char c) { return is_head(c) || (c >= '0' && c <= '9'
 
 static Py_ssize_t skip_blank(const unsigned char *s, Py_ssize_t at, Py_ssize_t n) {
   while (at < n && (s[at] == ' ' || s[at] == '\t')) at++;
+  return at;
+}
+
+static int is_space(unsigned char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+static Py_ssize_t skip_space(const unsigned char *s, Py_ssize_t at, Py_ssize_t n) {
+  while (at < n && is_space(s[at])) at++;
   return at;
 }
 
@@ -50,10 +59,10 @@ static int match_tail(const unsigned char *s, Py_ssize_t n, Py_ssize_t at, Py_ss
   *a1 = at++;
   *r0 = at;
   Py_ssize_t end = -1;
-  for (;;) {  /* (?:[ \t]*\.[ \t]*[A-Za-z_]\w*)+, each repetition whole or not at all */
-    Py_ssize_t p = skip_blank(s, at, n);
+  for (;;) {  /* (?:\s*\.\s*[A-Za-z_]\w*)+, each repetition whole or not at all */
+    Py_ssize_t p = skip_space(s, at, n);
     if (p >= n || s[p] != '.') break;
-    p = skip_blank(s, p + 1, n);
+    p = skip_space(s, p + 1, n);
     if (p >= n || !is_head(s[p])) break;
     p++;
     while (p < n && is_word(s[p])) p++;
@@ -98,7 +107,7 @@ PyObject *fleet_call_tails(PyObject *self, PyObject *args) {
       goto done;
     }
     for (Py_ssize_t p = r0; p < r1; p++)
-      if (s[p] != ' ' && s[p] != '\t') buf[len++] = (char)s[p];
+      if (!is_space(s[p])) buf[len++] = (char)s[p];
     PyObject *row = Py_BuildValue("(nnns#Nn)", i, a0, a1, buf, len, PyBool_FromLong(called),
                                   r1);
     if (buf != rest) PyMem_Free(buf);

@@ -157,10 +157,11 @@ def test_calls_resolve_through_types(repo: Path) -> None:
 def test_chains_through_calls_that_do_not_resolve_are_not_references(repo: Path) -> None:
     put(repo, "app/other.py", """\
         def f(x):
-            return x().run() + unknown().go()
+            return x().run() + unknown().go() + unknown().go().more()
         """)
     names = {r.name for r in index(repo).references_in("app/other.py")}
     assert "x().run" not in names and "unknown().go" not in names
+    assert "unknown().go().more" not in names
     assert "unknown" in names
 
 
@@ -216,7 +217,7 @@ GENERIC = {
                 maybe.where()
                 self.last.limit(2)
                 self.pending.append(stmt)
-                select().limit(3)
+                select().where().limit(3)
                 s = select(1)
                 s.where()
 
@@ -229,6 +230,13 @@ GENERIC = {
         class Rows(Select[int], Generic[_T]):
             def first(self):
                 return self.limit(1)
+
+            def chained(self):
+                return (
+                    select(1)
+                    .where(2)
+                    .limit(3)
+                )
         """,
 }
 
@@ -244,11 +252,13 @@ def test_subscripted_annotations_and_module_level_blocks(tmp_path: Path) -> None
         (28, "maybe.where"): where,  # `Select[Any] | None`
         (29, "self.last.limit"): limit,  # `self.last: Optional[Select[Any]]`
         (30, "self.pending.append"): None,  # a list of Select is no Select
-        (31, "select().limit"): limit,  # `-> Select[Any]`
+        (31, "select().where"): where,  # `-> Select[Any]`
+        (31, "select().where().limit"): limit,  # then `-> "Select[_T]"`
         (33, "s.where"): where,  # a local bound by a call returning `Select[Any]`
         # a name bound under `if __name__ == "__main__":` is typed as a function's locals are
         (38, "session.run"): "lib/query.py::Session.run",
         (43, "self.limit"): limit,  # inherited from a subscripted generic base
+        (47, "select().where().limit"): limit,  # a chain written one call a line
     }
     assert {k: got.get(k) for k in expected} == expected
 
