@@ -327,6 +327,13 @@ def test_a_name_a_module_both_imports_and_defines_gets_no_exact_edge(tmp_path: P
         lib.speed.escape("b")
         quote("c")
         """)
-    got = _targets(index(tmp_path), "app.py")
+    before = index(tmp_path)
+    got = _targets(before, "app.py")
     assert got[(4, "escape")] is None and got[(5, "lib.speed.escape")] is None
     assert got[(6, "quote")] == "lib/speed.py::quote"
+    # the fallback import goes: the users are re-resolved to the def, as a full index does
+    speed = tmp_path / "lib/speed.py"
+    speed.write_text(speed.read_text().replace("from lib._speedups import escape", "pass"))
+    after = index(tmp_path, previous=before)
+    assert content(after) == content(index(tmp_path))
+    assert _targets(after, "app.py")[(4, "escape")] == "lib/speed.py::escape"
