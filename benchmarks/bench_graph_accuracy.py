@@ -6,7 +6,10 @@ default; SQLAlchemy 2.0.36 (large, annotated, generics and overloads, its packag
 and Rich 13.9.4 (annotated, a library of renderables) on request.
 
     .venv/bin/python benchmarks/bench_graph_accuracy.py [--sites 600] [--seed 20]
-        [--corpus django sphinx sqlalchemy rich]
+        [--corpus django sphinx sqlalchemy rich] [--project NAME==VERSION[:PACKAGE_DIR] ...]
+
+``--project`` scores any PyPI project from its sdist (its package directory in the sdist,
+``NAME`` by default: ``--project httpx==0.27.2``, ``--project SQLAlchemy==2.0.36:lib/sqlalchemy``).
 
 Call sites: every ``ast.Call`` whose callee is a name or an attribute (``f()``, ``a.b.m()``,
 ``super().m()``, ``f().m()``) in the project's package directory, sampled at random with a
@@ -222,10 +225,25 @@ def score(graph, sites: list, truth: list) -> dict:
     }
 
 
+def add_project(spec: str) -> str:
+    """``NAME==VERSION[:PACKAGE_DIR]`` as a corpus of its own; its name."""
+    pinned, _, package = spec.partition(":")
+    project, sep, version = pinned.partition("==")
+    if not sep or not project or not version:
+        raise SystemExit(f"--project {spec!r}: expected NAME==VERSION[:PACKAGE_DIR]")
+    name = f"{project.lower()}-{version}"
+    CORPORA[name] = lambda: sdist_corpus(project, version)
+    PACKAGES[name] = package or project.lower().replace("-", "_")
+    return name
+
+
 def run(name: str, n_sites: int, seed: int) -> dict:
     from fleet.graph import index
 
     root = CORPORA[name]().resolve()
+    if not (root / PACKAGES[name]).is_dir():
+        raise SystemExit(f"{name}: no package directory {PACKAGES[name]!r} in {root}; "
+                         "name it: --project NAME==VERSION:PACKAGE_DIR")
     sites = call_sites(root, PACKAGES[name])
     sample = random.Random(seed).sample(sites, min(n_sites, len(sites)))
     cache = CACHE / f"jedi2-{name}-{seed}-{len(sample)}.json"
@@ -248,10 +266,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--sites", type=int, default=600)
     ap.add_argument("--seed", type=int, default=20)
-    ap.add_argument("--corpus", nargs="+", default=DEFAULT, choices=list(CORPORA))
+    ap.add_argument("--corpus", nargs="*", default=DEFAULT, choices=list(CORPORA),
+                    help="the built-in corpora (`--corpus` alone: none, with --project)")
+    ap.add_argument("--project", action="append", default=[], metavar="NAME==VERSION[:DIR]",
+                    help="also a PyPI project from its sdist (its package directory in it)")
     ap.add_argument("--show", type=int, default=0, help="print this many misses and wrong edges")
     args = ap.parse_args()
-    results = [run(name, args.sites, args.seed) for name in args.corpus]
+    names = list(args.corpus) + [add_project(p) for p in args.project]
+    results = [run(name, args.sites, args.seed) for name in names]
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "bench_graph_accuracy.json").write_text(json.dumps(
         [{k: v for k, v in r.items() if k not in ("misses", "wrong")} for r in results],
