@@ -14,7 +14,7 @@ never becomes a fact:
   is not a literal list/tuple of strings);
 - extra references for calls on a call's result: ``super().m``, ``super(C, self).m``,
   ``f().m``, ``a.b(x).m`` (the name keeps the ``()``: ``a.b().m``), and for each further call
-  of a chain on one line (``f(x).m(y).n``: ``f().m().n``).
+  of a chain (``f(x).m(y).n``: ``f().m().n``; one call a line inside brackets too).
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ _CALL, _ATTRIBUTE = KIND_CODE["call"], KIND_CODE["attribute"]
 
 _ANNOTATION = re.compile(
     rb"\)\s*->\s*(?P<ann>[^:]+?)\s*:\s*\Z", re.S)
-_OPTIONAL = re.compile(r"(?:typing\.)?Optional\[\s*([A-Za-z_][\w.]*)\s*\]\Z")
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\Z")
 _PROPERTY = re.compile(rb"@\s*(?:functools\s*\.\s*)?(?:cached_)?property\s*$", re.M)
 # after `self.x`: an annotation and/or `= value` (a dotted name, called or not)
