@@ -59,6 +59,11 @@ _PARAM = re.compile(
     rb"(?:\s*\|\s*None)?)\s*(?=[,)=])")
 
 
+# a module or class variable annotated with what the extractors do not type (they record plain
+# `x: C` and `x = C()` themselves): `x: Optional[C] = None`, `x: C[T]`, `x: "C"`, `x: C | None`
+_VARIABLE = re.compile(
+    rb"(?P<name>[A-Za-z_]\w*)[ \t]*:[ \t]*(?P<ann>[^=\n#]+?)[ \t]*(?:=(?!=)|#|\r?\n|\Z)")
+
 # generics whose subscript is what a value holds, not what it is: a `list[Cls]` is no Cls
 _CONTAINERS = frozenset({
     "list", "dict", "set", "frozenset", "tuple", "type", "List", "Dict", "Set", "FrozenSet",
@@ -140,7 +145,7 @@ def add_facts(fd: FileData, src: bytes) -> None:
                     returns[sym.id] = name
             if b"|" in sig or b"[" in sig or b"'" in sig or b'"' in sig:
                 for param in _PARAM.finditer(sig):
-                    typed = annotation_name(param.group("ann").decode("ascii"))
+                    typed = annotation_name(param.group("ann").decode("utf-8", "replace"))
                     local = param.group("name").decode("ascii")
                     if typed is not None and local in fd.params.get(sym.id, ()):
                         # interned as the C walk's locals and type expressions are
@@ -150,9 +155,17 @@ def add_facts(fd: FileData, src: bytes) -> None:
                     and src.find(b"property", sym.start_byte, sym.sig_start_byte) >= 0
                     and _PROPERTY.search(src, sym.start_byte, sym.sig_start_byte)):
                 properties.add(sym.id)
-        elif (sym.kind == "variable" and sym.name == "__all__"
-              and sym.parent == f"{sym.path}::{MODULE}"):
-            fd.exports = _literal_names(src[sym.start_byte : sym.end_byte])
+        elif sym.kind == "variable":
+            if sym.name == "__all__" and sym.parent == f"{sym.path}::{MODULE}":
+                fd.exports = _literal_names(src[sym.start_byte : sym.end_byte])
+            elif sym.id not in fd.local_types:  # what the extractors do not type (_VARIABLE)
+                found = _VARIABLE.match(src, sym.start_byte, sym.end_byte)
+                ann = found.group("ann") if found is not None else b""
+                if found is not None and found.group("name").decode("ascii") == sym.name and (
+                        b"[" in ann or b"|" in ann or b"'" in ann or b'"' in ann):
+                    typed = annotation_name(ann.decode("utf-8", "replace"))
+                    if typed is not None:
+                        fd.local_types[sym.id] = {sym.name: intern(typed)}
     fd.returns = returns
     fd.properties = frozenset(properties)
 

@@ -150,7 +150,8 @@ static Py_ssize_t field(PyObject *sym, Py_ssize_t i, int *bad) {
  * fact_candidates(src, symbols) -> [i, ...]: the indexes of the symbols for which
  * add_facts's loop over a file's symbols can find anything, in order: a function or method
  * whose signature holds ``->``, ``|``, ``[`` or a quote, a method with ``property``
- * between its start and its signature (its decorators), a variable named ``__all__``. The
+ * between its start and its signature (its decorators), a variable named ``__all__`` or
+ * whose statement holds ``:`` and one of ``[``, ``|`` or a quote (an annotation). The
  * loop's body keeps every test it makes (this is a filter: a superset of what it uses).
  */
 PyObject *fleet_fact_candidates(PyObject *self, PyObject *args) {
@@ -183,7 +184,15 @@ PyObject *fleet_fact_candidates(PyObject *self, PyObject *args) {
                occurs(s, n, sig0, sig1, "\"") ||
                (method && start < sig0 && occurs(s, n, start, sig0, "property"));
     } else if (PyUnicode_CompareWithASCIIString(kind, "variable") == 0) {
-      wanted = PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(sym, 3), "__all__") == 0;
+      Py_ssize_t start = field(sym, 6, &bad), end = field(sym, 7, &bad);
+      if (bad) {
+        Py_CLEAR(out);
+        break;
+      }
+      wanted = PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(sym, 3), "__all__") == 0 ||
+               (occurs(s, n, start, end, ":") &&
+                (occurs(s, n, start, end, "[") || occurs(s, n, start, end, "|") ||
+                 occurs(s, n, start, end, "'") || occurs(s, n, start, end, "\"")));
     }
     if (wanted) {
       PyObject *index = PyLong_FromSsize_t(i);

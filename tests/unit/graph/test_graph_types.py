@@ -337,3 +337,43 @@ def test_a_name_a_module_both_imports_and_defines_gets_no_exact_edge(tmp_path: P
     after = index(tmp_path, previous=before)
     assert content(after) == content(index(tmp_path))
     assert _targets(after, "app.py")[(4, "escape")] == "lib/speed.py::escape"
+
+
+def test_variables_annotated_with_generics(tmp_path: Path) -> None:
+    """Class and module variables annotated with what the extractors do not type themselves:
+    ``Optional[C]``, ``C[T]``, a quoted ``"C[T]"``, ``C | None``; a container of C is no C."""
+    put(tmp_path, "lib/__init__.py", "")
+    put(tmp_path, "lib/rows.py", """\
+        from typing import Generic, Optional, TypeVar
+
+        T = TypeVar("T")
+
+
+        class Rows(Generic[T]):
+            def first(self):
+                return None
+
+
+        class Holder:
+            current: Optional[Rows[int]] = None
+            quoted: "Rows[str]"
+            either: Rows[int] | None = None
+            many: list[Rows[int]] = []
+
+            def use(self):
+                self.current.first()
+                self.quoted.first()
+                self.either.first()
+                self.many.first()
+                default.first()
+
+
+        default: Optional[Rows[int]] = None
+        """)
+    got = _targets(index(tmp_path), "lib/rows.py")
+    first = "lib/rows.py::Rows.first"
+    assert {k: got.get(k) for k in [(18, "self.current.first"), (19, "self.quoted.first"),
+                                     (20, "self.either.first"), (22, "default.first")]} == {
+        (18, "self.current.first"): first, (19, "self.quoted.first"): first,
+        (20, "self.either.first"): first, (22, "default.first"): first}
+    assert (21, "self.many.first") in got and got[(21, "self.many.first")] is None
