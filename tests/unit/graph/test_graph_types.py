@@ -272,6 +272,8 @@ def reresolved(new: SymbolGraph, old: SymbolGraph) -> set[str]:
     ("app/base.py", "self.made = Conn()", "self.made = Other()", {"app/child.py"}),
     # a class-level annotation
     ("app/base.py", "pool: Conn", "pool: Other", {"app/child.py"}),
+    # ... one the extractors do not type themselves (a quoted union)
+    ("app/base.py", "pool: Conn", 'pool: "Other | None" = None', {"app/child.py"}),
     # a return annotation
     ("lib/conn.py", 'def connect() -> "Conn":', "def connect() -> Other:", {"app/child.py"}),
     # a property stops being one
