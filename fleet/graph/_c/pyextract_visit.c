@@ -341,7 +341,8 @@ static int visit(Out *o, Frame *st, int depth, const unsigned char *src) {
             if (add_local(o, n) < 0) return -1;
             if (add_annotation_type(o, a, n) < 0) return -1;
             TSNode right = field_child(a, F_RIGHT);
-            if (node_kind(right) == K(S_CALL)) {
+            uint8_t rk = node_kind(right);
+            if (rk == K(S_CALL)) {
                 TSNode fn = field_child(right, F_FUNCTION);
                 uint8_t fk = node_kind(fn);
                 if (fk == K(S_IDENTIFIER) || fk == K(S_ATTRIBUTE)) {
@@ -349,6 +350,10 @@ static int visit(Out *o, Frame *st, int depth, const unsigned char *src) {
                                ts_node_start_byte(fn), ts_node_end_byte(fn), 10};
                     return push_item(o, it);
                 }
+            } else if (rk == K(S_IDENTIFIER) || rk == K(S_ATTRIBUTE)) { /* `_Style = Style` */
+                Item it = {ts_node_start_byte(n), ts_node_end_byte(n), 0, 0, 0,
+                           ts_node_start_byte(right), ts_node_end_byte(right), 10};
+                return push_item(o, it);
             }
         }
         return 0;

@@ -5,7 +5,8 @@
 ;   @import            a whole import statement (decoded by the language's import reader)
 ;   @reference.<kind>  a use: call | attribute | name
 ;   @local             a name bound inside a function (parameters, assignments, loop targets);
-;                      with @local.type when its class is evident (`x = Cls(...)`, `x: Cls`)
+;                      with @local.type when its class is evident (`x = Cls(...)`, `x: Cls`,
+;                      `x = Cls`)
 
 (class_definition
   name: (identifier) @name
@@ -82,6 +83,9 @@
   type: (type [(identifier) (attribute)] @local.type))
 (assignment left: (identifier) @local
   type: (type [(identifier) (attribute)] @local.type))
-; one pattern for every `x = ...` (a second, untyped one would match each typed one again)
+; one pattern for every `x = ...` (a second, untyped one would match each typed one again):
+; typed by a call's callee (`x = Cls(...)`) or by the name it aliases (`_Style = Style`)
 (assignment left: (identifier) @local
-  right: (call function: [(identifier) (attribute)] @local.type)?)
+  right: [(call function: [(identifier) (attribute)] @local.type)
+          (identifier) @local.type
+          (attribute) @local.type]?)

@@ -379,3 +379,29 @@ def test_variables_annotated_with_generics(tmp_path: Path) -> None:
         (18, "self.current.first"): first, (19, "self.quoted.first"): first,
         (20, "self.either.first"): first, (22, "default.first"): first}
     assert (21, "self.many.first") in got and got[(21, "self.many.first")] is None
+
+
+def test_a_local_or_module_name_that_aliases_a_class(tmp_path: Path) -> None:
+    """``_Style = Style`` (a local, or a module variable) names the class: ``_Style.parse()``
+    is ``Style.parse``; an alias of an untyped local types nothing."""
+    put(tmp_path, "style.py", """\
+        class Style:
+            @classmethod
+            def parse(cls, text):
+                return cls()
+
+
+        Alias = Style
+
+
+        def use(other):
+            _Style = Style
+            _Style.parse("bold")
+            Alias.parse("dim")
+            same = other
+            same.parse("x")
+        """)
+    got = _targets(index(tmp_path), "style.py")
+    assert got[(12, "_Style.parse")] == "style.py::Style.parse"
+    assert got[(13, "Alias.parse")] == "style.py::Style.parse"
+    assert got[(15, "same.parse")] is None
