@@ -46,8 +46,11 @@ __all__ = ["FORMAT", "ForeignSnapshot", "SnapshotError", "load", "save", "temp_p
 #     bytes copy of them all in the header cost ~25 MB of peak on Django); the raw references
 #     as ``RawRefs`` columns. An 11 (columns in the header, raw references as row columns)
 #     still loads; an older release refuses a 12 as another format instead of misreading it
-FORMAT = "fleet.graph/12"
-_READS = (FORMAT, "fleet.graph/11")
+# 13: the same layout as 12, but the facts and references of the extractor of 6 December 2026
+# (generic annotations, chained calls, generic bases, aliases): a 12's files, reused unchanged
+# by an incremental index, would disagree with a full one, so older snapshots are rebuilt
+FORMAT = "fleet.graph/13"
+_READS = (FORMAT,)
 _SECTIONS = ("data", "refs", "deps")  # decoded on first use, each streamed file by file
 
 

@@ -46,7 +46,7 @@ def test_a_snapshot_records_its_repository_and_refuses_another(tmp_path: Path,
     # one from before snapshots named their repository (format 10) is of an older format
     old = tmp_path / "old.snapshot"
     old.write_bytes(pickle.dumps({"format": "fleet.graph/10", "root": str(repos["A"])}))
-    with pytest.raises(SnapshotError, match=r"not a fleet\.graph/12 snapshot"):
+    with pytest.raises(SnapshotError, match=r"not a fleet\.graph/13 snapshot"):
         SymbolGraph.load(old, repository=a)
 
 
