@@ -12,10 +12,12 @@ Claims tell a dead worker's message from a live one's: a worker that receives a 
 the unacked messages every ``FLEET_CELERY_RESTORE_S``: one delivered more than a TTL ago whose
 claim is gone, and still gone half a TTL later (a broker restarted in between: the live holder
 sets its claim again within a third), is put back on its queue under kombu's own restore mutex
-— exactly what kombu's visibility restore does, earlier. A batch that runs long keeps its claim
-and is never delivered twice; the visibility timeout stays as the last resort. The leases and
-their fencing tokens still decide who may write: a redelivered batch waits for the dead
-worker's leases to expire (``FLEET_LEASE_TTL_S``).
+— exactly what kombu's visibility restore does, earlier — unless, checked again under the mutex,
+it was claimed, acknowledged or delivered again since it was listed (two workers' scans list the
+same dead message; the second must not put back what a worker took from the first's restore).
+A batch that runs long keeps its claim and is never delivered twice; the visibility timeout
+stays as the last resort. The leases and their fencing tokens still decide who may write: a
+redelivered batch waits for the dead worker's leases to expire (``FLEET_LEASE_TTL_S``).
 
 ``FLEET_CELERY_CLAIM_TTL_S=0`` turns claims off (the visibility timeout alone, as before).
 """
@@ -190,8 +192,14 @@ class ClaimScanner:
                 continue
             try:
                 with Mutex(client.redis, mutex, expire):
-                    if client.redis.exists(CLAIM_PREFIX + tag) or not client.redis.hexists(
-                            unacked, tag):
+                    # checked again under the mutex: claimed since, acknowledged since, or
+                    # delivered again since it was listed (another worker's scan put it back
+                    # and a worker took it, its claim not set yet: putting it back again would
+                    # run it twice)
+                    delivered = client.redis.zscore(index, tag)
+                    if (client.redis.exists(CLAIM_PREFIX + tag)
+                            or not client.redis.hexists(unacked, tag)
+                            or delivered is None or float(delivered) > wall - self.ttl_s):
                         self._suspects.pop(tag, None)
                         continue
                     client.channel.qos.restore_by_tag(tag, client.redis)

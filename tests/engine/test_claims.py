@@ -1,7 +1,9 @@
 """Claims (fleet_pipelines/engine/_claims.py) on a real Redis broker and real celery workers
 (``--pool solo``, acks late, as the fleet's): a worker killed with -9 mid-task has its task
 delivered to another worker within the claim's TTL and a half plus a scan, while the visibility
-timeout is 10 minutes; a task that runs four claim TTLs long on a live worker runs once."""
+timeout is 10 minutes; a task that runs four claim TTLs long on a live worker runs once; a
+message one worker's scan put back and another worker took is not put back again by a second
+scan that had listed it before."""
 
 from __future__ import annotations
 
@@ -140,3 +142,55 @@ def test_the_claim_ttl_setting() -> None:
     for bad in ("soon", "-1", "1"):
         with pytest.raises(ConfigError, match="FLEET_CELERY_CLAIM_TTL_S"):
             claim_ttl({"FLEET_CELERY_CLAIM_TTL_S": bad})
+
+
+class _Listed:
+    """A scanner's broker client whose listing of old deliveries is the one it made before
+    another worker's scan put the message back (the race, made to happen every time)."""
+
+    def __init__(self, client: Any, listed: list[str]) -> None:
+        self.channel, self._redis, self._listed = client.channel, client.redis, listed
+        self.redis = self
+
+    def zrangebyscore(self, *_: Any) -> list[bytes]:
+        return [t.encode() for t in self._listed]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._redis, name)
+
+
+def test_a_message_delivered_again_since_a_scan_listed_it_is_not_put_back_twice(
+        broker: Redis) -> None:
+    """Two workers' scans list one dead worker's message; the first puts it back and a worker
+    takes it (delivered now, its claim not set yet); the second, under the restore mutex, sees
+    the new delivery and leaves it: the batch runs once (seen in the distributed kill test:
+    two workers said "delivered again" 10 ms apart and the unit ran twice)."""
+    from celery import Celery
+    from kombu.utils.json import dumps
+
+    from fleet_pipelines.engine._claims import ClaimScanner, _Client, _keys
+    from fleet_pipelines.engine._config import celery_settings
+
+    app = Celery("fleet_claims_scan", broker=broker.url)
+    app.conf.update(celery_settings(_env(broker)))
+    client = _Client(app)
+    try:
+        unacked, index, _mutex, _expire = _keys(client.channel)
+        tag = "dead-worker-tag"
+        payload = dumps([{"body": "x", "headers": {}, "properties": {"delivery_info": {}}},
+                         "", "fleet-claims-test"])
+        client.redis.hset(unacked, tag, payload)
+        client.redis.zadd(index, {tag: time.time() - 10 * TTL_S})
+        first, second = ClaimScanner(app, TTL_S, SCAN_S), ClaimScanner(app, TTL_S, SCAN_S)
+        for scanner in (first, second):  # both have seen it unclaimed for long enough
+            scanner._suspects[tag] = time.monotonic() - TTL_S
+        assert first.scan(client) == [tag]
+        assert not client.redis.hexists(unacked, tag)
+        assert client.redis.llen("fleet-claims-test") == 1  # back on its queue, once
+        client.redis.hset(unacked, tag, payload)  # taken again by a worker
+        client.redis.zadd(index, {tag: time.time()})
+        assert second.scan(_Listed(client, [tag])) == []
+        assert client.redis.hexists(unacked, tag)
+        assert client.redis.llen("fleet-claims-test") == 1
+    finally:
+        client.close()
