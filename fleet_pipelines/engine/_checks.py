@@ -3,20 +3,29 @@
 from __future__ import annotations
 
 import logging
+import time
 
 __all__ = ["OneLineRetries", "broker_down", "database_down", "storage_failure"]
 
 
-def broker_down(url: str, timeout_s: float = 5.0) -> str | None:
-    """One line naming the broker when it does not answer, else None."""
+def broker_down(url: str, timeout_s: float = 5.0, wait_s: float = 0.0) -> str | None:
+    """One line naming the broker when it does not answer, else None. With ``wait_s``, a
+    broker that refuses is tried again every second until it answers or ``wait_s`` has passed
+    (a broker restarting takes a few seconds: a sweep rides that out, a broker that stays down
+    is still named)."""
     from kombu import Connection
 
-    try:
-        with Connection(url, connect_timeout=timeout_s) as conn:
-            conn.ensure_connection(max_retries=1, timeout=timeout_s)
-    except Exception as exc:  # kombu wraps every transport's own error
-        return f"the celery broker {_safe(url)} is down: {_reason(exc)}"
-    return None
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            with Connection(url, connect_timeout=timeout_s) as conn:
+                conn.ensure_connection(max_retries=1, timeout=timeout_s)
+        except Exception as exc:  # kombu wraps every transport's own error
+            if time.monotonic() + 1.0 > deadline:
+                return f"the celery broker {_safe(url)} is down: {_reason(exc)}"
+            time.sleep(1.0)
+            continue
+        return None
 
 
 def database_down(name: str, url: str, timeout_s: float = 5.0) -> str | None:

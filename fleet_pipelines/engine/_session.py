@@ -29,7 +29,11 @@ from fleet_pipelines.engine._submit import (
     workspace_file,
 )
 
-__all__ = ["Engine", "current", "submitting"]
+__all__ = ["BROKER_WAIT_S", "Engine", "current", "submitting"]
+
+# how long a run for the deployment's workers waits for a broker that refuses before the sweep
+# stops on it: a restarting Redis answers again within seconds
+BROKER_WAIT_S = 30.0
 
 _CURRENT: contextvars.ContextVar[Engine | None] = contextvars.ContextVar("fleet_engine",
                                                                          default=None)
@@ -138,7 +142,9 @@ class Engine:
         if self.distributed(job):
             from fleet_pipelines.engine._checks import broker_down
 
-            problem = broker_down(os.environ.get("FLEET_CELERY_BROKER", ""))
+            # a broker restarting mid-sweep is waited for (BROKER_WAIT_S), not a failed sweep
+            problem = broker_down(os.environ.get("FLEET_CELERY_BROKER", ""),
+                                  wait_s=BROKER_WAIT_S)
             if problem is not None:
                 raise SubmitFailed(f"{job} not submitted: {problem}")
         self.ensure_daemon()
