@@ -68,6 +68,8 @@ def test_a_sweep_is_refused_when_its_broker_is_down(monkeypatch: pytest.MonkeyPa
     port = free_port()
     monkeypatch.setenv("FLEET_EXECUTOR", "celery")
     monkeypatch.setenv("FLEET_CELERY_BROKER", f"redis://127.0.0.1:{port}/0")
+    # a restarting broker is waited for (30 s; tests/engine/test_broker_wait.py): 2 s here
+    monkeypatch.setattr("fleet_pipelines.engine._session.BROKER_WAIT_S", 2.0)
     with DagsterInstance.ephemeral() as instance:
         engine = Engine(instance, print, {})
         with pytest.raises(SubmitFailed) as raised:
