@@ -135,8 +135,13 @@ def _forked(instance: Any, job_prefix: str) -> Any:
 
 
 def _submitted(instance: Any, job_prefix: str) -> Any:
-    """The first run of a job named ``job_prefix...``, in any status."""
-    return next((r for r in instance.get_runs() if r.job_name.startswith(job_prefix)), None)
+    """The run of the one-campaign sweep's job named ``job_prefix...``, in any status (one
+    query for that job's newest run: polled every 10 ms, it must see the run before it
+    starts)."""
+    from dagster import RunsFilter
+
+    runs = instance.get_runs(RunsFilter(job_name=f"{job_prefix}yaml_safe_load_job"), limit=1)
+    return runs[0] if runs else None
 
 
 @contextlib.contextmanager
