@@ -58,6 +58,17 @@ def _impacted(verdicts: list[Verdict]) -> Verdict:
     return next(v for v in verdicts if v.gate == "impacted_tests")
 
 
+def _double_broken(repo: Path, path: str, python: Path,
+                   monkeypatch: pytest.MonkeyPatch) -> Verdict:
+    """The impacted-tests verdict on a patch that breaks ``double`` in ``path``, the tests run
+    by ``python`` alone (the local backend: the sandbox sees what that interpreter sees)."""
+    monkeypatch.setenv("FLEET_TEST_PYTHON", str(python))
+    monkeypatch.setenv("FLEET_TEST_PYTHONS", "target")
+    broken = edit_diff(repo, path, LIB.replace("2 * x", "2 * x + 1"))
+    return _impacted(run_gates(repo, broken, [f"{path}::double"],
+                               sandbox=LocalSandbox(warn=False), options=DYNAMIC))
+
+
 @pytest.mark.parametrize(("files", "roots"), [
     ({"pyproject.toml": '[tool.setuptools.packages.find]\nwhere = ["lib"]\n',
       "lib/a/__init__.py": ""}, ("lib",)),
@@ -136,11 +147,7 @@ def test_an_installed_copy_of_the_package_never_stands_in_for_the_tree(
                            capture_output=True, text=True, cwd=tmp_path, check=True,
                            env={"PATH": os.environ["PATH"]})
     assert probe.stdout.strip() == str(installed / "mylib" / "__init__.py")
-    monkeypatch.setenv("FLEET_TEST_PYTHON", str(python))
-    monkeypatch.setenv("FLEET_TEST_PYTHONS", "target")
-    broken = edit_diff(repo, "src/mylib/__init__.py", LIB.replace("2 * x", "2 * x + 1"))
-    got = _impacted(run_gates(repo, broken, ["src/mylib/__init__.py::double"],
-                              sandbox=LocalSandbox(warn=False), options=DYNAMIC))
+    got = _double_broken(repo, "src/mylib/__init__.py", python, monkeypatch)
     assert got.status == "reject", got
     assert "tests/test_mylib.py::test_double passed before and failed after" in got.evidence
 
@@ -157,11 +164,7 @@ def test_a_layout_fleet_cannot_read_is_unknown_when_the_tests_import_an_installe
     assert source_roots(repo) == ()
     installed = _write(tmp_path / "site", {"mylib/__init__.py": LIB})
     python = _venv_seeing(tmp_path / "venv", installed)
-    monkeypatch.setenv("FLEET_TEST_PYTHON", str(python))
-    monkeypatch.setenv("FLEET_TEST_PYTHONS", "target")
-    broken = edit_diff(repo, "python3/mylib/__init__.py", LIB.replace("2 * x", "2 * x + 1"))
-    got = _impacted(run_gates(repo, broken, ["python3/mylib/__init__.py::double"],
-                              sandbox=LocalSandbox(warn=False), options=DYNAMIC))
+    got = _double_broken(repo, "python3/mylib/__init__.py", python, monkeypatch)
     assert got.status == "unknown", got
     where = str((installed / "mylib" / "__init__.py").resolve())
     assert f"the tests imported mylib from {where}, not from the patched tree" in got.evidence
