@@ -89,8 +89,10 @@ def test_background_process_is_gone_after_run(box: Sandbox, worktree: Path) -> N
         if box.name == "local":
             late = worktree.parent / "outside" / f"late-{tag}.txt"
             ready = late.with_suffix(".ready")  # the run ends only once the daemon has left
-            script = (f"setsid sh -c ': > {ready}; sleep 2; echo late > {late}' >/dev/null 2>&1 & "
-                      f"while [ ! -e {ready} ]; do sleep 0.05; done; echo started")
+            script = (
+                f"setsid sh -c ': > {ready}; sleep 2; echo late > {late}' >/dev/null 2>&1 & "
+                f"while [ ! -e {ready} ]; do sleep 0.05; done; echo started"
+            )
         res = box.run(["/bin/sh", "-c", script], worktree, timeout=60)
         returned = time.time()
         assert res.ok and "started" in res.stdout, res.stderr
