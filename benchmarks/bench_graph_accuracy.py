@@ -23,7 +23,9 @@ Scores, as issue 20 defines them:
 - precision: of the graph edges on the sampled sites' name and line (references to a repository
   symbol other than an enclosing one), the share pointing at a definition jedi gives; sites jedi
   resolves only outside the repository count (any edge there is wrong), sites jedi does not
-  resolve at all do not.
+  resolve at all do not. A definition jedi gives in a stub, or in another copy of the package
+  (a compiled module object, the copy installed in this venv: its full name in the package),
+  stands for the repository's definition of that full name.
 A naive linker (every function, method or class of the called name) is scored in the same run.
 Writes benchmarks/results/bench_graph_accuracy.json and prints a markdown table.
 """
@@ -124,7 +126,10 @@ def jedi_truth(name: str, root: Path, sites: list, package: str) -> list[list[tu
             inside = path is not None and Path(path).resolve().is_relative_to(root)
             rel_def = Path(path).resolve().relative_to(root).as_posix() if inside else ""
             # jedi's goto prefers the stubs it bundles (django-stubs, typeshed): a stub of a
-            # module of this repository stands for the repository's definition (full_name)
+            # module of this repository stands for the repository's definition (full_name);
+            # so do a definition without a path or line (jedi inspected a module of that name
+            # imported from this venv: pytest's ``_pytest._io``) and one in the copy this venv
+            # installed (``score``)
             stub = path is not None and str(path).endswith(".pyi") and not inside
             found.append((rel_def, d.line or 0, d.name or "", d.type, d.full_name or "", stub))
         out.append(found)
@@ -149,7 +154,11 @@ def _enclosing(src: str, target: str) -> bool:
         target.endswith("::<module>") and src.startswith(target[: -len("<module>")]))
 
 
-def score(graph, sites: list, truth: list) -> dict:
+def score(graph, sites: list, truth: list, package: str = "") -> dict:
+    """``package``: the package's directory in the sdist; a definition jedi gives outside the
+    repository whose full name is in that package (its stub, a compiled module object, the copy
+    this venv installed) stands for the repository's definition of that name."""
+    top = Path(package).name + "." if package else None
     by_path_name: dict[tuple[str, str], list] = defaultdict(list)
     by_name: dict[str, list[str]] = defaultdict(list)
     for sym in graph.symbols.values():
@@ -173,12 +182,13 @@ def score(graph, sites: list, truth: list) -> dict:
             tally["jedi_none"] += 1
             continue
         right = {sid for d in defs if d[0] and (sid := symbol_at(by_path_name, *d[:3]))}
-        for d in defs:
-            if not d[0] and d[5]:
-                sid = graph.resolve_dotted(d[4])
-                if sid is not None:
-                    right.add(sid)
-        inside = [d for d in defs if d[0]] or [d for d in defs if not d[0] and d[5] and right]
+        copies = [d for d in defs if not d[0] and (
+            d[5] or not d[1] or (top is not None and d[4].startswith(top)))]
+        for d in copies:
+            sid = graph.resolve_dotted(d[4])
+            if sid is not None:
+                right.add(sid)
+        inside = [d for d in defs if d[0]] or [d for d in copies if right]
         refs = [r for r in refs_at.get((rel, line), ())
                 if r.name.rsplit(".", 1)[-1].removeprefix("()") == called
                 or r.name.endswith(f").{called}")]
@@ -257,9 +267,20 @@ def run(name: str, n_sites: int, seed: int) -> dict:
     started = time.perf_counter()
     graph = index(root)
     seconds = time.perf_counter() - started
-    result = score(graph, sample, truth)
+    result = score(graph, sample, truth, PACKAGES[name])
     return {"corpus": name, "call_sites": len(sites), "sampled": len(sample), "seed": seed,
             "index_seconds": round(seconds, 2), **result}
+
+
+def save(results: list[dict], path: Path) -> None:
+    """Write ``results`` into ``path``: a row of the same corpus and sample size replaced,
+    the other corpora's rows kept (one file for runs of different corpora)."""
+    rows = [{k: v for k, v in r.items() if k not in ("misses", "wrong")} for r in results]
+    new = {(r["corpus"], r["sampled"]) for r in rows}
+    kept = json.loads(path.read_text()) if path.is_file() else []
+    kept = [r for r in kept if (r.get("corpus"), r.get("sampled")) not in new]
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps(kept + rows, indent=2) + "\n")
 
 
 def main() -> None:
@@ -274,10 +295,7 @@ def main() -> None:
     args = ap.parse_args()
     names = list(args.corpus) + [add_project(p) for p in args.project]
     results = [run(name, args.sites, args.seed) for name in names]
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "bench_graph_accuracy.json").write_text(json.dumps(
-        [{k: v for k, v in r.items() if k not in ("misses", "wrong")} for r in results],
-        indent=2) + "\n")
+    save(results, RESULTS / "bench_graph_accuracy.json")
     print("| corpus | sites (jedi in repo / outside / none) | recall | precision | edges "
           "| precision with prefix edges | naive recall | naive precision | naive edges |")
     print("|---|---|---|---|---|---|---|---|---|")

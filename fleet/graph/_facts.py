@@ -6,7 +6,9 @@ never becomes a fact:
 
 - ``attr_types``: class id -> attribute -> the value expressions assigned to ``self.attr`` in
   the class's methods (``self.x = Cls(...)``, ``self.x: Cls = ...``, ``self.x = param``), each
-  as (method id, dotted expression);
+  as (method id, dotted expression); where the class annotates the attribute (``self.x: Cls``),
+  only its annotations (as a type checker declares the attribute's type there: ``self.config:
+  Config = config`` in one branch and ``self.config = parent.config`` in the other types it);
 - ``returns``: function id -> its return annotation as a dotted name (``-> Cls``,
   ``-> "Cls"``, ``-> Cls | None``, ``-> Optional[Cls]``); ``properties``: the methods
   decorated ``@property`` / ``@cached_property``;
@@ -166,10 +168,12 @@ def add_facts(fd: FileData, src: bytes) -> None:
                     typed = annotation_name(ann.decode("utf-8", "replace"))
                     if typed is not None:
                         fd.local_types[sym.id] = {sym.name: intern(typed)}
+    _follow_aliases(fd.local_types)
     fd.returns = returns
     fd.properties = frozenset(properties)
 
     attr_types: dict[str, dict[str, list[tuple[str, str]]]] = {}
+    declared: set[tuple[str, str]] = set()  # (class, attribute) with an annotated assignment
     extra: list[RawRef] = []
     refs = RawRefs.of(fd.refs)
     names, scopes, kinds, ends = refs.names, refs.scopes, refs.kinds, refs.ends
@@ -184,8 +188,15 @@ def add_facts(fd: FileData, src: bytes) -> None:
                 value = _subscripted(src, found.start("ann"), found.end("ann")) or value
             if found is not None and value is not None and value != b"None":
                 expr = value.decode("ascii") + ("()" if found.group("call") else "")
-                attr_types.setdefault(method.parent, {}).setdefault(names[i][5:], []).append(
-                    (scopes[i], expr))
+                attr = names[i][5:]
+                facts = attr_types.setdefault(method.parent, {}).setdefault(attr, [])
+                if found.group("ann") is not None:  # a declaration: its type is the attribute's
+                    if (method.parent, attr) not in declared:
+                        declared.add((method.parent, attr))
+                        facts.clear()  # what was assigned before without one no longer counts
+                    facts.append((scopes[i], expr))
+                elif (method.parent, attr) not in declared:
+                    facts.append((scopes[i], expr))
     for i, args, rest, called, end in _call_tails(refs, src):
         callee = names[i]
         if callee == "super" and args.strip():  # super(Cls, self): after Cls
@@ -207,6 +218,22 @@ def add_facts(fd: FileData, src: bytes) -> None:
     fd.attr_types = {cls: {a: tuple(v) for a, v in attrs.items()}
                      for cls, attrs in attr_types.items()}
     fd.refs = refs.extended(extra)
+
+
+def _follow_aliases(local_types: dict[str, dict[str, str]]) -> None:
+    """A local bound to another typed local or parameter of its function (``tr =
+    terminalreporter``, ``g = a``) gets that one's type expression, which means the same in
+    the same scope; through a few such links, never to itself."""
+    for typed in local_types.values():
+        if len(typed) < 2:
+            continue
+        for name, expr in list(typed.items()):
+            seen = {name}
+            while expr in typed and expr not in seen and len(seen) < 8:
+                seen.add(expr)
+                expr = typed[expr]
+            if expr not in seen and expr is not typed[name]:
+                typed[name] = expr
 
 
 def _subscripted(src: bytes, start: int, bracket: int) -> bytes | None:

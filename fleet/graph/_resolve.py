@@ -25,7 +25,7 @@ from functools import partial
 from fleet.graph._affected import fixture_scopes
 from fleet.graph._extract_native import native_module
 from fleet.graph._members import Members
-from fleet.graph._model import MODULE, FileData, RawRef, Reference, Symbol, name_ref
+from fleet.graph._model import MODULE, FileData, RawRef, Reference, Symbol
 from fleet.graph._modules import module_table, python_module_names
 from fleet.graph._refs import EXACT, KINDS, PREFIX, FileRefs, RawRefs
 
@@ -289,26 +289,6 @@ class Resolver(Members):
         if lang == "python" and head in _BUILTINS:
             return f"builtins.{name}", True
         return None, False
-
-    def _typed_local(self, found: str, rest: str, fd: FileData) -> tuple[str | None, bool]:
-        """``x.attr`` where ``x = Cls(...)`` or ``x: Cls``: ``attr`` looked up on ``Cls``."""
-        _, scope, type_expr = found.split("\0")
-        if not rest or self._depth > 8:
-            return "", False
-        self._depth += 1
-        try:
-            cls, exact = self._resolve(name_ref(scope, type_expr), fd)
-        finally:
-            self._depth -= 1
-        if cls is None or cls == "" or not exact:
-            return "", False
-        if "::" not in cls:
-            return (f"{cls}.{rest}", False) if not cls.startswith("builtins.") else ("", False)
-        self._deps.add(cls)
-        typed = self._value_type(cls, False)
-        if typed is None:
-            return "", False
-        return self._walk_chain(typed, rest)  # memoised across files at the top
 
     def _lookup_scopes(self, head: str, scope: str, fd: FileData) -> str | None:
         """Innermost-first: returns a symbol id, ``""`` for a local binding, ``"\\1"`` + the

@@ -4,7 +4,10 @@ Flow-insensitive and conservative: a value gets a class only when every fact abo
 The facts (``_facts``): locals and parameters bound by a constructor call or an annotation,
 module and class variables (``register = Library()``, ``conn: Conn``), ``self.attr``
 assignments in a class's methods (``self.x = Cls()``, ``self.x: Cls``, ``self.x = typed_param``;
-``None`` is ignored, two different classes or an unknown value leave the attribute untyped),
+``None`` is ignored, two different classes or an unknown value leave the attribute untyped;
+where the class annotates the attribute, its annotations alone), locals that alias another
+typed local or parameter (``tr = terminalreporter``) or an attribute chain of ``self`` / ``cls``
+(``pm = self.config.pluginmanager``),
 return annotations (a call's result; ``@property`` / ``@cached_property`` results without a
 call) and ``super()`` (the class's MRO after it).
 
@@ -27,6 +30,7 @@ __all__ = ["T", "Typing"]
 T = TypeVar("T")
 
 _SELF_TYPES = frozenset({"Self", "typing.Self", "typing_extensions.Self"})
+_OWN = ("self.", "cls.")  # an alias of an attribute chain of these (``_typed_local``)
 
 
 class Typing:
@@ -80,6 +84,35 @@ class Typing:
         return result
 
     # -- types ---------------------------------------------------------------------------
+    def _typed_local(self, found: str, rest: str, fd: FileData) -> tuple[str | None, bool]:
+        """``x.attr`` where ``x = Cls(...)`` or ``x: Cls``: ``attr`` looked up on ``Cls``."""
+        _, scope, type_expr = found.split("\0")
+        if not rest or self._depth > 8:
+            return "", False
+        self._depth += 1
+        try:
+            cls, exact = self._resolve(name_ref(scope, type_expr), fd)
+            if (cls is None or cls == "" or not exact) and type_expr.startswith(
+                    _OWN) and "(" not in type_expr:
+                # an alias of an attribute chain of the instance or class (``pm =
+                # self.config.pluginmanager``; its one binding, flow-insensitive): ``x.rest``
+                # is ``expr.rest``, resolved as written there (through self's attribute
+                # types). Not of another local's chain: ``s = s.parent`` would recurse. An
+                # alias of a local or parameter has its type expression already
+                # (``_facts._follow_aliases``).
+                return self._resolve(name_ref(scope, f"{type_expr}.{rest}"), fd)
+        finally:
+            self._depth -= 1
+        if cls is None or cls == "" or not exact:
+            return "", False
+        if "::" not in cls:
+            return (f"{cls}.{rest}", False) if not cls.startswith("builtins.") else ("", False)
+        self._deps.add(cls)
+        typed = self._value_type(cls, False)
+        if typed is None:
+            return "", False
+        return self._walk_chain(typed, rest)  # memoised across files at the top
+
     def _type_of(self, scope: str, expr: str, fd: FileData) -> str | None:
         """The class (symbol id) of the value ``expr`` names in ``scope``; ``expr`` ending in
         ``()`` is a call's result. None when unknown or ambiguous."""

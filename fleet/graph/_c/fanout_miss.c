@@ -32,6 +32,7 @@ enum {
   C_BUILTINS, C_WALK_CHAIN, C_DOTTED_NAME, C_RESOLVER, C_MODULE_ID, C_SIZE
 };
 
+static PyObject *M_SELF_DOT, *M_CLS_DOT;
 static PyObject *M_EMPTY, *M_SELF, *M_CLS, *M_STARS, *M_BUILTINS_DOT, *M_LOCAL, *M_DEPTH,
     *M_TYPED_LOCAL, *M_RESOLVE, *M_VALUE_TYPE, *M_NUL, *M_SEP, *M_NAME, *M_CLASS;
 
@@ -50,6 +51,9 @@ static int ready(void) {
   M_SEP = PyUnicode_InternFromString("::");
   M_NAME = PyUnicode_InternFromString("name");
   M_CLASS = PyUnicode_InternFromString("class");
+  M_SELF_DOT = PyUnicode_InternFromString("self.");
+  M_CLS_DOT = PyUnicode_InternFromString("cls.");
+  if (!M_SELF_DOT || !M_CLS_DOT) return -1;
   if (!M_EMPTY || !M_SELF || !M_CLS || !M_STARS || !M_BUILTINS_DOT || !M_DEPTH ||
       !M_TYPED_LOCAL || !M_RESOLVE || !M_VALUE_TYPE || !M_NUL || !M_SEP || !M_NAME || !M_CLASS)
     return -1;
@@ -295,7 +299,9 @@ static int bump_depth(PyObject *resolver, long delta) {
    miss at the top of a resolution (``_depth`` 0, so never over its limit of 8): the type
    expression resolved as a name in that scope below the top (``_depth`` 1; through
    resolve_miss_at, or the Python methods where it answers NotImplemented), then ``rest``
-   walked from the class of its value (a class itself here; ``_value_type`` otherwise). */
+   walked from the class of its value (a class itself here; ``_value_type`` otherwise). A
+   ``self.a.b`` / ``cls.a.b`` without a call that names no class (an alias of an attribute
+   chain) is the Python method's. */
 static PyObject *typed_local(PyObject *ctx, PyObject *found, PyObject *rest,
                              PyObject *classes, PyObject *enclosing, PyObject *fd) {
   PyObject *resolver = PyTuple_GET_ITEM(ctx, C_RESOLVER);
@@ -333,7 +339,16 @@ static PyObject *typed_local(PyObject *ctx, PyObject *found, PyObject *rest,
   int exact;
   if (pair(r, &cls, &exact)) goto done;
   if (cls == Py_None || !exact || !PyUnicode_Check(cls) || PyUnicode_GET_LENGTH(cls) == 0) {
-    result = Py_NewRef(M_LOCAL);
+    /* ``self.a.b`` / ``cls.a.b`` without a call: an alias of an attribute chain, the
+       Python method's (it resolves ``expr.rest`` as written) */
+    Py_ssize_t own = 0;
+    if (call < 0) {
+      own = PyUnicode_Tailmatch(type_expr, M_SELF_DOT, 0, PY_SSIZE_T_MAX, -1);
+      if (own == 0) own = PyUnicode_Tailmatch(type_expr, M_CLS_DOT, 0, PY_SSIZE_T_MAX, -1);
+      if (own < 0) goto done;
+    }
+    result = own ? PyObject_CallMethodObjArgs(resolver, M_TYPED_LOCAL, found, rest, fd, NULL)
+                 : Py_NewRef(M_LOCAL);
     goto done;
   }
   Py_ssize_t sep = PyUnicode_Find(cls, M_SEP, 0, PyUnicode_GET_LENGTH(cls), 1);
