@@ -34,6 +34,13 @@ from fleet.graph._refs import KIND_CODE, RawRefs
 __all__ = ["add_facts", "annotation_name"]
 
 _CALL, _ATTRIBUTE = KIND_CODE["call"], KIND_CODE["attribute"]
+_ITERABLE = frozenset({_CALL, _ATTRIBUTE, KIND_CODE["name"]})
+# `for x in ` (a statement or a comprehension's clause) up to its iterable; after the
+# iterable: a call's arguments (nested two deep), then what may follow an iterable
+_FOR = re.compile(rb"for[ \t]+([A-Za-z_]\w*)[ \t]+in[ \t]+")
+_WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_ARGS = re.compile(rb"[ \t]*\((?:[^()]++|\((?:[^()]++|\([^()]*+\))*+\))*+\)")
+_AFTER = re.compile(rb"[ \t]*(?::|[\])}]|(?:if|for|async)\b)")
 
 _ANNOTATION = re.compile(
     rb"\)\s*->\s*(?P<ann>[^:]+?)\s*:\s*\Z", re.S)
@@ -78,6 +85,13 @@ _CONTAINERS = frozenset({
 })
 # wrappers whose one argument is the value's type
 _WRAPPERS = frozenset({"Optional", "Final", "ClassVar", "Annotated"})
+# the iterables whose (first) subscript is what iterating them gives (``container_name``)
+_ITEMS = frozenset({
+    "list", "List", "set", "Set", "frozenset", "FrozenSet", "Sequence", "MutableSequence",
+    "Iterable", "Iterator", "AbstractSet", "MutableSet", "Collection", "Deque", "deque",
+    "KeysView", "AsyncIterable", "AsyncIterator", "Generator", "AsyncGenerator", "tuple",
+    "Tuple",
+})
 
 
 def annotation_name(text: str) -> str | None:
@@ -106,6 +120,35 @@ def annotation_name(text: str) -> str | None:
         named = [a for a in args if a != "None"]
         return annotation_name(named[0]) if len(named) == 1 else None
     return None if bare in _CONTAINERS else origin
+
+
+def container_name(text: str) -> str | None:
+    """``[]C`` for an annotation of an iterable whose items are of the class C (``list[C]``,
+    ``Sequence["C"]``, ``Iterator[C]``, ``tuple[C, ...]``, ``Optional[List[C]]``), else None
+    (a mapping, a tuple of different items, items that are no plain class)."""
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        text = text[1:-1].strip()
+    parts = [p for p in _top_level(text, "|") if p != "None"]
+    if len(parts) != 1:
+        return None
+    text = parts[0]
+    bracket = text.find("[")
+    origin = text[:bracket].rstrip()
+    if bracket < 0 or not text.endswith("]") or not _DOTTED.match(origin):
+        return None
+    args = _top_level(text[bracket + 1 : -1], ",")
+    bare = origin.rpartition(".")[2]
+    if bare in _WRAPPERS:
+        return container_name(args[0]) if bare == "Annotated" or len(args) == 1 else None
+    if bare == "Union":
+        named = [a for a in args if a != "None"]
+        return container_name(named[0]) if len(named) == 1 else None
+    if bare not in _ITEMS or (bare in ("tuple", "Tuple") and args[1:] != ["..."]) or (
+            len(args) != 1 and bare not in ("tuple", "Tuple", "Generator", "AsyncGenerator")):
+        return None
+    item = annotation_name(args[0])
+    return None if item is None else "[]" + item
 
 
 def _top_level(text: str, sep: str) -> list[str]:
@@ -141,13 +184,14 @@ def add_facts(fd: FileData, src: bytes) -> None:
             # quote or `[` (_PARAM's annotations); `property`
             found = _ANNOTATION.search(sig) if b"->" in sig else None
             if found is not None:
-                name = annotation_name(_WS.sub(b" ", found.group("ann")).decode("utf-8",
-                                                                               "replace"))
+                returned = _WS.sub(b" ", found.group("ann")).decode("utf-8", "replace")
+                name = annotation_name(returned) or container_name(returned)
                 if name is not None:
                     returns[sym.id] = name
             if b"|" in sig or b"[" in sig or b"'" in sig or b'"' in sig:
                 for param in _PARAM.finditer(sig):
-                    typed = annotation_name(param.group("ann").decode("utf-8", "replace"))
+                    text = param.group("ann").decode("utf-8", "replace")
+                    typed = annotation_name(text) or container_name(text)
                     local = param.group("name").decode("ascii")
                     if typed is not None and local in fd.params.get(sym.id, ()):
                         # interned as the C walk's locals and type expressions are
@@ -165,10 +209,10 @@ def add_facts(fd: FileData, src: bytes) -> None:
                 ann = found.group("ann") if found is not None else b""
                 if found is not None and found.group("name").decode("ascii") == sym.name and (
                         b"[" in ann or b"|" in ann or b"'" in ann or b'"' in ann):
-                    typed = annotation_name(ann.decode("utf-8", "replace"))
+                    text = ann.decode("utf-8", "replace")
+                    typed = annotation_name(text) or container_name(text)
                     if typed is not None:
                         fd.local_types[sym.id] = {sym.name: intern(typed)}
-    _follow_aliases(fd.local_types)
     fd.returns = returns
     fd.properties = frozenset(properties)
 
@@ -197,6 +241,8 @@ def add_facts(fd: FileData, src: bytes) -> None:
                     facts.append((scopes[i], expr))
                 elif (method.parent, attr) not in declared:
                     facts.append((scopes[i], expr))
+    _loop_items(fd, src, refs)
+    _follow_aliases(fd.local_types)
     for i, args, rest, called, end in _call_tails(refs, src):
         callee = names[i]
         if callee == "super" and args.strip():  # super(Cls, self): after Cls
@@ -236,6 +282,43 @@ def _follow_aliases(local_types: dict[str, dict[str, str]]) -> None:
                 typed[name] = expr
 
 
+def _loop_items(fd: FileData, src: bytes, refs: RawRefs) -> None:
+    """``for x in EXPR`` (a statement or a comprehension's clause) in a function, EXPR a
+    name, a dotted chain or a call of one (``self.get_params(ctx)``): the local ``x`` typed
+    ``EXPR[]``, the items of EXPR's value, when every loop that binds ``x`` there iterates the
+    same EXPR and nothing else typed ``x`` first. Found from a reference tree-sitter recognised
+    right after ``for x in `` (a string's text is no reference) and what may follow an
+    iterable after it (``:``, a closing bracket, ``if``, ``for``)."""
+    if b"for" not in src:
+        return
+    heads = {loop.end(): loop.group(1) for loop in _FOR.finditer(src)
+             if not loop.start() or src[loop.start() - 1] not in _WORD}  # no `\b`: 14x slower
+    if not heads:
+        return
+    starts, ends, kinds, names, scopes = refs.starts, refs.ends, refs.kinds, refs.names, refs.scopes
+    first: dict[int, int] = {}  # where an iterable starts -> the longest reference there
+    for i, at in enumerate(starts):
+        if at in heads and kinds[i] in _ITERABLE:
+            j = first.get(at)
+            if j is None or ends[i] > ends[j]:  # a chain, not its head
+                first[at] = i
+    loops: dict[tuple[str, str], set[str]] = {}
+    for at, best in first.items():
+        called = kinds[best] == _CALL
+        end = ends[best]
+        if called:
+            args = _ARGS.match(src, end)
+            end = args.end() if args is not None else -1
+        if end < 0 or _AFTER.match(src, end) is None:
+            continue
+        scope, local = scopes[best], heads[at].decode("ascii")
+        if local in fd.params.get(scope, ()):
+            loops.setdefault((scope, local), set()).add(names[best] + ("()[]" if called else "[]"))
+    for (scope, local), exprs in loops.items():
+        if len(exprs) == 1:
+            fd.local_types.setdefault(scope, {}).setdefault(intern(local), intern(exprs.pop()))
+
+
 def _subscripted(src: bytes, start: int, bracket: int) -> bytes | None:
     """``self.x: Optional[C] = ...``: the class the subscripted annotation at ``start``
     names (``annotation_name``), its ``[`` at ``bracket``; None when it names none or its
@@ -248,7 +331,8 @@ def _subscripted(src: bytes, start: int, bracket: int) -> bytes | None:
         elif ch == 0x5D:  # ]
             depth -= 1
             if depth == 0:
-                name = annotation_name(src[start : end + 1].decode("ascii", "replace"))
+                text = src[start : end + 1].decode("ascii", "replace")
+                name = annotation_name(text) or container_name(text)
                 return name.encode("ascii") if name is not None else None
         elif ch == 0x0A:
             return None

@@ -49,8 +49,10 @@ __all__ = ["FORMAT", "ForeignSnapshot", "SnapshotError", "load", "save", "temp_p
 # 13: the same layout as 12, but the facts and references of the extractor of 6 December 2026
 # (generic annotations, chained calls, generic bases, aliases): a 12's files, reused unchanged
 # by an incremental index, would disagree with a full one, so older snapshots are rebuilt
-# 14: the same layout; a class's annotated ``self.x: C`` facts override its unannotated ones
-# (the same reason: a 13's unchanged files would keep the old facts)
+# 14: the same layout; a class's annotated ``self.x: C`` facts override its unannotated ones,
+# aliases of typed locals, container annotations (``[]C``), loop variables typed by their
+# iterable's items and a ``for`` statement's iterable name as a reference (the same reason: a
+# 13's unchanged files would keep the old facts)
 FORMAT = "fleet.graph/14"
 _READS = (FORMAT,)
 _SECTIONS = ("data", "refs", "deps")  # decoded on first use, each streamed file by file

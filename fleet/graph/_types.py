@@ -87,8 +87,15 @@ class Typing:
     def _typed_local(self, found: str, rest: str, fd: FileData) -> tuple[str | None, bool]:
         """``x.attr`` where ``x = Cls(...)`` or ``x: Cls``: ``attr`` looked up on ``Cls``."""
         _, scope, type_expr = found.split("\0")
-        if not rest or self._depth > 8:
-            return "", False
+        if not rest or self._depth > 8 or type_expr.startswith("[]"):
+            return "", False  # (a container: what is called on it is the builtin's)
+        if type_expr.endswith("[]"):  # a loop's variable: an item of the iterable
+            self._depth += 1
+            try:
+                item = self._element_type(scope, type_expr[:-2], fd)
+            finally:
+                self._depth -= 1
+            return ("", False) if item is None else self._walk_chain(item, rest)
         self._depth += 1
         try:
             cls, exact = self._resolve(name_ref(scope, type_expr), fd)
@@ -116,6 +123,10 @@ class Typing:
     def _type_of(self, scope: str, expr: str, fd: FileData) -> str | None:
         """The class (symbol id) of the value ``expr`` names in ``scope``; ``expr`` ending in
         ``()`` is a call's result. None when unknown or ambiguous."""
+        if expr.startswith("[]"):
+            return None  # a container of something is no class
+        if expr.endswith("[]"):
+            return self._element_type(scope, expr[:-2], fd)
         call = expr.endswith("()")
         expr = expr.removesuffix("()")
         self._deps.add(f"types\0{scope}")
@@ -163,7 +174,7 @@ class Typing:
             sym = self.symbols[func]
             fd = self.files[sym.path]
             ann = fd.returns.get(func)
-            if ann is None or sym.parent is None:
+            if ann is None or sym.parent is None or ann.startswith("[]"):
                 return None
             if ann in _SELF_TYPES:
                 return sym.parent if self.symbols[sym.parent].kind == "class" else None
@@ -196,6 +207,81 @@ class Typing:
                 return found.pop() if len(found) == 1 else None
             return None
         return self._memoised(("attr", f"{cls}\0{attr}"), compute)
+
+    # -- items of an iterable (``for x in EXPR``) -----------------------------------------
+    def _element_type(self, scope: str, expr: str, fd: FileData) -> str | None:
+        """The class of the items of the iterable ``expr`` names in ``scope`` (a name, a
+        dotted chain, a call of one), from a container annotation (``[]C``: ``-> list[C]``,
+        ``x: Sequence[C]``, ``self.x: List[C]``); None when unknown or ambiguous."""
+        if expr.startswith("[]"):
+            return self._type_of(scope, expr[2:], fd)
+        if expr.endswith("[]"):
+            return None  # the items of an item: only one level of containers is typed
+        call = expr.endswith("()")
+        name = expr.removesuffix("()")
+        self._deps.add(f"types\0{scope}")
+        head, _, rest = name.partition(".")
+        if head not in ("self", "cls") and not rest and not call:
+            found = self._lookup_scopes(head, scope, fd)
+            if found is None or not found.startswith("\0"):
+                return None
+            _, sid, type_expr = found.split("\0")  # a typed local: what it holds
+            if self._depth > 12 or type_expr.partition(".")[0] == head:
+                return None
+            self._depth += 1
+            try:
+                return self._element_type(sid, type_expr, fd)
+            finally:
+                self._depth -= 1
+        target, exact = self._resolve(name_ref(scope, name), fd)
+        if target is not None and exact and "::" in target:
+            sym = self.symbols.get(target)
+            kind = sym.kind if sym is not None else ""
+            if kind in ("function", "method") and (
+                    call or target in self.files[sym.path].properties):  # type: ignore[union-attr]
+                return self._returned_items(target)
+            if kind == "variable" and not call:
+                return self._items(("variable", target), target, target)
+            return None
+        if call or not rest:
+            return None
+        owner_expr, _, attr = name.rpartition(".")  # an instance attribute of a typed owner
+        owner = (self._enclosing_class(scope) if owner_expr in ("self", "cls")
+                 else self._type_of(scope, owner_expr, fd))
+        return None if owner is None else self._items(("attrs", owner), owner, attr)
+
+    def _returned_items(self, func: str) -> str | None:
+        def compute() -> str | None:
+            self._deps.add(f"returns\0{func}")
+            sym = self.symbols[func]
+            ann = self.files[sym.path].returns.get(func)
+            if ann is None or not ann.startswith("[]") or sym.parent is None:
+                return None
+            return self._type_of(sym.parent, ann[2:], self.files[sym.path])
+        return self._memoised(("returned_items", func), compute)
+
+    def _items(self, key: tuple[str, str], owner: str, attr: str) -> str | None:
+        """A module or class variable's items (``key`` ``("variable", var)``), or an
+        attribute's for the instances of the class ``owner`` (``("attrs", owner)``): the facts
+        of the first class in its MRO that assigns it, when they agree."""
+        def compute() -> str | None:
+            if key[0] == "variable":
+                self._deps.add(f"types\0{owner}")
+                sym = self.symbols[owner]
+                fd = self.files[sym.path]
+                expr = fd.local_types.get(owner, {}).get(sym.name)
+                if expr is None or sym.parent is None:
+                    return None
+                return self._element_type(sym.parent, expr, fd)
+            for cls in self._mro(owner):
+                self._deps.add(f"attrs\0{cls}")
+                fd = self.files[self.symbols[cls].path]
+                facts = fd.attr_types.get(cls, {}).get(attr)
+                if facts:
+                    found = {self._element_type(scope, expr, fd) for scope, expr in facts}
+                    return found.pop() if len(found) == 1 else None
+            return None
+        return self._memoised((f"{key[0]}_items", f"{owner}\0{attr}"), compute)
 
     def _member_type(self, member: str) -> str | None:
         """The class a member's value has when a chain goes on past it: a variable's value,

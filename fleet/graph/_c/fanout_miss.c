@@ -314,6 +314,12 @@ static PyObject *typed_local(PyObject *ctx, PyObject *found, PyObject *rest,
   }
   PyObject *scope = PyList_GET_ITEM(parts, 1), *type_expr = PyList_GET_ITEM(parts, 2);
   PyObject *r = NULL, *result = NULL;
+  Py_ssize_t items = PyUnicode_FindChar(type_expr, '[', 0, PyUnicode_GET_LENGTH(type_expr), 1);
+  if (items == -2) goto done;
+  if (items >= 0) { /* ``[]C`` (a container) or ``EXPR[]`` (a loop's item): the Python method's */
+    result = PyObject_CallMethodObjArgs(resolver, M_TYPED_LOCAL, found, rest, fd, NULL);
+    goto done;
+  }
   if (bump_depth(resolver, 1) < 0) goto done;
   Py_ssize_t call = PyUnicode_Find(type_expr, PARENS, 0, PyUnicode_GET_LENGTH(type_expr), 1);
   r = call == -2 ? NULL

@@ -367,7 +367,12 @@ static int visit(Out *o, Frame *st, int depth, const unsigned char *src) {
     case S_AUG_ASSIGNMENT:
         return fld == G.field[F_LEFT] ? add_local(o, n) : 0;
     case S_FOR: case S_FOR_IN:
-        return fld == G.field[F_LEFT] ? add_local(o, n) : 0;
+        if (fld == G.field[F_LEFT]) return add_local(o, n);
+        /* `for x in items:`: the iterable a name read (its items type `x`, _facts); not a
+           comprehension's: its clause may hold several `right` children, which the query
+           path's pattern does not all match in a tree with errors */
+        if (pk == K(S_FOR) && fld == G.field[F_RIGHT]) return add_ref(o, n, 3);
+        return 0;
     case S_NAMED_EXPR:
         return fld == G.field[F_NAME] ? add_local(o, n) : 0;
     case S_PATTERN_LIST:

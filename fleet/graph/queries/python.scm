@@ -53,6 +53,7 @@
 (except_clause (identifier) @reference.name)
 (except_clause (as_pattern . (identifier) @reference.name))
 (assignment right: (identifier) @reference.name)
+(for_statement right: (identifier) @reference.name)
 (default_parameter value: (identifier) @reference.name)
 (typed_default_parameter value: (identifier) @reference.name)
 (list (identifier) @reference.name)
