@@ -221,10 +221,9 @@ class Typing:
         name = expr.removesuffix("()")
         self._deps.add(f"types\0{scope}")
         head, _, rest = name.partition(".")
-        if head not in ("self", "cls") and not rest and not call:
-            found = self._lookup_scopes(head, scope, fd)
-            if found is None or not found.startswith("\0"):
-                return None
+        found = (self._lookup_scopes(head, scope, fd)
+                 if head not in ("self", "cls") and not rest and not call else None)
+        if found is not None and found.startswith("\0"):
             _, sid, type_expr = found.split("\0")  # a typed local: what it holds
             if self._depth > 12 or type_expr.partition(".")[0] == head:
                 return None

@@ -171,3 +171,29 @@ def test_a_loop_over_a_loops_item_types_nothing(tmp_path: Path) -> None:
         """)
     got = _targets(index(tmp_path), "auto.py")
     assert got[(17, "migration.run")] is None and got[(20, "m.run")] is None
+
+
+def test_loops_over_module_and_class_variables(tmp_path: Path) -> None:
+    put(tmp_path, "reg.py", """\
+        from typing import ClassVar, List
+
+
+        class Plugin:
+            def load(self):
+                return None
+
+
+        REGISTRY: List[Plugin] = []
+
+
+        class Host:
+            plugins: ClassVar[List[Plugin]] = []
+
+            def start(self):
+                for plugin in self.plugins:
+                    plugin.load()
+                for entry in REGISTRY:
+                    entry.load()
+        """)
+    got = _targets(index(tmp_path), "reg.py")
+    assert got[(17, "plugin.load")] == got[(19, "entry.load")] == "reg.py::Plugin.load"
