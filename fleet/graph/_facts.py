@@ -14,6 +14,10 @@ never becomes a fact:
   decorated ``@property`` / ``@cached_property``;
 - ``exports``: the names of a literal module-level ``__all__`` (None when there is none or it
   is not a literal list/tuple of strings);
+- in ``local_types``, besides the extractors' facts: container annotations as ``[]C`` (an
+  iterable of C: ``container_name``), a loop variable as ``EXPR[]`` (the items of what it
+  iterates), ``x = cast("C", v)`` as ``C``, and an alias of a typed local as that local's type
+  expression (``_facts_local``);
 - extra references for calls on a call's result: ``super().m``, ``super(C, self).m``,
   ``f().m``, ``a.b(x).m`` (the name keeps the ``()``: ``a.b().m``), and for each further call
   of a chain (``f(x).m(y).n``: ``f().m().n``; one call a line inside brackets too).
@@ -28,20 +32,13 @@ from sys import intern
 
 from fleet import pyast
 from fleet.graph._extract_native import native_module
+from fleet.graph._facts_local import casts, follow_aliases, loop_items
 from fleet.graph._model import MODULE, FileData, RawRef
 from fleet.graph._refs import KIND_CODE, RawRefs
 
 __all__ = ["add_facts", "annotation_name"]
 
 _CALL, _ATTRIBUTE = KIND_CODE["call"], KIND_CODE["attribute"]
-_ITERABLE = frozenset({_CALL, _ATTRIBUTE, KIND_CODE["name"]})
-# `for x in ` (a statement or a comprehension's clause) up to its iterable; after the
-# iterable: a call's arguments (nested two deep), then what may follow an iterable
-_FOR = re.compile(rb"for[ \t]+([A-Za-z_]\w*)[ \t]+in[ \t]+")
-_WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
-_ARGS = re.compile(rb"[ \t]*\((?:[^()]++|\((?:[^()]++|\([^()]*+\))*+\))*+\)")
-_AFTER = re.compile(rb"[ \t]*(?::|[\])}]|(?:if|for|async)\b)")
-
 _ANNOTATION = re.compile(
     rb"\)\s*->\s*(?P<ann>[^:]+?)\s*:\s*\Z", re.S)
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\Z")
@@ -241,8 +238,9 @@ def add_facts(fd: FileData, src: bytes) -> None:
                     facts.append((scopes[i], expr))
                 elif (method.parent, attr) not in declared:
                     facts.append((scopes[i], expr))
-    _loop_items(fd, src, refs)
-    _follow_aliases(fd.local_types)
+    loop_items(fd, src, refs)
+    casts(fd, src, refs)
+    follow_aliases(fd.local_types)
     for i, args, rest, called, end in _call_tails(refs, src):
         callee = names[i]
         if callee == "super" and args.strip():  # super(Cls, self): after Cls
@@ -264,59 +262,6 @@ def add_facts(fd: FileData, src: bytes) -> None:
     fd.attr_types = {cls: {a: tuple(v) for a, v in attrs.items()}
                      for cls, attrs in attr_types.items()}
     fd.refs = refs.extended(extra)
-
-
-def _follow_aliases(local_types: dict[str, dict[str, str]]) -> None:
-    """A local bound to another typed local or parameter of its function (``tr =
-    terminalreporter``, ``g = a``) gets that one's type expression, which means the same in
-    the same scope; through a few such links, never to itself."""
-    for typed in local_types.values():
-        if len(typed) < 2:
-            continue
-        for name, expr in list(typed.items()):
-            seen = {name}
-            while expr in typed and expr not in seen and len(seen) < 8:
-                seen.add(expr)
-                expr = typed[expr]
-            if expr not in seen and expr is not typed[name]:
-                typed[name] = expr
-
-
-def _loop_items(fd: FileData, src: bytes, refs: RawRefs) -> None:
-    """``for x in EXPR`` (a statement or a comprehension's clause) in a function, EXPR a
-    name, a dotted chain or a call of one (``self.get_params(ctx)``): the local ``x`` typed
-    ``EXPR[]``, the items of EXPR's value, when every loop that binds ``x`` there iterates the
-    same EXPR and nothing else typed ``x`` first. Found from a reference tree-sitter recognised
-    right after ``for x in `` (a string's text is no reference) and what may follow an
-    iterable after it (``:``, a closing bracket, ``if``, ``for``)."""
-    if b"for" not in src:
-        return
-    heads = {loop.end(): loop.group(1) for loop in _FOR.finditer(src)
-             if not loop.start() or src[loop.start() - 1] not in _WORD}  # no `\b`: 14x slower
-    if not heads:
-        return
-    starts, ends, kinds, names, scopes = refs.starts, refs.ends, refs.kinds, refs.names, refs.scopes
-    first: dict[int, int] = {}  # where an iterable starts -> the longest reference there
-    for i, at in enumerate(starts):
-        if at in heads and kinds[i] in _ITERABLE:
-            j = first.get(at)
-            if j is None or ends[i] > ends[j]:  # a chain, not its head
-                first[at] = i
-    loops: dict[tuple[str, str], set[str]] = {}
-    for at, best in first.items():
-        called = kinds[best] == _CALL
-        end = ends[best]
-        if called:
-            args = _ARGS.match(src, end)
-            end = args.end() if args is not None else -1
-        if end < 0 or _AFTER.match(src, end) is None:
-            continue
-        scope, local = scopes[best], heads[at].decode("ascii")
-        if local in fd.params.get(scope, ()):
-            loops.setdefault((scope, local), set()).add(names[best] + ("()[]" if called else "[]"))
-    for (scope, local), exprs in loops.items():
-        if len(exprs) == 1:
-            fd.local_types.setdefault(scope, {}).setdefault(intern(local), intern(exprs.pop()))
 
 
 def _subscripted(src: bytes, start: int, bracket: int) -> bytes | None:

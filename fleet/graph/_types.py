@@ -7,7 +7,8 @@ assignments in a class's methods (``self.x = Cls()``, ``self.x: Cls``, ``self.x 
 ``None`` is ignored, two different classes or an unknown value leave the attribute untyped;
 where the class annotates the attribute, its annotations alone), locals that alias another
 typed local or parameter (``tr = terminalreporter``) or an attribute chain of ``self`` / ``cls``
-(``pm = self.config.pluginmanager``),
+(``pm = self.config.pluginmanager``), ``x = cast("C", v)``, loop variables (the items of a
+container annotation's ``[]C``),
 return annotations (a call's result; ``@property`` / ``@cached_property`` results without a
 call) and ``super()`` (the class's MRO after it).
 
@@ -106,7 +107,7 @@ class Typing:
                 # is ``expr.rest``, resolved as written there (through self's attribute
                 # types). Not of another local's chain: ``s = s.parent`` would recurse. An
                 # alias of a local or parameter has its type expression already
-                # (``_facts._follow_aliases``).
+                # (``_facts_local.follow_aliases``).
                 return self._resolve(name_ref(scope, f"{type_expr}.{rest}"), fd)
         finally:
             self._depth -= 1

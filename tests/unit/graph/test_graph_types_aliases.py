@@ -2,8 +2,8 @@
 (found on pytest 8.3.4's own code): ``self.config: Config = config`` in one branch of
 ``__init__`` and ``self.config = parent.config`` in the other types ``config`` as ``Config``;
 ``tr = terminalreporter`` (a typed parameter), ``pm = self.config.pluginmanager`` and
-``self._mp = mp = monkeypatch`` resolve what is called on them; an incremental index after an
-annotation changes equals a full one."""
+``self._mp = mp = monkeypatch`` resolve what is called on them, as does ``x = cast("C", v)``;
+an incremental index after an annotation changes equals a full one."""
 
 from __future__ import annotations
 
@@ -154,3 +154,37 @@ def test_incremental_after_a_declared_type_changes(tmp_path: Path) -> None:
     assert _targets(after, "app.py")[(5, "node.config.getoption")] == (
         "lib/config.py::Other.getoption")
     assert _targets(after, "lib/session.py")[(25, "tr.getoption")] is None  # Registry has none
+
+
+def test_a_local_bound_by_typing_cast_has_the_casts_type(tmp_path: Path) -> None:
+    """``rec = cast("Rec", x)`` (SQLAlchemy's pool) types ``rec`` as ``Rec`` whichever way
+    ``typing.cast`` is imported; a function of the project named like it types nothing."""
+    put(tmp_path, "m.py", """\
+        import typing as t
+        from typing import cast
+
+
+        class Rec:
+            def get_connection(self):
+                return 1
+
+
+        def cast2(a, b):
+            return b
+
+
+        def f(x, y):
+            rec = cast("Rec", x)
+            rec.get_connection()
+            o = t.cast(Rec, y)
+            o.get_connection()
+            w = cast("t.Optional[Rec]", x)
+            w.get_connection()
+            z = cast2(Rec, y)
+            z.get_connection()
+        """)
+    got = _targets(index(tmp_path), "m.py")
+    method = "m.py::Rec.get_connection"
+    assert got[(16, "rec.get_connection")] == got[(18, "o.get_connection")] == method
+    assert got[(20, "w.get_connection")] == method
+    assert got[(22, "z.get_connection")] is None
