@@ -39,6 +39,7 @@ from fleet.graph._refs import KIND_CODE, RawRefs
 __all__ = ["add_facts", "annotation_name"]
 
 _CALL, _ATTRIBUTE = KIND_CODE["call"], KIND_CODE["attribute"]
+
 _ANNOTATION = re.compile(
     rb"\)\s*->\s*(?P<ann>[^:]+?)\s*:\s*\Z", re.S)
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\Z")

@@ -41,7 +41,7 @@ def follow_aliases(local_types: dict[str, dict[str, str]]) -> None:
             while expr in typed and expr not in seen and len(seen) < 8:
                 seen.add(expr)
                 expr = typed[expr]
-            if expr not in seen and expr is not typed[name]:
+            if expr not in seen and expr != typed[name]:
                 typed[name] = expr
 
 

@@ -86,7 +86,9 @@ class Typing:
 
     # -- types ---------------------------------------------------------------------------
     def _typed_local(self, found: str, rest: str, fd: FileData) -> tuple[str | None, bool]:
-        """``x.attr`` where ``x = Cls(...)`` or ``x: Cls``: ``attr`` looked up on ``Cls``."""
+        """``x.attr`` where ``x = Cls(...)`` or ``x: Cls``: ``attr`` looked up on ``Cls``; where
+        ``x`` is a loop's variable (``EXPR[]``), on the class of EXPR's items; where it aliases
+        ``self.a.b``, as ``self.a.b.attr``. Nothing where ``x`` is a container (``[]C``)."""
         _, scope, type_expr = found.split("\0")
         if not rest or self._depth > 8 or type_expr.startswith("[]"):
             return "", False  # (a container: what is called on it is the builtin's)
@@ -236,19 +238,20 @@ class Typing:
         target, exact = self._resolve(name_ref(scope, name), fd)
         if target is not None and exact and "::" in target:
             sym = self.symbols.get(target)
-            kind = sym.kind if sym is not None else ""
-            if kind in ("function", "method") and (
-                    call or target in self.files[sym.path].properties):  # type: ignore[union-attr]
+            if sym is None:
+                return None
+            if sym.kind in ("function", "method") and (
+                    call or target in self.files[sym.path].properties):
                 return self._returned_items(target)
-            if kind == "variable" and not call:
-                return self._items(("variable", target), target, target)
+            if sym.kind == "variable" and not call:
+                return self._items("variable", target, sym.name)
             return None
         if call or not rest:
             return None
         owner_expr, _, attr = name.rpartition(".")  # an instance attribute of a typed owner
         owner = (self._enclosing_class(scope) if owner_expr in ("self", "cls")
                  else self._type_of(scope, owner_expr, fd))
-        return None if owner is None else self._items(("attrs", owner), owner, attr)
+        return None if owner is None else self._items("attrs", owner, attr)
 
     def _returned_items(self, func: str) -> str | None:
         def compute() -> str | None:
@@ -260,16 +263,17 @@ class Typing:
             return self._type_of(sym.parent, ann[2:], self.files[sym.path])
         return self._memoised(("returned_items", func), compute)
 
-    def _items(self, key: tuple[str, str], owner: str, attr: str) -> str | None:
-        """A module or class variable's items (``key`` ``("variable", var)``), or an
-        attribute's for the instances of the class ``owner`` (``("attrs", owner)``): the facts
-        of the first class in its MRO that assigns it, when they agree."""
+    def _items(self, kind: str, owner: str, attr: str) -> str | None:
+        """The class of the items of a module or class variable (``kind`` "variable",
+        ``owner`` its id, ``attr`` its name), or of an attribute of the instances of the class
+        ``owner`` ("attrs": the facts of the first class in its MRO that assigns it, when they
+        agree)."""
         def compute() -> str | None:
-            if key[0] == "variable":
+            if kind == "variable":
                 self._deps.add(f"types\0{owner}")
                 sym = self.symbols[owner]
                 fd = self.files[sym.path]
-                expr = fd.local_types.get(owner, {}).get(sym.name)
+                expr = fd.local_types.get(owner, {}).get(attr)
                 if expr is None or sym.parent is None:
                     return None
                 return self._element_type(sym.parent, expr, fd)
@@ -281,7 +285,7 @@ class Typing:
                     found = {self._element_type(scope, expr, fd) for scope, expr in facts}
                     return found.pop() if len(found) == 1 else None
             return None
-        return self._memoised((f"{key[0]}_items", f"{owner}\0{attr}"), compute)
+        return self._memoised((f"{kind}_items", f"{owner}\0{attr}"), compute)
 
     def _member_type(self, member: str) -> str | None:
         """The class a member's value has when a chain goes on past it: a variable's value,
