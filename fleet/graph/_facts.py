@@ -97,6 +97,36 @@ def annotation_name(text: str) -> str | None:
     a container of something, anything not a plain name). A subscripted generic names its
     origin (``Select[Any]``, ``"Result[_T]"``); ``Optional[C]``, ``Union[C, None]``,
     ``C | None``, ``Final[C]``, ``ClassVar[C]`` and ``Annotated[C, ...]`` name ``C``."""
+    parsed = _parsed(text)
+    if parsed is None:
+        return None
+    name, origin, _ = parsed
+    if not origin:
+        return name
+    return None if origin.rpartition(".")[2] in _CONTAINERS else origin
+
+
+def container_name(text: str) -> str | None:
+    """``[]C`` for an annotation of an iterable whose items are of the class C (``list[C]``,
+    ``Sequence["C"]``, ``Iterator[C]``, ``tuple[C, ...]``, ``Optional[List[C]]``), else None
+    (a mapping, a tuple of different items, items that are no plain class)."""
+    parsed = _parsed(text)
+    if parsed is None or not parsed[1]:
+        return None
+    _, origin, args = parsed
+    bare = origin.rpartition(".")[2]
+    if bare not in _ITEMS or (bare in ("tuple", "Tuple") and args[1:] != ["..."]) or (
+            len(args) != 1 and bare not in ("tuple", "Tuple", "Generator", "AsyncGenerator")):
+        return None
+    item = annotation_name(args[0])
+    return None if item is None else "[]" + item
+
+
+def _parsed(text: str) -> tuple[str, str, list[str]] | None:
+    """An annotation without its quotes, ``| None`` and wrappers (``Optional``, ``Final``,
+    ``ClassVar``, ``Annotated``, ``Union[C, None]``): (text, its subscripted origin, the
+    subscript's arguments), the origin "" for a plain dotted name; None for anything else (a
+    union of two types, brackets that do not close, an origin that is no dotted name)."""
     text = text.strip()
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
         text = text[1:-1].strip()
@@ -106,47 +136,18 @@ def annotation_name(text: str) -> str | None:
     text = parts[0]
     bracket = text.find("[")
     if bracket < 0:
-        return text if _DOTTED.match(text) else None
+        return (text, "", []) if _DOTTED.match(text) else None
     origin = text[:bracket].rstrip()
     if not text.endswith("]") or not _DOTTED.match(origin):
         return None
     args = _top_level(text[bracket + 1 : -1], ",")
     bare = origin.rpartition(".")[2]
     if bare in _WRAPPERS:
-        return annotation_name(args[0]) if bare == "Annotated" or len(args) == 1 else None
+        return _parsed(args[0]) if bare == "Annotated" or len(args) == 1 else None
     if bare == "Union":
         named = [a for a in args if a != "None"]
-        return annotation_name(named[0]) if len(named) == 1 else None
-    return None if bare in _CONTAINERS else origin
-
-
-def container_name(text: str) -> str | None:
-    """``[]C`` for an annotation of an iterable whose items are of the class C (``list[C]``,
-    ``Sequence["C"]``, ``Iterator[C]``, ``tuple[C, ...]``, ``Optional[List[C]]``), else None
-    (a mapping, a tuple of different items, items that are no plain class)."""
-    text = text.strip()
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-        text = text[1:-1].strip()
-    parts = [p for p in _top_level(text, "|") if p != "None"]
-    if len(parts) != 1:
-        return None
-    text = parts[0]
-    bracket = text.find("[")
-    origin = text[:bracket].rstrip()
-    if bracket < 0 or not text.endswith("]") or not _DOTTED.match(origin):
-        return None
-    args = _top_level(text[bracket + 1 : -1], ",")
-    bare = origin.rpartition(".")[2]
-    if bare in _WRAPPERS:
-        return container_name(args[0]) if bare == "Annotated" or len(args) == 1 else None
-    if bare == "Union":
-        named = [a for a in args if a != "None"]
-        return container_name(named[0]) if len(named) == 1 else None
-    if bare not in _ITEMS or (bare in ("tuple", "Tuple") and args[1:] != ["..."]) or (
-            len(args) != 1 and bare not in ("tuple", "Tuple", "Generator", "AsyncGenerator")):
-        return None
-    item = annotation_name(args[0])
-    return None if item is None else "[]" + item
+        return _parsed(named[0]) if len(named) == 1 else None
+    return text, origin, args
 
 
 def _top_level(text: str, sep: str) -> list[str]:
