@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -90,12 +91,33 @@ class SqliteDatabase(Database):
             )
             conn.row_factory = sqlite3.Row
             conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
-            conn.execute("PRAGMA journal_mode = WAL")
+            self._journal_wal(conn)
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA foreign_keys = ON")
         except sqlite3.Error as exc:
             raise translate(exc) from exc
         return conn
+
+    def _journal_wal(self, conn: sqlite3.Connection) -> None:
+        """Switch the file to WAL, waiting out other processes doing the same.
+
+        Changing the journal mode of a fresh file needs its exclusive lock, and SQLite answers
+        "database is locked" at once, without calling the busy handler, when another connection
+        holds a lock it could deadlock with -- which is what several processes opening one new
+        store at the same moment do. So this waits and retries up to the busy timeout.
+        """
+        deadline = time.monotonic() + self.busy_timeout_s
+        delay = 0.005
+        while True:
+            try:
+                conn.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                busy = "locked" in str(exc) or "busy" in str(exc)
+                if not busy or time.monotonic() + delay > deadline:
+                    raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.25)
 
     @contextmanager
     def transaction(self, write: bool) -> Iterator[Tx]:
