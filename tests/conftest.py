@@ -26,6 +26,9 @@ IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 # its own socket directory, and stop what they start.
 os.environ["FLEET_MERGE_SERVER"] = "0"
 
+# Each test's CPU (its worker's and what it reaped), the most expensive printed at the end.
+pytest_plugins = ["tests._cpu"]
+
 
 # The tests that take a minute or more (the slowest of ``--durations`` on a clean clone in CI),
 # longest first. They run before every other test, so parallel workers (``make test``: xdist,
