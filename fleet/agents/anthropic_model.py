@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fleet.agents._context import cache_breakpoints
+from fleet.agents.model_name import DEFAULT_MODEL
 from fleet.backoff import backoff_s
 from fleet.errors import ConfigError, FleetError
 from fleet.types import Cost
@@ -31,8 +32,6 @@ __all__ = ["DEFAULT_MODEL", "PRICES", "AnthropicModel", "ModelUnavailable", "res
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 
 # USD per million tokens (input, output), by model-name prefix; the longest prefix wins.
-# claude-sonnet-4-5 reached its end of life on 2026-11-30 (the SDK warns on every request).
-DEFAULT_MODEL = "claude-sonnet-4-6"
 
 PRICES: dict[str, tuple[float, float]] = {
     "claude-opus-4": (15.0, 75.0),

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from fleet.agents.anthropic_model import DEFAULT_MODEL
+from fleet.agents.model_name import DEFAULT_MODEL
 from fleet_pipelines.commands.store import open_cli_store, store_url_option
 
 if TYPE_CHECKING:

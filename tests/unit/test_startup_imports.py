@@ -173,3 +173,21 @@ def test_fleet_graph_edges_ends_without_the_teardown_and_prints_every_edge(
     assert {"src": "a.py::f", "dst": "a.py::g", "line": 2, "kind": "calls"} in json.loads(
         done.stdout)
     assert "# cleanup" not in done.stderr
+
+
+def test_fleet_index_of_a_path_loads_neither_the_agents_nor_the_remote_forge(
+        tmp_path: Path) -> None:
+    """Every ``fleet`` process registers every command; ``index`` of a local path needs neither
+    the Anthropic agent (an option default read its model name: ``fleet.types`` with it) nor
+    ``fleet.forge.remote`` (only a URL is mirrored): ~30 ms of each start on this machine."""
+    (tmp_path / "a.py").write_text("def f():\n    return g()\n")
+    script = (
+        "import sys\n"
+        "from fleet_pipelines.cli import main\n"
+        f"code = main(['index', {str(tmp_path)!r}, '-q'])\n"
+        "print(code, sorted(m for m in sys.modules if m in {'fleet.types', "
+        "'fleet.agents.anthropic_model', 'fleet.forge.remote', 'anthropic'}))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "0 []", done.stdout
