@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from dagster import ConfigurableResource, EnvVar
 
-from fleet.agents.anthropic_model import DEFAULT_MODEL
+from fleet.agents.model_name import DEFAULT_MODEL
 from fleet.errors import ConfigError
 from fleet.forge.remote import checkout
 from fleet.protocols import DEFAULT_LEASE_TTL_S, Agent, Forge, LeaseStore, Ledger

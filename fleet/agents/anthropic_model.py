@@ -32,7 +32,6 @@ __all__ = ["DEFAULT_MODEL", "PRICES", "AnthropicModel", "ModelUnavailable", "res
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 
 # USD per million tokens (input, output), by model-name prefix; the longest prefix wins.
-
 PRICES: dict[str, tuple[float, float]] = {
     "claude-opus-4": (15.0, 75.0),
     "claude-opus-4-5": (5.0, 25.0),
