@@ -29,27 +29,17 @@ from pathlib import Path
 
 import pytest
 
+from sandbox._limits import _own_paths
+
 KEY = "cpu_s"
 CPUACCT = Path("/sys/fs/cgroup/cpuacct")
 _started: dict[str, tuple[float, float, float | None]] = {}
 _group: list[Path] = []  # this process's own cpuacct group, once made
 
 
-def _own_cpuacct() -> str | None:
-    try:
-        lines = Path("/proc/self/cgroup").read_text().splitlines()
-    except OSError:
-        return None
-    for line in lines:
-        _, controllers, path = line.split(":", 2)
-        if "cpuacct" in controllers.split(","):
-            return path
-    return None
-
-
 def _enter_group() -> None:
     """Move this process into a cpuacct group of its own (v1), if it can; else do nothing."""
-    own = _own_cpuacct()
+    own = _own_paths().get("cpuacct")  # (the sandboxes make their groups under the same path)
     if own is None or not (CPUACCT / "cgroup.procs").exists():
         return
     group = CPUACCT / own.lstrip("/") / f"fleet-tests-{os.getpid()}"
