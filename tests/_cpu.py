@@ -16,12 +16,15 @@ wall times say which tests waited, CPU says which tests to make cheaper. Two mea
   is not counted. The only measure where the tree one is not available.
 
 The figures travel to the controller in the teardown report's ``user_properties``;
-``FLEET_TEST_CPU_TOP`` (default 30, 0: none) says how many lines to print.
+``FLEET_TEST_CPU_TOP`` (default 30, 0: none) says how many tests to print, and as many test
+files follow (each file's tests summed); ``FLEET_TEST_CPU_JSON=FILE`` also writes every test's
+figures there (``{nodeid: [own, reaped, tree or null]}``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import resource
 from collections.abc import Iterator
@@ -58,6 +61,11 @@ def _leave_group() -> None:
     for group in _group:
         with contextlib.suppress(OSError):
             (group.parent / "cgroup.procs").write_text(f"{os.getpid()}\n")
+        # the empty groups of sandboxes whose runner a test killed (the product sweeps its
+        # own after ten minutes: sandbox._limits._sweep_stale), then the group itself
+        for child in group.glob("fleet-sandbox-*"):
+            with contextlib.suppress(OSError):
+                child.rmdir()
         with contextlib.suppress(OSError):
             group.rmdir()  # EBUSY while a process a test left behind still runs in it
     _group.clear()
@@ -116,6 +124,8 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
                     own, reaped, tree = value
                     costs[report.nodeid] = (float(own), float(reaped),
                                             None if tree is None else float(tree))
+    if (path := os.environ.get("FLEET_TEST_CPU_JSON")) and costs:
+        Path(path).write_text(json.dumps(costs, indent=1, sort_keys=True) + "\n")
     if top <= 0 or not costs:
         return
     trees = all(cost[2] is not None for cost in costs.values())
@@ -143,3 +153,11 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         f"({measure}), {shown:.1f} in the {min(top, len(ranked))} above; own {own_all:.1f}, "
         f"reaped {reaped_all:.1f}"
     )
+    files: dict[str, list[float]] = {}
+    for nodeid, cost in costs.items():
+        tally = files.setdefault(nodeid.split("::", 1)[0], [0.0, 0])
+        tally[0] += total(cost)
+        tally[1] += 1
+    terminalreporter.write_sep("=", f"most CPU, {top} test files (CPU-s, tests)")
+    for name, (cpu_s, count) in sorted(files.items(), key=lambda kv: -kv[1][0])[:top]:
+        terminalreporter.write_line(f"{cpu_s:8.2f} {count:5d}  {name}")
