@@ -250,7 +250,7 @@ def run_celery(base: Path, work: Path, workers: int, agents: int, batch: int,
 
     name = f"celery-{workers}" + (f"-pool{pool}" if pool else "")  # (the default: 2 x K)
     root = work / name
-    root.mkdir()
+    root.mkdir(parents=True)
     cluster = start_cluster(root, base, _database(admin_dsn, template),
                             _database(admin_dsn, template), workers=workers,
                             campaign="yaml-safe-load", visibility_s=3600, pool=pool,
@@ -288,6 +288,18 @@ def run_celery(base: Path, work: Path, workers: int, agents: int, batch: int,
             "load_1min": round(os.getloadavg()[0], 2)}
 
 
+def median_speedups(rows: list[dict[str, Any]]) -> dict[str, tuple[float, list[float]]]:
+    """Per worker count and pool factor (the mode without its round): the median of the rounds'
+    speedups, and the speedups in round order."""
+    import statistics
+
+    by_mode: dict[str, list[float]] = {}
+    for r in rows:
+        if "speedup" in r and r.get("workers", 1) > 1:
+            by_mode.setdefault(r["mode"], []).append(r["speedup"])
+    return {mode: (round(statistics.median(each), 2), each) for mode, each in by_mode.items()}
+
+
 def _pg() -> tuple[str, str, Any]:
     """An admin DSN, a template database, and the throwaway cluster to destroy (or None)."""
     import uuid
@@ -321,8 +333,15 @@ def main() -> int:
     parser.add_argument("--pools", default="2",
                         help="agent_sandbox pool sizes per worker count, as multiples of it "
                              "(e.g. 1,2: each worker count with pool = K and = 2K)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="the worker counts this many times, the order reversed every other "
+                             "round (1,2,2,1,...): each round's speedup is against its own K = 1 "
+                             "sweep, and the median over rounds is reported (this host's speed "
+                             "changes by up to 2x within minutes)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error(f"--rounds must be at least 1, not {args.rounds}")
     factors = [int(f) for f in args.pools.split(",") if f.strip()] or [2]
     ks = [int(k) for k in args.workers.split(",") if k.strip()]
     with tempfile.TemporaryDirectory(prefix="bench-engine-") as tmp, CpuSampler() as cpu:
@@ -336,23 +355,28 @@ def main() -> int:
             print(json.dumps(row), flush=True)
         dsn, template, pg = _pg()
         try:
-            for k in ks:
-                for factor in factors:
-                    rows.append(run_celery(base, work, k, args.agents, args.batch, dsn,
-                                           template, cpu, pool=k * factor))
-                    print(json.dumps(rows[-1]), flush=True)
+            for n in range(args.rounds):
+                for k in (ks if n % 2 == 0 else ks[::-1]):
+                    for factor in factors:
+                        row = run_celery(base, work / f"round{n}", k, args.agents, args.batch,
+                                         dsn, template, cpu, pool=k * factor)
+                        rows.append({**row, "round": n})
+                        print(json.dumps(rows[-1]), flush=True)
         finally:
             if pg is not None:
                 pg.destroy()
     peer = rows[0] if not args.no_peer else {"fix_wall_s": 0.0}
-    one = next((r for r in rows if r.get("workers") == 1), None)
     for r in rows:
+        one = next((o for o in rows if o.get("workers") == 1 and o.get("round") == r.get("round")
+                    and o.get("pool") == r.get("pool", 0) // max(r.get("workers", 1), 1)),
+                   None)
         if one is not None and "workers" in r:
             r["speedup"] = round(one["fix_wall_s"] / max(r["fix_wall_s"], 1e-9), 2)
         r["extra_fix_wall_per_unit_s"] = round(
             (r["fix_wall_s"] - peer["fix_wall_s"]) / max(r["units"], 1), 3)
     summary = {"units": args.units, "batch": args.batch, "agents": args.agents,
-               "cpus": os.cpu_count(), "rows": rows}
+               "cpus": os.cpu_count(), "rounds": args.rounds,
+               "median_speedup": median_speedups(rows), "rows": rows}
     print(f"{'mode':<15} {'units':>5} {'verified':>8} {'sweep s':>8} {'fix s':>7} "
           f"{'speedup':>7} {'runs':>4} {'overhead/unit s':>15} {'queue s':>7} {'launch s':>8} "
           f"{'dispatch s':>10} {'step start s':>12}")
@@ -387,6 +411,9 @@ def main() -> int:
                   f"benchmark's processes {r['tree_cpu_s']} s = {r['tree_cores']} cores, "
                   f"{r['tree_cpu_s_per_unit']} CPU-s per unit: "
                   + ", ".join(f"{k} {v}" for k, v in r["tree_by_kind"].items()))
+    for mode, (med, each) in summary["median_speedup"].items():
+        print(f"{mode}: speedup against K = 1 of the same round, median {med} over "
+              f"{len(each)} round(s): {', '.join(map(str, each))}")
     print(f"batch {args.batch}, {args.agents} unit(s) at once per worker, {os.cpu_count()} CPUs, "
           f"load {os.getloadavg()[0]:.1f}")
     if args.json:
