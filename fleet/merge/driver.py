@@ -11,7 +11,8 @@ Conflict markers carry git's labels: ``%S``/``%X``/``%Y`` (ancestor, ours, their
 expands them, older git passes them through unexpanded and they are ignored). Without them, under
 ``git merge`` of one branch (git sets ``GITHEAD_<sha>=<branch>`` for its merge drivers) the labels
 are ``HEAD`` and the branch name, as in git's own markers; otherwise ``ours``/``base``/``theirs``.
-Configure it with::
+Configure it with ``fleet merge-driver --install [REPO]`` (:func:`install`: the fastest line,
+:func:`shell_line`), or by hand::
 
     git config merge.fleet.name "fleet structural merge"
     git config merge.fleet.driver "$(command -v fleet) merge-driver %O %A %B %P"
@@ -28,7 +29,8 @@ TYPE_CHECKING = False  # typing's constant would import typing: start-up time
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["USAGE", "fast_command", "fleet_executable", "help_text", "main", "shell_line"]
+__all__ = ["ATTRIBUTE", "USAGE", "fast_command", "fleet_executable", "help_text", "install", "main",
+           "shell_line"]
 
 USAGE = (
     "usage: fleet merge-driver BASE(%O) OURS(%A) THEIRS(%B) [PATH(%P)"
@@ -59,7 +61,12 @@ PATH (%P) is the path in the tree; it picks the language (default: OURS).
 The labels (%S %X %Y, expanded by git >= 2.44) name the sides in the conflict markers;
 without them `git merge`'s labels are used (HEAD and the branch name), else ours/base/theirs.
 
-Set it up in a repository (the absolute path: git's shell may not have fleet on its PATH):
+Set it up in a repository with its fastest line (below), in one command:
+  {quoted} merge-driver --install [REPO]
+which sets merge.fleet.name and merge.fleet.driver in REPO's .git/config (default: the
+repository around the current directory) and adds "*.py merge=fleet" to its .gitattributes.
+
+Or by hand (the absolute path: git's shell may not have fleet on its PATH):
   git config merge.fleet.name "fleet structural merge"
   git config merge.fleet.driver "{quoted} merge-driver %O %A %B %P"
   echo '*.py merge=fleet' >> .gitattributes
@@ -142,10 +149,13 @@ def main(argv: list[str], *, use_server: bool = True) -> int:
     When git's line merge conflicts, the warm merge server (:mod:`fleet.merge._server`) runs
     this same function for it unless ``use_server`` is False (the server's own call) or
     ``FLEET_MERGE_SERVER=0``; if it cannot, this process merges, with the same result.
-    ``--stop-server`` asks this user's merge servers to exit."""
+    ``--stop-server`` asks this user's merge servers to exit; ``--install [REPO]`` configures a
+    repository (:func:`install`)."""
     if argv and argv[0] in ("-h", "--help"):
         print(help_text())
         return 0
+    if argv[:1] == ["--install"] and len(argv) <= 2:
+        return install(argv[1] if len(argv) == 2 else ".")
     if argv == ["--stop-server"]:
         from fleet.merge._client import stop_servers
 
@@ -168,6 +178,60 @@ def main(argv: list[str], *, use_server: bool = True) -> int:
         return _merge(paths, path, argv[4:], argv if use_server else None, conflicted)
     except Exception as exc:  # git's protocol: a fault is exit 2 with a message, not a traceback
         return _fail(f"{path}: {type(exc).__name__}: {exc}", paths)
+
+
+ATTRIBUTE = "*.py merge=fleet"
+
+
+def install(where: str) -> int:
+    """Configure the repository around ``where`` to merge Python files with this driver's
+    :func:`shell_line` (git's line merge first, Python only if lines conflict): ``merge.fleet``
+    in its config, ``*.py merge=fleet`` in its top-level ``.gitattributes`` (added once). Exit
+    0, or 2 with one line when ``where`` is not in a git work tree or git refuses."""
+    import subprocess
+
+    def git(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["git", "-C", where, *args], capture_output=True, text=True,
+                              check=False)
+
+    top = git("rev-parse", "--show-toplevel")
+    if top.returncode != 0 or not top.stdout.strip():
+        detail = (top.stderr.strip().splitlines() or ["git rev-parse failed"])[-1]
+        print(f"fleet merge-driver --install: {where} is not in a git work tree ({detail})",
+              file=sys.stderr)
+        return 2
+    root = top.stdout.strip()
+    line = shell_line()
+    for key, value in (("merge.fleet.name", "fleet structural merge"),
+                       ("merge.fleet.driver", line)):
+        done = git("config", key, value)
+        if done.returncode != 0:
+            print(f"fleet merge-driver --install: git config {key} failed in {root}: "
+                  f"{done.stderr.strip()}", file=sys.stderr)
+            return 2
+    attributes = os.path.join(root, ".gitattributes")
+    try:
+        with open(attributes, encoding="utf-8") as handle:
+            text = handle.read()
+    except FileNotFoundError:
+        text = ""
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"fleet merge-driver --install: cannot read {attributes}: {exc}", file=sys.stderr)
+        return 2
+    if ATTRIBUTE in (" ".join(row.split()) for row in text.splitlines()):
+        added = "already had"
+    else:
+        try:
+            with open(attributes, "a", encoding="utf-8") as handle:
+                handle.write(("\n" if text and not text.endswith("\n") else "") + ATTRIBUTE + "\n")
+        except OSError as exc:
+            print(f"fleet merge-driver --install: cannot write {attributes}: {exc}",
+                  file=sys.stderr)
+            return 2
+        added = "added"
+    print(f"fleet merge-driver: merge.fleet set in {root}/.git/config; {attributes} {added} "
+          f"'{ATTRIBUTE}'\n  driver = {line}")
+    return 0
 
 
 def _served(argv: list[str], ours_path: str, ours_bytes: bytes) -> int | None:

@@ -6,6 +6,7 @@ no temporary file left in the work tree."""
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 from fleet.merge import driver
@@ -77,3 +78,40 @@ def test_drop_removes_git_output_and_merges_as_always(tmp_path: Path) -> None:
 
 def test_help_prints_the_shell_line() -> None:
     assert driver.shell_line() in driver.help_text()
+
+
+def _install(cwd: Path, *where: str) -> subprocess.CompletedProcess[str]:
+    fleet = Path(sys.executable).with_name("fleet")  # the console script, as a user runs it
+    return subprocess.run([str(fleet), "merge-driver", "--install", *where], cwd=cwd,
+                          capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_install_configures_the_shell_line_once_and_git_merges_through_it(
+        git_repo: Path) -> None:
+    ours = BASE.replace("import os\n", "import os\nimport re\n")
+    theirs = BASE.replace("import os\n", "import os\nimport sys\n")
+    commit_branches(git_repo, BASE, ours, theirs, line=None)  # git's own merge conflicts here
+    (git_repo / ".gitattributes").write_text("*.md text")  # a user's, without a final newline
+    (git_repo / "pkg").mkdir()
+    first = _install(git_repo / "pkg")  # the repository around the current directory
+    assert first.returncode == 0, first.stderr
+    assert _git(git_repo, "config", "merge.fleet.driver").stdout.strip() == driver.shell_line()
+    assert _git(git_repo, "config", "merge.fleet.name").stdout.strip() == (
+        "fleet structural merge")
+    again = _install(git_repo.parent, str(git_repo))  # named, and a second time
+    assert again.returncode == 0, again.stderr
+    assert "already had" in again.stdout and "added" in first.stdout
+    assert (git_repo / ".gitattributes").read_text() == "*.md text\n*.py merge=fleet\n"
+    merge = _git(git_repo, "merge", "--no-edit", "theirs", check=False)
+    assert merge.returncode == 0, merge.stdout + merge.stderr
+    assert (git_repo / "mod.py").read_text() == BASE.replace(
+        "import os\n", "import os\nimport re\nimport sys\n")
+    assert _left_over(git_repo) == []
+
+
+def test_install_outside_a_repository_is_one_line(tmp_path: Path) -> None:
+    done = _install(tmp_path)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "is not in a git work tree" in lines[0], done.stderr
+    assert not (tmp_path / ".gitattributes").exists()
