@@ -15,7 +15,7 @@ import libcst as cst
 
 from fleet.merge._context import Context, Maps, Stmts, Unsure
 from fleet.merge._diff3 import compose_disjoint, diff3
-from fleet.merge._names import added_alike, uses_what_other_removed
+from fleet.merge._names import added_alike, rebinds_what_other_uses, uses_what_other_removed
 from fleet.merge._order import (
     comment_once,
     fields_both_added,
@@ -375,6 +375,7 @@ def merge_statements(
             composed is not None
             and not uses_what_other_removed(text_parts, texts)
             and not (both and added_alike(text_parts))
+            and not (both and rebinds_what_other_uses(text_parts, composed))
         ):
             parts = {"base": part_b, "ours": part_o, "theirs": part_t}
             out.extend(parts[side][index] for side, index in composed)

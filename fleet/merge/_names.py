@@ -11,7 +11,7 @@ import tokenize
 
 from fleet import pyast
 
-__all__ = ["added_alike", "names_in", "uses_what_other_removed"]
+__all__ = ["added_alike", "names_in", "rebinds_what_other_uses", "uses_what_other_removed"]
 
 
 def names_in(texts: list[str], kinds: tuple[int, ...] = (tokenize.NAME,)) -> set[str]:
@@ -82,5 +82,40 @@ def uses_what_other_removed(parts: list[list[str]], bodies: list[list[str]]) -> 
         replaced = [text for text in base if text not in side]
         removed = names_in(base) - names_in(whole)
         if (names_in(new) - names_in(replaced)) & removed:
+            return True
+    return False
+
+
+def rebinds_what_other_uses(parts: list[list[str]], composed: list[tuple[str, int]]) -> bool:
+    """In the composed run (``composed``: ``(side, index)`` pairs into ``parts``, the run's
+    statements in base, ours and theirs), one side's new statement uses a name that a statement
+    the other side changed, placed after it, now binds where the base statement it replaced did
+    not: the other side replaced the object the new statement was written to change, and
+    composing the two leaves a dead write (jupyterhub ``70dbe2f04989``: ``model['roles'] = ...``
+    added before ``model['users'] = ...``, which the other side rewrote to ``model = {...}``, so
+    the roles never reach the model). "Uses": reads (a store into ``model[...]`` reads
+    ``model``) of what the statement does not bind itself, and what it binds that its own side's
+    next statements in the run read; a name it binds for itself alone is its own (yt
+    ``230a9b769427``: a new ``for field in ...`` before a loop the other side renamed to ``for
+    field, v in ...``). A conflict, never a clean guess; unsure when a statement does not parse
+    on its own."""
+    base = parts[0]
+    sides = {"ours": parts[1], "theirs": parts[2]}
+    for at, (side, index) in enumerate(composed):
+        if side == "base" or sides[side][index] in base:
+            continue
+        other = "theirs" if side == "ours" else "ours"
+        later = [sides[other][j] for s, j in composed[at + 1:]
+                 if s == other and sides[other][j] not in base]
+        if not later:
+            continue
+        flow = _targets_and_reads([sides[side][index]])
+        own_next = _targets_and_reads(sides[side][index + 1:])
+        after = _targets_and_reads(later)
+        before = _targets_and_reads([t for t in base if t not in sides[other]])
+        if flow is None or own_next is None or after is None or before is None:
+            return True
+        uses = (flow[1] - flow[0]) | (flow[0] & own_next[1])
+        if (after[0] - before[0]) & uses:
             return True
     return False
