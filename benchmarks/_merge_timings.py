@@ -6,6 +6,7 @@ merge server (served, served shell, cold)."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import statistics
@@ -74,7 +75,12 @@ NO_SERVER = {**os.environ, "FLEET_MERGE_SERVER": "0"}
 
 
 def _p50(runs: list[dict[str, float]], name: str) -> str:
-    return f"{statistics.median(r[name] for r in runs):.1f}"
+    """The median of ``name`` over ``runs``, those without a figure (NaN) left out and counted."""
+    values = [r[name] for r in runs if not math.isnan(r[name])]
+    if not values:
+        return "-"
+    missing = len(runs) - len(values)
+    return f"{statistics.median(values):.1f}" + (f" ({missing} unserved)" if missing else "")
 
 
 
@@ -106,21 +112,34 @@ def _server_ms(folder: Path, server_dir: str) -> dict[str, float]:
                 for placeholder, value in zip(("%O", "%A", "%B", "%P"), files, strict=True):
                     line = line.replace(placeholder, str(value))
                 command = ["sh", "-c", line]
+            before = _served_lines(log_path)
             start = time.perf_counter()
             subprocess.run(command, capture_output=True, check=False, env=env)
             times[name] = (time.perf_counter() - start) * 1000
-            if name != "cold":  # the server's child's own time for it (its log's last line)
-                with open(log_path, encoding="utf-8") as handle:
-                    served = [line for line in handle if " served " in line]
-                times[f"{name} in child"] = float(served[-1].rsplit(" ", 2)[1])
+            if name != "cold":  # the server's child's own time for it (its log's new line)
+                served = _served_lines(log_path)
+                # none when the server was not listening yet (still warming up after the last
+                # case's "cold" run): the driver merged in its own process; counted apart
+                times[f"{name} in child"] = (float(served[-1].rsplit(" ", 2)[1])
+                                             if len(served) > len(before) else math.nan)
         deadline = time.monotonic() + 120
         while not os.path.exists(sock_path) and time.monotonic() < deadline:
             time.sleep(0.02)
     return times
 
 
+def _served_lines(log_path: str) -> list[str]:
+    try:
+        with open(log_path, encoding="utf-8") as handle:
+            return [line for line in handle if " served " in line]
+    except FileNotFoundError:
+        return []
+
+
 def _spread(values: list[float]) -> dict[str, float]:
     ordered = sorted(values)
+    if not ordered:
+        return {"n": 0}
     p90 = ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]
     return {"p50": statistics.median(ordered), "min": ordered[0], "p90": p90, "n": len(ordered)}
 
@@ -180,7 +199,8 @@ def timings(
         shutil.rmtree(server_dir, ignore_errors=True)
     hard_runs = [c for c in cases if c["sample"] == "conflicted"]
     summary = {
-        name: _spread([float(c[name]) for c in hard_runs])  # type: ignore[arg-type]
+        name: _spread([float(c[name]) for c in hard_runs  # type: ignore[arg-type]
+                       if not math.isnan(float(c[name]))])  # type: ignore[arg-type]
         for name in names
         if hard_runs and name in hard_runs[0]
     }
