@@ -154,7 +154,10 @@ def main(argv: list[str], *, use_server: bool = True) -> int:
     if argv and argv[0] in ("-h", "--help"):
         print(help_text())
         return 0
-    if argv[:1] == ["--install"] and len(argv) <= 2:
+    if argv[:1] == ["--install"]:
+        if len(argv) > 2:
+            print("usage: fleet merge-driver --install [REPO]", file=sys.stderr)
+            return 2
         return install(argv[1] if len(argv) == 2 else ".")
     if argv == ["--stop-server"]:
         from fleet.merge._client import stop_servers
@@ -194,7 +197,11 @@ def install(where: str) -> int:
         return subprocess.run(["git", "-C", where, *args], capture_output=True, text=True,
                               check=False)
 
-    top = git("rev-parse", "--show-toplevel")
+    try:
+        top = git("rev-parse", "--show-toplevel")
+    except OSError as exc:  # no git to run
+        print(f"fleet merge-driver --install: cannot run git: {exc}", file=sys.stderr)
+        return 2
     if top.returncode != 0 or not top.stdout.strip():
         detail = (top.stderr.strip().splitlines() or ["git rev-parse failed"])[-1]
         print(f"fleet merge-driver --install: {where} is not in a git work tree ({detail})",
@@ -229,8 +236,8 @@ def install(where: str) -> int:
                   file=sys.stderr)
             return 2
         added = "added"
-    print(f"fleet merge-driver: merge.fleet set in {root}/.git/config; {attributes} {added} "
-          f"'{ATTRIBUTE}'\n  driver = {line}")
+    print(f"fleet merge-driver: merge.fleet set in the git config of {root}; {attributes} "
+          f"{added} '{ATTRIBUTE}'\n  driver = {line}")
     return 0
 
 

@@ -115,3 +115,6 @@ def test_install_outside_a_repository_is_one_line(tmp_path: Path) -> None:
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "is not in a git work tree" in lines[0], done.stderr
     assert not (tmp_path / ".gitattributes").exists()
+    two = _install(tmp_path, "a", "b")  # one repository at a time, never read as a merge
+    assert two.returncode == 2 and two.stderr.strip() == (
+        "usage: fleet merge-driver --install [REPO]")
