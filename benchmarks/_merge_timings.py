@@ -198,12 +198,11 @@ def timings(
             _client.stop_servers({_client.DIR_ENV: server_dir})
         shutil.rmtree(server_dir, ignore_errors=True)
     hard_runs = [c for c in cases if c["sample"] == "conflicted"]
-    summary = {
-        name: _spread([float(c[name]) for c in hard_runs  # type: ignore[arg-type]
-                       if not math.isnan(float(c[name]))])  # type: ignore[arg-type]
-        for name in names
-        if hard_runs and name in hard_runs[0]
-    }
+    summary = {}
+    for name in names:
+        if hard_runs and name in hard_runs[0]:
+            values = [float(c[name]) for c in hard_runs]  # type: ignore[arg-type]
+            summary[name] = _spread([v for v in values if not math.isnan(v)])
     for name, spread in summary.items():
         print(f"conflicted, all repositories: {name}: " + json.dumps(spread), file=sys.stderr)
     if json_out is not None:

@@ -31,9 +31,10 @@ def test_does_nothing():
 
 def test_leaves_an_empty_sandbox_group():
     # as a sandbox whose runner was killed leaves it, inside the worker's own cpuacct group
-    own = [line.split(":", 2)[2] for line in open("/proc/self/cgroup").read().splitlines()
-           if "cpuacct" in line.split(":", 2)[1].split(",")]
-    group = "/sys/fs/cgroup/cpuacct" + own[0] if own else ""
+    from sandbox._limits import _own_paths
+
+    own = _own_paths().get("cpuacct")
+    group = "/sys/fs/cgroup/cpuacct" + own if own else ""
     left = "none"
     if own and os.path.basename(group).startswith("fleet-tests-"):
         os.mkdir(os.path.join(group, "fleet-sandbox-left"))
