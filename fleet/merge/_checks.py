@@ -48,7 +48,13 @@ from collections.abc import Iterator
 from fleet.merge import _parsed
 from fleet.merge._abstract import abstract_made
 from fleet.merge._calls import keyword_dropped
-from fleet.merge._crossed import added_beside_moved, call_misfit, decorator_dropped
+from fleet.merge._crossed import (
+    added_beside_moved,
+    call_misfit,
+    decorator_dropped,
+    kind_changed,
+    value_bypassed,
+)
 from fleet.merge._diff3 import ascending, both_inserted, compose_disjoint, diff3
 from fleet.merge._readonly import proxy_written
 from fleet.merge._sides_agree import agreed_lost, builtin_base_lost, param_unread, union_doubled
@@ -300,6 +306,8 @@ def unsure(base: str, ours: str, theirs: str, merged: str) -> str | None:
         or call_misfit(trees)
         or decorator_dropped(trees)
         or added_beside_moved(trees)
+        or kind_changed(trees)
+        or value_bypassed(trees)
         or slot_added_outside(trees)
         or proxy_written(trees)
         or param_unread(trees)

@@ -20,6 +20,17 @@ the eleventh unseen set ran into an error that no input has; the file conflicts 
   theirs moved the kernel-property tests into a class the CUDA simulator skips, ours added one
   more below the last of them; kept in the class that runs on the simulator, where it fails; the
   humans put it beside its neighbours).
+- :func:`kind_changed`: one side turned a property of a class into a method (or a method into a
+  property), the other side adds uses of it the old way through ``self`` and the result keeps
+  them (fail2ban ``767fc0d4d41a``, ``fail2ban/server/actions.py``: ours made ``status`` a method
+  taking a ``flavor``, theirs added a property computing ``self.status + [...]``: a
+  ``TypeError``; the humans kept ours' method alone).
+- :func:`value_bypassed`: one side changed the value of a module-level assignment, the other
+  side rewrote a function that read that name so that it reads it no more, and the result holds
+  both: the one side's new value no longer reaches that function (graphite-web ``3b7cb114dbed``,
+  ``webapp/graphite/render/glyph.py``: ours added the ``sec`` and ``msec`` unit systems to
+  ``UnitSystems``, theirs pointed ``format_units`` at a new ``UnitSystemsExt``: a ``KeyError``
+  for ours' new systems; the humans kept ``format_units`` on ``UnitSystems``).
 """
 
 from __future__ import annotations
@@ -31,7 +42,8 @@ from collections.abc import Iterator
 
 from fleet.merge import _parsed
 
-__all__ = ["added_beside_moved", "call_misfit", "decorator_dropped"]
+__all__ = ["added_beside_moved", "call_misfit", "decorator_dropped", "kind_changed",
+           "value_bypassed"]
 
 # The decorators that change how a method is called (what its first parameter is). Another one
 # dropped from every member may have moved to the class (Pillow ``ebbdc6ee6f85``: a skip
@@ -209,4 +221,110 @@ def added_beside_moved(trees: list[ast.Module]) -> str | None:
                         f"{cls}.{name} was added below {above}, which the other side moved to "
                         f"{moved[0]}"
                     )
+    return None
+
+
+_PROPERTIES = frozenset({"property", "cached_property"})
+
+
+def _class_kinds(tree: ast.Module) -> dict[str, tuple[dict[str, str], Counter[tuple[str, str]]]]:
+    """Each top-level class defined once: its members defined once as ``property`` (a property
+    decorator) or ``method`` (no decorator), and its uses of ``self.<name>``, each a ``call`` or
+    a ``read``."""
+    classes = [s for s in tree.body if isinstance(s, ast.ClassDef)]
+    count = Counter(c.name for c in classes)
+    found = {}
+    for cls in classes:
+        if count[cls.name] != 1:
+            continue
+        defs = [m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        times = Counter(m.name for m in defs)
+        kinds = {}
+        for member in defs:
+            decorators = {_name(d).rsplit(".", 1)[-1] for d in member.decorator_list}
+            if times[member.name] == 1 and (not decorators or decorators <= _PROPERTIES):
+                kinds[member.name] = "property" if decorators else "method"
+        every = _parsed.nodes(cls)
+        called = {id(node.func) for node in _parsed.of(every, ast.Call)}
+        uses: Counter[tuple[str, str]] = Counter()
+        for node in _parsed.of(every, ast.Attribute):
+            if (isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name)
+                    and node.value.id == "self"):
+                uses[(node.attr, "call" if id(node) in called else "read")] += 1
+        found[cls.name] = (kinds, uses)
+    return found
+
+
+def kind_changed(trees: list[ast.Module]) -> str | None:
+    """``trees``: base, ours, theirs, result (see the module docstring)."""
+    base, ours, theirs, merged = (_class_kinds(tree) for tree in trees)
+    for side, other in ((ours, theirs), (theirs, ours)):
+        for cls, (kinds, uses) in base.items():
+            if cls not in side or cls not in other or cls not in merged:
+                continue
+            for name, kind in kinds.items():
+                now = side[cls][0].get(name)
+                if now is None or now == kind or other[cls][0].get(name) != kind:
+                    continue
+                use = (name, "read" if kind == "property" else "call")
+                if other[cls][1][use] > uses[use] and merged[cls][1][use] > side[cls][1][use]:
+                    return (f"one side made {cls}.{name} a {now}, the other adds uses of it as "
+                            f"a {kind}")
+    return None
+
+
+def _assigned(tree: ast.Module) -> dict[str, str]:
+    """Each name that one module-level assignment binds and nothing else at module level does:
+    that statement, dumped."""
+    count: Counter[str] = Counter()
+    statements = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign):
+            names = [t.id for t in stmt.targets if isinstance(t, ast.Name)]
+            count.update(n.id for t in stmt.targets if not isinstance(t, ast.Name)
+                         for n in _parsed.of(_parsed.nodes(t), ast.Name))
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            names = [stmt.target.id] if stmt.value is not None else []
+        else:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                count[stmt.name] += 2
+            elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                count.update((a.asname or a.name).split(".")[0] for a in stmt.names)
+            continue
+        for name in names:
+            count[name] += 1
+            statements[name] = ast.dump(stmt)
+    return {name: dumped for name, dumped in statements.items() if count[name] == 1}
+
+
+def _functions(tree: ast.Module) -> dict[str, set[str]]:
+    """Each module function and method of a top-level class, defined once: the names it reads."""
+    found: dict[str, set[str]] = {}
+    seen: Counter[str] = Counter()
+    for name, node, _, _ in _defs(tree):
+        seen[name] += 1
+        found[name] = {n.id for n in _parsed.of(_parsed.nodes(node), ast.Name)
+                       if isinstance(n.ctx, ast.Load)}
+    return {name: reads for name, reads in found.items() if seen[name] == 1}
+
+
+def value_bypassed(trees: list[ast.Module]) -> str | None:
+    """``trees``: base, ours, theirs, result (see the module docstring)."""
+    values = [_assigned(tree) for tree in trees]
+    functions = [_functions(tree) for tree in trees]
+    for one, two in ((1, 2), (2, 1)):
+        for name, before in values[0].items():
+            changed = values[one].get(name)
+            if changed in (None, before) or values[two].get(name) != before:
+                continue  # not changed by one side alone
+            if values[3].get(name) != changed:
+                continue
+            for function, reads in functions[0].items():
+                if name not in reads or name not in functions[one].get(function, {name}):
+                    continue
+                rewritten, result = functions[two].get(function), functions[3].get(function)
+                if rewritten is None or result is None or name in rewritten or name in result:
+                    continue
+                return (f"one side changed the value of {name}, the other made {function} read "
+                        f"it no more")
     return None

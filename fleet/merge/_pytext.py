@@ -8,6 +8,7 @@ import tokenize
 from collections.abc import Sequence
 from difflib import SequenceMatcher
 from functools import partial
+from typing import TypeVar, cast
 
 import libcst as cst
 
@@ -24,6 +25,7 @@ from fleet.merge._result import (
 from fleet.merge._tokens import merge_tokens
 
 __all__ = [
+    "explicit_indents",
     "header_merge",
     "held_lines",
     "held_merge",
@@ -143,9 +145,38 @@ def _reparsed(
         return None
     if len(parsed.body) != 1 or parsed.footer or type(parsed.body[0]) is not type(sides[0]):
         return None
-    node = parsed.body[0]
+    node = explicit_indents(parsed, parsed.body[0], module.default_indent)
     lines = [*parsed.header, *node.leading_lines]
     return node.with_changes(leading_lines=indent_flags(lines, sides))
+
+
+_Statement = TypeVar("_Statement", bound=cst.CSTNode)
+
+
+class _ExplicitIndents(cst.CSTTransformer):
+    def __init__(self, indent: str) -> None:
+        super().__init__()
+        self.indent = indent
+
+    def leave_IndentedBlock(
+        self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
+    ) -> cst.IndentedBlock:
+        if updated_node.indent is not None:
+            return updated_node
+        return updated_node.with_changes(indent=self.indent)
+
+
+def explicit_indents(parsed: cst.Module, node: _Statement, target: str) -> _Statement:
+    """``node``, parsed alone as ``parsed``, for a module whose indentation is ``target``: each
+    block that takes the snippet's own indentation (libcst's ``indent=None``) given it, when the
+    snippet's differs. A function whose body is indented two spaces in a file that indents four
+    elsewhere, parsed alone, reads two as its default and would be written with four (graphite-web
+    ``3b7cb114dbed``, ``format_units``)."""
+    if parsed.default_indent == target:
+        return node
+    explicit = node.visit(_ExplicitIndents(parsed.default_indent))
+    assert isinstance(explicit, type(node))
+    return cast(_Statement, explicit)
 
 
 def token_merge(
@@ -280,7 +311,7 @@ def header_merge(base: cst.CSTNode, ours: cst.CSTNode, theirs: cst.CSTNode) -> c
         return None
     if len(parsed.body) != 1 or type(parsed.body[0]) is not type(ours):
         return None
-    node = parsed.body[0]
+    node = explicit_indents(parsed, parsed.body[0], "    ")  # ``code`` rendered the texts
     if not isinstance(getattr(node, "body", None), cst.IndentedBlock):
         return None
     lines = [*parsed.header, *node.leading_lines]

@@ -1,0 +1,183 @@
+"""What the twenty-seventh unseen set (synapse, Theano, fail2ban, nikola, graphite-web,
+supervisor; 7 Dec 2026) showed that the driver now handles, from excerpts shaped like the real
+inputs: a property one side made a method while the other added a use of it as a property; a
+module-level value one side changed while the other rewrote the function that read it to read
+something else; and a function indented two spaces, in a file indented four elsewhere, written
+back with four after both sides edited it."""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from fleet.merge._crossed import kind_changed, value_bypassed
+from fleet.merge._merge3 import merge3
+from fleet.merge._pytext import header_merge
+from fleet.merge._result import Clean, Conflicted
+
+
+# Both sides also add an import at one place in each excerpt: git's line merge conflicts there,
+# so the file reaches the structural stage (a file git merges cleanly is git's result).
+def _imports(text: str, added: str) -> str:
+    return text.replace("import logging\n", f"import logging\nimport {added}\n", 1)
+
+
+# fail2ban 767fc0d4d41a (fail2ban/server/actions.py), tabs as there
+ACTIONS = '''import logging
+
+
+class Actions(object):
+\tdef __init__(self, jail):
+\t\tself._jail = jail
+
+\t@property
+\tdef status(self):
+\t\t"""Status of active bans."""
+\t\tret = [("Currently banned", self._jail.size())]
+\t\treturn ret
+
+\tdef stop(self):
+\t\tself._jail = None
+'''
+ACTIONS_OURS = _imports(ACTIONS, "os").replace(
+    '\t@property\n\tdef status(self):\n',
+    '\tdef status(self, flavor="basic"):\n').replace(
+    '\t\treturn ret\n',
+    '\t\tif flavor == "cymru":\n\t\t\tret += [("Banned ASN list", [])]\n\t\treturn ret\n')
+ACTIONS_THEIRS = _imports(ACTIONS, "sys").replace(
+    '\t\treturn ret\n',
+    '\t\treturn ret\n\n\t@property\n\tdef statusExtended(self):\n'
+    '\t\t"""Jail status plus banned IPs\' ASN."""\n'
+    '\t\treturn self.status + [("Banned ASN list", [])]\n')
+
+
+def test_a_property_made_a_method_while_the_other_side_reads_it_is_a_conflict() -> None:
+    result = merge3(ACTIONS, ACTIONS_OURS, ACTIONS_THEIRS, "fail2ban/server/actions.py")
+    assert isinstance(result, Conflicted), result.text
+    trees = [ast.parse(t) for t in (ACTIONS, ACTIONS_OURS, ACTIONS_THEIRS)]
+    clean = ACTIONS_OURS.replace('\tdef stop(self):', ACTIONS_THEIRS.split('\t\treturn ret\n')[1]
+                                 .lstrip('\n') + '\n\tdef stop(self):')
+    clean = clean.replace("import os\n", "import os\nimport sys\n")
+    assert "self.status +" in clean
+    assert kind_changed([*trees, ast.parse(clean)]) == (
+        "one side made Actions.status a method, the other adds uses of it as a property")
+
+
+def test_a_new_property_that_reads_something_else_still_merges() -> None:
+    theirs = ACTIONS_THEIRS.replace("self.status +", "self._jail.extra() +")
+    result = merge3(ACTIONS, ACTIONS_OURS, theirs, "fail2ban/server/actions.py")
+    assert isinstance(result, Clean), result.text
+    assert result.stage == "structural"
+    assert 'def status(self, flavor="basic"):' in result.text
+    assert "def statusExtended(self):" in result.text
+
+
+def test_a_method_made_a_property_while_the_other_side_calls_it() -> None:
+    base = "import logging\n\n\nclass A:\n    def size(self):\n        return 1\n\n" \
+           "    def twice(self):\n        return 2\n"
+    ours = _imports(base.replace("    def size(self):", "    @property\n    def size(self):"), "os")
+    theirs = _imports(base.replace("return 2", "return 2 * self.size()"), "sys")
+    merged = ours.replace("return 2", "return 2 * self.size()")
+    trees = [ast.parse(t) for t in (base, ours, theirs, merged)]
+    assert kind_changed(trees) == (
+        "one side made A.size a property, the other adds uses of it as a method")
+    assert isinstance(merge3(base, ours, theirs, "a.py"), Conflicted)
+
+
+# graphite-web 3b7cb114dbed (webapp/graphite/render/glyph.py): four spaces in the first block,
+# two in the functions
+GLYPH = '''import logging
+try:
+    import cairo
+except ImportError:
+    import cairocffi as cairo
+
+UnitSystems = {
+  'binary': (
+    ('Pi', 1024.0**5),
+    ('Ki', 1024.0   )),
+  'si': (
+    ('P', 1000.0**5),
+    ('K', 1000.0   )),
+  'none' : [],
+}
+
+def format_units(v, step=None, system="si"):
+  """Format the given value in standardized units."""
+  if step is None:
+    condition = lambda size: abs(v) >= size
+  else:
+    condition = lambda size: abs(v) >= size and step >= size
+
+  for prefix, size in UnitSystems[system]:
+    if condition(size):
+      return v / size, prefix
+
+  return v, ""
+
+
+def find_x_times(start_dt, unit, step):
+  return start_dt
+'''
+GLYPH_OURS = _imports(GLYPH, "os").replace(
+    "}\n\ndef format_units", "}\n\n\ndef format_units").replace(
+    "    ('K', 1000.0   )),\n",
+    "    ('k', 1000.0   )),\n  'sec': (\n    ('D', 60*60*24),\n    ('m', 60)),\n").replace(
+    '  """Format the given value in standardized units."""\n',
+    '  """Format the given value in standardized units."""\n\n  if v is None:\n'
+    '    return v, ""\n\n')
+GLYPH_THEIRS = _imports(GLYPH, "sys").replace(
+    "  'none' : [],\n}\n",
+    "  'none' : [],\n}\n\nUnitSystemsExt = {\n  'si': (\n    ('P%s', 1000.0**5),\n"
+    "    ('K%s', 1000.0   )),\n  'none' : [],\n}\n").replace(
+    "UnitSystems[system]:", "UnitSystemsExt[system]:").replace(
+    "      return v / size, prefix\n", "      return v / size, prefix % ' '\n")
+
+
+def test_a_value_changed_while_the_other_side_stops_reading_it_is_a_conflict() -> None:
+    result = merge3(GLYPH, GLYPH_OURS, GLYPH_THEIRS, "webapp/graphite/render/glyph.py")
+    assert isinstance(result, Conflicted), result.text
+    clean = GLYPH_OURS.replace("UnitSystems[system]:", "UnitSystemsExt[system]:")
+    trees = [ast.parse(t) for t in (GLYPH, GLYPH_OURS, GLYPH_THEIRS, clean)]
+    assert value_bypassed(trees) == (
+        "one side changed the value of UnitSystems, the other made format_units read it no more")
+
+
+def test_a_header_merged_token_by_token_keeps_the_blocks_own_indentation() -> None:
+    # theirs changes the signature, ours the blank lines above it: both "headers" changed, so
+    # they are merged token by token from stubs parsed alone, where two spaces read as the
+    # default; the frame must keep them explicit, or the body is written back with four
+    theirs = GLYPH.replace('system="si"):', 'system="si", units=None):')
+    ours = GLYPH.replace("}\n\ndef format_units", "}\n\n\ndef format_units")
+    module = cst.parse_module(GLYPH)
+    nodes = [next(s for s in cst.parse_module(t).body if isinstance(s, cst.FunctionDef))
+             for t in (GLYPH, ours, theirs)]
+    frame = header_merge(*nodes)
+    assert isinstance(frame, cst.FunctionDef)
+    assert module.default_indent == "    " and frame.body.indent == "  "
+    assert module.code_for_node(frame).endswith('units=None):\n  pass\n')
+
+
+def test_both_edits_of_a_function_indented_two_spaces_compose() -> None:
+    # theirs still reads UnitSystems: the two edits of format_units compose, and the function
+    # keeps its two spaces (it was written back with the file's four)
+    # (theirs also changes the signature and ours the blank lines above it: both "headers"
+    # changed, so they are merged token by token and the body put back under the result)
+    theirs = _imports(GLYPH, "sys").replace("      return v / size, prefix\n",
+                                            "      return v / size, prefix.strip()\n").replace(
+        'system="si"):', 'system="si", units=None):')
+    result = merge3(GLYPH, GLYPH_OURS, theirs, "webapp/graphite/render/glyph.py")
+    assert isinstance(result, Clean), result.text
+    assert result.stage == "structural"
+    assert result.text == GLYPH_OURS.replace(
+        "      return v / size, prefix\n", "      return v / size, prefix.strip()\n").replace(
+        "import os\n", "import os\nimport sys\n").replace(
+        'system="si"):', 'system="si", units=None):')
+
+
+def test_a_value_changed_beside_a_function_that_still_reads_it_is_not_flagged() -> None:
+    theirs = GLYPH.replace("  return v, \"\"\n", "  return float(v), \"\"\n")
+    merged = GLYPH_OURS.replace("  return v, \"\"\n", "  return float(v), \"\"\n")
+    trees = [ast.parse(t) for t in (GLYPH, GLYPH_OURS, theirs, merged)]
+    assert value_bypassed(trees) is None
