@@ -53,6 +53,7 @@ from fleet.merge._crossed import (
     call_misfit,
     decorator_dropped,
     kind_changed,
+    twins_both_dropped,
     value_bypassed,
 )
 from fleet.merge._diff3 import ascending, both_inserted, compose_disjoint, diff3
@@ -308,6 +309,7 @@ def unsure(base: str, ours: str, theirs: str, merged: str) -> str | None:
         or added_beside_moved(trees)
         or kind_changed(trees)
         or value_bypassed(trees)
+        or twins_both_dropped(trees)
         or slot_added_outside(trees)
         or proxy_written(trees)
         or param_unread(trees)

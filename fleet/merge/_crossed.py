@@ -31,6 +31,12 @@ the eleventh unseen set ran into an error that no input has; the file conflicts 
   ``webapp/graphite/render/glyph.py``: ours added the ``sec`` and ``msec`` unit systems to
   ``UnitSystems``, theirs pointed ``format_units`` at a new ``UnitSystemsExt``: a ``KeyError``
   for ours' new systems; the humans kept ``format_units`` on ``UnitSystems``).
+- :func:`twins_both_dropped`: two module-level names that base binds to one value (a list
+  written twice), each side removing a different one and keeping the other, and the result
+  binding neither: every reader of either name breaks (pydicom ``d507d41ea644``,
+  ``pydicom/uid.py``: ``UncompressedPixelTransferSyntaxes`` and
+  ``NotCompressedPixelTransferSyntaxes``; ours kept the first and imported it elsewhere, theirs
+  the second).
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ from collections.abc import Iterator
 from fleet.merge import _parsed
 
 __all__ = ["added_beside_moved", "call_misfit", "decorator_dropped", "kind_changed",
-           "value_bypassed"]
+           "twins_both_dropped", "value_bypassed"]
 
 # The decorators that change how a method is called (what its first parameter is). Another one
 # dropped from every member may have moved to the class (Pillow ``ebbdc6ee6f85``: a skip
@@ -327,4 +333,46 @@ def value_bypassed(trees: list[ast.Module]) -> str | None:
                     continue
                 return (f"one side changed the value of {name}, the other made {function} read "
                         f"it no more")
+    return None
+
+
+def _twin_values(tree: ast.Module) -> dict[str, str]:
+    """Each name one module-level ``name = value`` binds alone, its value a display or a call
+    (not a constant or a name): the value, dumped."""
+    found: dict[str, str] = {}
+    count: Counter[str] = Counter()
+    for stmt in tree.body:
+        if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+                and not isinstance(stmt.value, (ast.Constant, ast.Name))):
+            found[stmt.targets[0].id] = ast.dump(stmt.value)
+            count[stmt.targets[0].id] += 1
+    return {name: value for name, value in found.items() if count[name] == 1}
+
+
+def _bound_anywhere(tree: ast.Module) -> set[str]:
+    found = _parsed.nodes(tree)
+    names = {n.id for n in _parsed.of(found, ast.Name) if not isinstance(n.ctx, ast.Load)}
+    names.update(n.name for n in _parsed.of(found, ast.FunctionDef))
+    names.update(n.name for n in _parsed.of(found, ast.AsyncFunctionDef))
+    names.update(n.name for n in _parsed.of(found, ast.ClassDef))
+    names.update((a.asname or a.name).split(".")[0] for a in _parsed.of(found, ast.alias))
+    return names
+
+
+def twins_both_dropped(trees: list[ast.Module]) -> str | None:
+    """``trees``: base, ours, theirs, result (see the module docstring)."""
+    by_value: dict[str, list[str]] = {}
+    for name, value in _twin_values(trees[0]).items():
+        by_value.setdefault(value, []).append(name)
+    twins = [names for names in by_value.values() if len(names) > 1]
+    if not twins:
+        return None
+    ours, theirs, merged = (_bound_anywhere(tree) for tree in trees[1:])
+    for names in twins:
+        for a, b in itertools.permutations(names, 2):
+            if (a not in ours and b in ours and b not in theirs and a in theirs
+                    and a not in merged and b not in merged):
+                return (f"{a} and {b} held one value; one side removed {a}, the other {b}, "
+                        f"and the result keeps neither")
     return None

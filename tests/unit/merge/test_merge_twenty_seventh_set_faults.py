@@ -11,7 +11,7 @@ import ast
 
 import libcst as cst
 
-from fleet.merge._crossed import kind_changed, value_bypassed
+from fleet.merge._crossed import kind_changed, twins_both_dropped, value_bypassed
 from fleet.merge._merge3 import merge3
 from fleet.merge._pytext import header_merge
 from fleet.merge._result import Clean, Conflicted
@@ -181,3 +181,50 @@ def test_a_value_changed_beside_a_function_that_still_reads_it_is_not_flagged() 
     merged = GLYPH_OURS.replace("  return v, \"\"\n", "  return float(v), \"\"\n")
     trees = [ast.parse(t) for t in (GLYPH, GLYPH_OURS, theirs, merged)]
     assert value_bypassed(trees) is None
+
+
+# pydicom d507d41ea644 (pydicom/uid.py), from the twenty-eighth set (django-cms, glances,
+# evennia, Pyomo, biopython, pydicom; 7 Dec 2026): one list written under two names; each side
+# removed the other copy
+UID = '''import logging
+
+ExplicitVRLittleEndian = '1.2.840.10008.1.2.1'
+ImplicitVRLittleEndian = '1.2.840.10008.1.2'
+
+UncompressedPixelTransferSyntaxes = [
+    ExplicitVRLittleEndian,
+    ImplicitVRLittleEndian,
+]
+
+JPEGLSSupportedCompressedPixelTransferSyntaxes = ['1.2.840.10008.1.2.4.80']
+
+NotCompressedPixelTransferSyntaxes = [
+    ExplicitVRLittleEndian, ImplicitVRLittleEndian
+]
+'''
+UID_OURS = _imports(UID, "os").replace(
+    "\nNotCompressedPixelTransferSyntaxes = [\n    ExplicitVRLittleEndian, ImplicitVRLittleEndian\n"
+    "]\n", "")
+UID_THEIRS = _imports(UID, "sys").replace(
+    "UncompressedPixelTransferSyntaxes = [\n    ExplicitVRLittleEndian,\n"
+    "    ImplicitVRLittleEndian,\n]\n\n", "")
+
+
+def test_two_names_of_one_value_each_removed_by_one_side_is_a_conflict() -> None:
+    result = merge3(UID, UID_OURS, UID_THEIRS, "pydicom/uid.py")
+    assert isinstance(result, Conflicted), result.text
+    merged = UID_THEIRS.replace(
+        "\nNotCompressedPixelTransferSyntaxes = [\n"
+        "    ExplicitVRLittleEndian, ImplicitVRLittleEndian\n]\n", "")
+    trees = [ast.parse(t) for t in (UID, UID_OURS, UID_THEIRS, merged)]
+    assert twins_both_dropped(trees) == (
+        "NotCompressedPixelTransferSyntaxes and UncompressedPixelTransferSyntaxes held one "
+        "value; one side removed NotCompressedPixelTransferSyntaxes, the other "
+        "UncompressedPixelTransferSyntaxes, and the result keeps neither")
+
+
+def test_the_same_copy_removed_by_both_sides_still_merges() -> None:
+    theirs = UID_OURS.replace("import os", "import sys")
+    result = merge3(UID, UID_OURS, theirs, "pydicom/uid.py")
+    assert isinstance(result, Clean), result.text
+    assert "UncompressedPixelTransferSyntaxes = [" in result.text
