@@ -127,9 +127,9 @@ def merge_node(
     if merged is not None:
         return [merged]
     if formatting_only(base, ours):
-        return [theirs]
+        return [_leading_kept(theirs, base, ours)]
     if formatting_only(base, theirs):
-        return [ours]
+        return [_leading_kept(ours, base, theirs)]
     same = _same_change([base], [ours], [theirs])
     if same is not None:
         return same
@@ -147,6 +147,25 @@ def merge_node(
         # re-indented, which is exact unless a string spans lines (its inner lines would shift).
         return ctx.raw_conflict(marked)
     return ctx.conflict([ours], [base], [theirs])
+
+
+def _leading_kept(
+    taken: cst.BaseStatement, base: cst.BaseStatement, other: cst.BaseStatement
+) -> cst.BaseStatement:
+    """``taken``, the side whose edit wins over ``other``'s formatting-only one, with the blank
+    and comment lines above it that ``other`` changed where ``taken`` kept base's: one side
+    put a blank line between two import groups, the other reflowed the statement below it
+    (django-cms ``59b7487e7fb8``), or one side's new import took the blank line above the
+    statement the other reflowed (pydicom ``f57aa14e38e9``)."""
+
+    def above(node: cst.BaseStatement) -> list[str] | None:
+        lines = getattr(node, "leading_lines", None)
+        return None if lines is None else [code(line) for line in lines]
+
+    kept, before, changed = above(taken), above(base), above(other)
+    if kept is None or changed is None or kept != before or changed == before:
+        return taken
+    return taken.with_changes(leading_lines=other.leading_lines)  # type: ignore[attr-defined]
 
 
 def _changed_lines(base: list[cst.BaseStatement], side: list[cst.BaseStatement]) -> int:

@@ -228,3 +228,36 @@ def test_the_same_copy_removed_by_both_sides_still_merges() -> None:
     result = merge3(UID, UID_OURS, theirs, "pydicom/uid.py")
     assert isinstance(result, Clean), result.text
     assert "UncompressedPixelTransferSyntaxes = [" in result.text
+
+
+# django-cms 59b7487e7fb8 (cms/test_utils/project/emailuserapp/models.py), twenty-eighth set:
+# ours put a new import group above the first import, a blank line between; theirs reflowed
+# that first import
+MODELS = '''from django.contrib.auth.models import (AbstractBaseUser, BaseUserManager,
+                                        PermissionsMixin)
+from django.core.mail import send_mail
+from django.utils.http import urlquote
+from django.utils import timezone
+
+
+class EmailUser(AbstractBaseUser):
+    def link(self):
+        return urlquote(self.email)
+'''
+MODELS_OURS = ("from urllib.parse import quote\n\n" + MODELS).replace(
+    "from django.utils.http import urlquote\n", "").replace("urlquote(", "quote(")
+MODELS_THEIRS = MODELS.replace(
+    "(AbstractBaseUser, BaseUserManager,\n                                        "
+    "PermissionsMixin)",
+    "(\n    AbstractBaseUser, BaseUserManager, PermissionsMixin,\n)").replace(
+    "from django.utils.http import urlquote\nfrom django.utils import timezone\n",
+    "from django.utils import timezone\nfrom django.utils.http import urlquote\n")
+
+
+def test_a_blank_line_one_side_put_above_a_statement_the_other_reflowed_is_kept() -> None:
+    result = merge3(MODELS, MODELS_OURS, MODELS_THEIRS, "emailuserapp/models.py")
+    assert isinstance(result, Clean), result.text
+    assert result.text.startswith(
+        "from urllib.parse import quote\n\nfrom django.contrib.auth.models import (\n"
+        "    AbstractBaseUser, BaseUserManager, PermissionsMixin,\n)\n")
+    assert "urlquote" not in result.text
