@@ -24,7 +24,15 @@ from fleet.merge._order import (
     renamed_two_ways,
     resolve_order,
 )
-from fleet.merge._pykeys import Key, code, formatting_only, keyed, normalized, rule_for
+from fleet.merge._pykeys import (
+    Key,
+    code,
+    formatting_only,
+    keyed,
+    normalized,
+    over_formatting,
+    rule_for,
+)
 from fleet.merge._pytext import (
     header_merge,
     held_merge,
@@ -126,10 +134,9 @@ def merge_node(
     merged, marked = text_merge(ctx.module, base, ours, theirs)
     if merged is not None:
         return [merged]
-    if formatting_only(base, ours):
-        return [_leading_kept(theirs, base, ours)]
-    if formatting_only(base, theirs):
-        return [_leading_kept(ours, base, theirs)]
+    taken = over_formatting(base, ours, theirs)
+    if taken is not None:
+        return [taken]
     same = _same_change([base], [ours], [theirs])
     if same is not None:
         return same
@@ -147,25 +154,6 @@ def merge_node(
         # re-indented, which is exact unless a string spans lines (its inner lines would shift).
         return ctx.raw_conflict(marked)
     return ctx.conflict([ours], [base], [theirs])
-
-
-def _leading_kept(
-    taken: cst.BaseStatement, base: cst.BaseStatement, other: cst.BaseStatement
-) -> cst.BaseStatement:
-    """``taken``, the side whose edit wins over ``other``'s formatting-only one, with the blank
-    and comment lines above it that ``other`` changed where ``taken`` kept base's: one side
-    put a blank line between two import groups, the other reflowed the statement below it
-    (django-cms ``59b7487e7fb8``), or one side's new import took the blank line above the
-    statement the other reflowed (pydicom ``f57aa14e38e9``)."""
-
-    def above(node: cst.BaseStatement) -> list[str] | None:
-        lines = getattr(node, "leading_lines", None)
-        return None if lines is None else [code(line) for line in lines]
-
-    kept, before, changed = above(taken), above(base), above(other)
-    if kept is None or changed is None or kept != before or changed == before:
-        return taken
-    return taken.with_changes(leading_lines=other.leading_lines)  # type: ignore[attr-defined]
 
 
 def _changed_lines(base: list[cst.BaseStatement], side: list[cst.BaseStatement]) -> int:

@@ -23,8 +23,10 @@ __all__ = [
     "identity",
     "keyed",
     "kind_name",
+    "leading_kept",
     "module_code",
     "normalized",
+    "over_formatting",
     "render",
     "render_in",
     "rule_for",
@@ -252,3 +254,34 @@ def formatting_only(before: cst.CSTNode, after: cst.CSTNode) -> bool:
     """True when ``after`` differs from ``before`` in formatting alone (see :func:`normalized`)."""
     norm_before = normalized(before)
     return norm_before is not None and norm_before == normalized(after)
+
+
+def leading_kept(
+    taken: cst.BaseStatement, base: cst.BaseStatement, other: cst.BaseStatement
+) -> cst.BaseStatement:
+    """``taken``, the side whose edit wins over ``other``'s formatting-only one, with the blank
+    and comment lines above it that ``other`` changed where ``taken`` kept base's: one side
+    put a blank line between two import groups, the other reflowed the statement below it
+    (django-cms ``59b7487e7fb8``), or one side's new import took the blank line above the
+    statement the other reflowed (pydicom ``f57aa14e38e9``)."""
+
+    def above(node: cst.BaseStatement) -> list[str] | None:
+        lines = getattr(node, "leading_lines", None)
+        return None if lines is None else [code(line) for line in lines]
+
+    kept, before, changed = above(taken), above(base), above(other)
+    if kept is None or changed is None or kept != before or changed == before:
+        return taken
+    return taken.with_changes(leading_lines=other.leading_lines)  # type: ignore[attr-defined]
+
+
+def over_formatting(
+    base: cst.BaseStatement, ours: cst.BaseStatement, theirs: cst.BaseStatement
+) -> cst.BaseStatement | None:
+    """One side's statement when the other side's edit is formatting alone
+    (:func:`formatting_only`), with the lines above it as :func:`leading_kept` says; else None."""
+    if formatting_only(base, ours):
+        return leading_kept(theirs, base, ours)
+    if formatting_only(base, theirs):
+        return leading_kept(ours, base, theirs)
+    return None
