@@ -3,7 +3,10 @@ supervisor; 7 Dec 2026) showed that the driver now handles, from excerpts shaped
 inputs: a property one side made a method while the other added a use of it as a property; a
 module-level value one side changed while the other rewrote the function that read it to read
 something else; and a function indented two spaces, in a file indented four elsewhere, written
-back with four after both sides edited it."""
+back with four after both sides edited it. And from the twenty-eighth (pydicom, django-cms,
+evennia, biopython, Pyomo, glances): one value under two names, each side removing a different
+copy; and the blank line above a statement that one side changed while the other reflowed the
+statement."""
 
 from __future__ import annotations
 
