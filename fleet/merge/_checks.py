@@ -48,6 +48,7 @@ from collections.abc import Iterator
 from fleet.merge import _parsed
 from fleet.merge._abstract import abstract_made
 from fleet.merge._calls import keyword_dropped
+from fleet.merge._constructed import constructor_misfit
 from fleet.merge._crossed import (
     added_beside_moved,
     call_misfit,
@@ -305,6 +306,7 @@ def unsure(base: str, ours: str, theirs: str, merged: str) -> str | None:
         or keyword_dropped(trees)
         or abstract_made(trees)
         or call_misfit(trees)
+        or constructor_misfit(trees)
         or decorator_dropped(trees)
         or added_beside_moved(trees)
         or kind_changed(trees)

@@ -48,8 +48,8 @@ from collections.abc import Iterator
 
 from fleet.merge import _parsed
 
-__all__ = ["added_beside_moved", "call_misfit", "decorator_dropped", "kind_changed",
-           "twins_both_dropped", "value_bypassed"]
+__all__ = ["Signature", "added_beside_moved", "call_misfit", "decorator_dropped", "fits",
+           "kind_changed", "signature", "twins_both_dropped", "value_bypassed"]
 
 # The decorators that change how a method is called (what its first parameter is). Another one
 # dropped from every member may have moved to the class (Pillow ``ebbdc6ee6f85``: a skip
@@ -86,7 +86,7 @@ def _name(node: ast.expr) -> str:
     return _parsed.dotted(node.func if isinstance(node, ast.Call) else node) or ""
 
 
-def _signature(node: ast.FunctionDef | ast.AsyncFunctionDef, bound: bool) -> Signature:
+def signature(node: ast.FunctionDef | ast.AsyncFunctionDef, bound: bool) -> Signature:
     args = node.args
     positional = [*args.posonlyargs, *args.args][1 if bound else 0:]
     required = tuple(a.arg for a in positional[:len(positional) - len(args.defaults)])
@@ -110,12 +110,12 @@ def _callees(tree: ast.Module) -> dict[str, Signature]:
     other.update(node.arg for node in _parsed.of(found, ast.arg))
     other.update((node.asname or node.name).split(".")[0] for node in _parsed.of(found, ast.alias))
     other.update(node.name for node in _parsed.of(found, ast.ClassDef))
-    return {name: _signature(node, bound) for name, node, _, bound in _defs(tree)
+    return {name: signature(node, bound) for name, node, _, bound in _defs(tree)
             if count[name] == 1 and name not in other}
 
 
-def _fits(call: ast.Call, signature: Signature) -> bool:
-    required, most, names, kw_required, varargs, varkw = signature
+def fits(call: ast.Call, sig: Signature) -> bool:
+    required, most, names, kw_required, varargs, varkw = sig
     if any(isinstance(a, ast.Starred) for a in call.args) or any(
             k.arg is None for k in call.keywords):
         return True  # unpacked arguments: any count
@@ -147,7 +147,7 @@ def _misfits(tree: ast.Module) -> dict[str, str]:
             name = func.attr  # a method, through an instance: its name is defined once
         else:
             continue
-        if name in callees and not _fits(node, callees[name]):
+        if name in callees and not fits(node, callees[name]):
             found[ast.dump(node)] = name
     return found
 

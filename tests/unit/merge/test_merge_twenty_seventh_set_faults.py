@@ -14,6 +14,7 @@ import ast
 
 import libcst as cst
 
+from fleet.merge._constructed import constructor_misfit
 from fleet.merge._crossed import kind_changed, twins_both_dropped, value_bypassed
 from fleet.merge._merge3 import merge3
 from fleet.merge._pytext import header_merge
@@ -264,3 +265,69 @@ def test_a_blank_line_one_side_put_above_a_statement_the_other_reflowed_is_kept(
         "from urllib.parse import quote\n\nfrom django.contrib.auth.models import (\n"
         "    AbstractBaseUser, BaseUserManager, PermissionsMixin,\n)\n")
     assert "urlquote" not in result.text
+
+
+# h5py 6026179c7faf (setup_configure.py), from the twenty-ninth set (dipy, h5py, python-gitlab,
+# nibabel, PyTables, Radicale; 7 Dec 2026): theirs gave __init__ a new required parameter and
+# passed it; ours added an early ``return cls(...)`` with base's arguments
+CONFIGURE = '''import logging
+import os
+
+
+class BuildConfig:
+    def __init__(self, includedirs, libdirs, version, mpi):
+        self.includedirs = includedirs
+        self.libdirs = libdirs
+        self.version = version
+        self.mpi = mpi
+
+    @classmethod
+    def from_env(cls):
+        inc = os.environ.get("HDF5_INCLUDEDIR")
+        lib = os.environ.get("HDF5_LIBDIR")
+        mpi = os.environ.get("HDF5_MPI") == "ON"
+        version = probe(lib)
+        return cls(inc, lib, version, mpi)
+
+
+def probe(lib):
+    return (1, 12, 0)
+'''
+CONFIGURE_OURS = _imports(CONFIGURE, "sys").replace(
+    '        version = probe(lib)\n',
+    '        version_s = os.environ.get("HDF5_VERSION")\n'
+    '        if version_s and not mpi:\n'
+    '            return cls(inc, lib, tuple(version_s.split(".")), mpi)\n'
+    '        version = probe(lib)\n')
+CONFIGURE_THEIRS = _imports(CONFIGURE, "re").replace(
+    "    def __init__(self, includedirs, libdirs, version, mpi):\n",
+    "    def __init__(self, includedirs, libdirs, version, mpi, direct_vfd):\n").replace(
+    "        self.mpi = mpi\n",
+    "        self.mpi = mpi\n        self.direct_vfd = direct_vfd\n").replace(
+    "        return cls(inc, lib, version, mpi)\n",
+    "        direct_vfd = os.environ.get(\"HDF5_DIRECT_VFD\") == \"1\"\n"
+    "        return cls(inc, lib, version, mpi, direct_vfd)\n")
+
+
+def test_a_new_instance_made_the_old_way_after_init_gained_a_parameter_is_a_conflict() -> None:
+    result = merge3(CONFIGURE, CONFIGURE_OURS, CONFIGURE_THEIRS, "setup_configure.py")
+    assert isinstance(result, Conflicted), result.text
+    merged = CONFIGURE_THEIRS.replace("import re\n", "import re\nimport sys\n").replace(
+        "        version = probe(lib)\n",
+        '        version_s = os.environ.get("HDF5_VERSION")\n'
+        '        if version_s and not mpi:\n'
+        '            return cls(inc, lib, tuple(version_s.split(".")), mpi)\n'
+        '        version = probe(lib)\n')
+    trees = [ast.parse(t) for t in (CONFIGURE, CONFIGURE_OURS, CONFIGURE_THEIRS, merged)]
+    assert constructor_misfit(trees) == (
+        "a call of BuildConfig does not fit the __init__ one side gave it")
+
+
+def test_a_new_instance_that_fits_the_new_init_still_merges() -> None:
+    ours = CONFIGURE_OURS.replace(
+        "            return cls(inc, lib, tuple(version_s.split(\".\")), mpi)\n",
+        "            return cls(inc, lib, tuple(version_s.split(\".\")), mpi, False)\n")
+    theirs = CONFIGURE_THEIRS.replace("mpi, direct_vfd):\n", "mpi, direct_vfd=False):\n")
+    result = merge3(CONFIGURE, ours, theirs, "setup_configure.py")
+    assert isinstance(result, Clean), result.text
+    assert "return cls(inc, lib, tuple(version_s.split(\".\")), mpi, False)" in result.text
