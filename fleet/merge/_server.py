@@ -141,11 +141,26 @@ def serve(folder: str, idle: float) -> int:
         _log("the code changed while starting: not serving it")
         return 1
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(sock_path)  # a dead server's: we hold the lock
-    listener.bind(sock_path)
-    os.chmod(sock_path, 0o600)
+    # Bound under a name of its own and moved into place once listening, so the path never
+    # names a socket that refuses connections (a driver that came in between would merge in its
+    # own process); bound in place where the longer name does not fit in an AF_UNIX address.
+    staging = f"{sock_path}.{os.getpid()}"
+    folder, name = os.path.split(sock_path)
+    for entry in os.listdir(folder or "."):
+        if entry.startswith(name + "."):  # a killed server's: we hold the lock
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(folder, entry))
+    try:
+        listener.bind(staging)
+    except OSError:
+        staging = sock_path
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(sock_path)  # a dead server's: we hold the lock
+        listener.bind(sock_path)
+    os.chmod(staging, 0o600)
     listener.listen(128)
+    if staging != sock_path:
+        os.replace(staging, sock_path)  # a dead server's is replaced: we hold the lock
     listener.setblocking(False)
     inode = os.stat(sock_path).st_ino
     _log(f"serving {sock_path} (idle timeout {idle:g} s)")

@@ -205,3 +205,35 @@ def test_a_stale_version_socket_is_not_used(folder: Path, tmp_path: Path) -> Non
         shutil.rmtree(stale_folder, ignore_errors=True)
 
 
+
+
+def test_the_socket_path_appears_only_once_the_server_listens(folder: Path) -> None:
+    """The server binds under a name of its own and moves the socket into place once it
+    listens (under load, a driver that found the path between bind and listen was refused and
+    merged in its own process); a name a killed server left behind is removed."""
+    sock = _socket_path(folder)
+    left = Path(f"{sock}.99999999")
+    left.write_text("")  # what a server killed between its bind and its rename leaves
+    server = _foreground(ROOT, folder)
+    try:
+        refused = 0
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if sock.exists():
+                probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                try:
+                    probe.connect(str(sock))
+                    break
+                except ConnectionRefusedError:
+                    refused += 1
+                finally:
+                    probe.close()
+            time.sleep(0.001)
+        else:
+            raise AssertionError("the server never listened")
+        assert refused == 0
+        assert not left.exists()
+        assert sorted(p.name for p in folder.iterdir() if ".sock" in p.name) == [sock.name]
+    finally:
+        server.kill()
+        server.wait(timeout=30)
