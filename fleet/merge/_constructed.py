@@ -8,8 +8,9 @@ kept: a ``TypeError`` whenever that branch runs; the humans passed the new argum
 
 Only classes whose ``__init__`` the call surely reaches are looked at: a top-level class defined
 once, bound no other way, without decorators (a dataclass writes its own ``__init__``), keyword
-arguments (a metaclass) or ``__new__``, defining ``__init__`` once in its body, and that no other
-class of the file names as a base (``cls`` may then be a subclass)."""
+arguments (a metaclass), an enum, named tuple, typed dict or protocol base, or ``__new__``,
+defining ``__init__`` once in its body, and that no other class of the file names as a base
+(``cls`` may then be a subclass)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,9 @@ from fleet.merge import _parsed
 from fleet.merge._crossed import Signature, fits, signature
 
 __all__ = ["constructor_misfit"]
+
+# Bases whose metaclass answers a call of the class another way (``Color(1)`` looks a member up)
+_CALLED_OTHERWISE = ("Enum", "Flag", "NamedTuple", "TypedDict", "Protocol")
 
 
 def _constructors(tree: ast.Module) -> dict[str, Signature]:
@@ -35,7 +39,8 @@ def _constructors(tree: ast.Module) -> dict[str, Signature]:
     result = {}
     for cls in classes:
         if (count[cls.name] != 1 or cls.name in bound or cls.name in bases
-                or cls.decorator_list or cls.keywords):
+                or cls.decorator_list or cls.keywords or any(
+                    (_parsed.dotted(b) or "").endswith(_CALLED_OTHERWISE) for b in cls.bases)):
             continue
         defs = [m for m in cls.body if isinstance(m, ast.FunctionDef)]
         names = Counter(m.name for m in defs)
