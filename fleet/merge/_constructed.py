@@ -18,7 +18,7 @@ import ast
 from collections import Counter
 
 from fleet.merge import _parsed
-from fleet.merge._crossed import Signature, fits, signature
+from fleet.merge._crossed import Signature, fits, new_misfit, signature
 
 __all__ = ["constructor_misfit"]
 
@@ -82,8 +82,5 @@ def _misfits(tree: ast.Module) -> dict[str, str]:
 
 def constructor_misfit(trees: list[ast.Module]) -> str | None:
     """``trees``: base, ours, theirs, result (see the module docstring)."""
-    before = set().union(*(_misfits(tree) for tree in trees[:3]))
-    new = sorted((dump, name) for dump, name in _misfits(trees[3]).items() if dump not in before)
-    if not new:
-        return None
-    return f"a call of {new[0][1]} does not fit the __init__ one side gave it"
+    name = new_misfit(trees, _misfits)
+    return None if name is None else f"a call of {name} does not fit the __init__ one side gave it"

@@ -44,12 +44,12 @@ from __future__ import annotations
 import ast
 import itertools
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from fleet.merge import _parsed
 
 __all__ = ["Signature", "added_beside_moved", "call_misfit", "decorator_dropped", "fits",
-           "kind_changed", "signature", "twins_both_dropped", "value_bypassed"]
+           "kind_changed", "new_misfit", "signature", "twins_both_dropped", "value_bypassed"]
 
 # The decorators that change how a method is called (what its first parameter is). Another one
 # dropped from every member may have moved to the class (Pillow ``ebbdc6ee6f85``: a skip
@@ -152,13 +152,19 @@ def _misfits(tree: ast.Module) -> dict[str, str]:
     return found
 
 
+def new_misfit(trees: list[ast.Module], misfits: Callable[[ast.Module], dict[str, str]]
+               ) -> str | None:
+    """The callee's name of the first call that ``misfits`` finds in the result (``trees[3]``)
+    and in none of base, ours and theirs; None when there is none."""
+    before = set().union(*(misfits(tree) for tree in trees[:3]))
+    new = sorted((dump, name) for dump, name in misfits(trees[3]).items() if dump not in before)
+    return new[0][1] if new else None
+
+
 def call_misfit(trees: list[ast.Module]) -> str | None:
     """``trees``: base, ours, theirs, result (see the module docstring)."""
-    before = set().union(*(_misfits(tree) for tree in trees[:3]))
-    new = sorted((dump, name) for dump, name in _misfits(trees[3]).items() if dump not in before)
-    if not new:
-        return None
-    return f"a call of {new[0][1]} does not fit the signature one side gave it"
+    name = new_misfit(trees, _misfits)
+    return None if name is None else f"a call of {name} does not fit the signature one side gave it"
 
 
 def _members(tree: ast.Module) -> dict[str, dict[str, set[str]]]:
