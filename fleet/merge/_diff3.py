@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from itertools import pairwise
-from typing import Literal
+from typing import Any, Literal
 
 __all__ = [
     "Chunk",
@@ -204,7 +204,11 @@ def covered(
 
 
 def compose_disjoint(
-    base: Sequence[Hashable], ours: Sequence[Hashable], theirs: Sequence[Hashable]
+    base: Sequence[Hashable],
+    ours: Sequence[Hashable],
+    theirs: Sequence[Hashable],
+    *,
+    one_point: Callable[[Sequence[Any], Sequence[Any]], bool] | None = None,
 ) -> list[tuple[str, int]] | None:
     """Merge a conflicting gap when the two sides change *different* base tokens, or when one
     side's edit holds the other's (``covered``: the same edit made by both, more by one).
@@ -212,8 +216,9 @@ def compose_disjoint(
     Each side's changes are ranges of base tokens; changes of disjoint ranges compose even when
     adjacent (git would conflict on the touching lines), and an insertion at the edge of the
     other side's change goes on that edge (see :func:`_beside`). Overlaps, an insertion inside
-    the other side's change and two insertions at one point are unsure: return ``None``.
-    Otherwise return the merged sequence as ``(side, index)`` pairs, side in
+    the other side's change and two insertions at one point are unsure: return ``None``, unless
+    ``one_point(ours' inserted items, theirs')`` says their order does not matter (ours' go
+    first then). Otherwise return the merged sequence as ``(side, index)`` pairs, side in
     ``base | ours | theirs``.
     """
     ours_changes = _changes(base, ours)
@@ -221,7 +226,8 @@ def compose_disjoint(
     for o1, o2, p1, p2 in ours_changes:
         for t1, t2, q1, q2 in theirs_changes:
             if o1 == o2 and t1 == t2:
-                if o1 == t1:  # both insert at one point: their order is unknown
+                if o1 == t1 and not (one_point and one_point(ours[p1:p2], theirs[q1:q2])):
+                    # Both insert at one point: their order is unknown
                     return covered(base, ours, theirs)  # unless one holds the other's
             elif o1 == o2:
                 if not _beside(o1, t1, t2, q2 - q1):

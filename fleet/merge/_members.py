@@ -15,6 +15,7 @@ import libcst as cst
 
 from fleet.merge._context import Context, Maps, Stmts, Unsure
 from fleet.merge._diff3 import compose_disjoint, diff3
+from fleet.merge._independent import independent_runs
 from fleet.merge._names import added_alike, rebinds_what_other_uses, uses_what_other_removed
 from fleet.merge._order import (
     comment_once,
@@ -78,8 +79,7 @@ def _merge_block(
         if texts[0] != texts[1] != texts[2] != texts[0]:
             # One side changed what guards the block (a condition, a loop, a handler) and both
             # edited the block, differently: each side wrote its statements for its own header
-            # (pytest cb732f7f490a: a new condition, and a guard it makes redundant). A
-            # signature changed with its body is common and is merged.
+            # (pytest cb732f7f490a: a new condition, a guard it makes redundant). Not a def's.
             return None
     merge = merge_members if members else merge_statements
     ctx.depth += 1
@@ -344,8 +344,8 @@ def merge_statements(
     ctx: Context, base: Stmts, ours: Stmts, theirs: Stmts
 ) -> list[cst.BaseStatement]:
     """Merge an ordered statement list: a diff3 over statement texts; different statements
-    edited on each side compose even when adjacent; one compound statement edited on both sides
-    is merged inside; anything else conflicts around the overlapping statements only."""
+    edited on each side compose even when adjacent (at one point: independent assignments); one
+    compound statement edited on both is merged inside; the rest conflicts around the overlap."""
     versions = [[(code(node), node) for node in body] for body in (base, ours, theirs)]
     tokens: list[list[Key]] = [
         [(text, str(index)) for index, (text, _) in enumerate(v)] for v in versions
@@ -376,7 +376,7 @@ def merge_statements(
             out.extend(same)
             continue
         text_parts = [t[slice(*span)] for t, span in zip(texts, spans, strict=True)]
-        composed = compose_disjoint(*text_parts)
+        composed = compose_disjoint(*text_parts, one_point=independent_runs)
         both = composed is not None and {"ours", "theirs"} <= {side for side, _ in composed}
         if (
             composed is not None

@@ -2,12 +2,14 @@
 
 ``same_program(a, b)`` compares the syntax trees (comments and formatting ignored) after putting
 into a canonical order what a merge may order either way: the names of one ``from m import ...``,
-the strings of ``__all__ = [...]`` (what ``from m import *`` exports is a set), and each run of
+the strings of ``__all__ = [...]`` (what ``from m import *`` exports is a set), each run of
 adjacent imports (one name per import: ``from m import a, b`` is ``from m import a`` and ``from m
 import b``) and each run of adjacent ``def``/``class`` statements in a module or class body or
-an ``if TYPE_CHECKING:`` block (imports only a type checker runs). Every other statement keeps
-its place. The real-history benchmark uses it to compare a merge with
-the result the humans committed.
+an ``if TYPE_CHECKING:`` block (imports only a type checker runs), and in a function's blocks
+each run of plain assignments that may swap places (``fleet.merge._independent``: neither binds
+what the other binds or reads, no stateful call: ``self.a = hs.get_a()`` beside ``self.b =
+hs.get_b()``). Every other statement keeps its place. The real-history benchmark uses it to
+compare a merge with the result the humans committed.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import ast
 from typing import TypeGuard
 
 from fleet import pyast
+from fleet.merge._independent import Facts, facts, independent
 
 __all__ = ["canonical_dump", "same_program", "type_checking"]
 
@@ -67,7 +70,44 @@ def _canonical_body(body: list[ast.stmt]) -> list[ast.stmt]:
     return out
 
 
+def _swappable(body: list[ast.stmt]) -> list[ast.stmt]:
+    """Each run of adjacent plain assignments in its least order (by dump) among those that keep
+    every dependent pair as it was: one order for all the orders the swaps allow."""
+    out: list[ast.stmt] = []
+    run: list[tuple[ast.stmt, Facts]] = []
+    for stmt in [*body, None]:
+        found = facts(stmt) if stmt is not None else None
+        if found is not None and stmt is not None:
+            run.append((stmt, found))
+            continue
+        left = list(range(len(run)))
+        while left:
+            ready = [
+                i for i in left
+                if all(independent(run[j][1], run[i][1]) for j in left if j < i)
+            ]
+            first = min(ready, key=lambda i: ast.dump(run[i][0]))
+            out.append(run[first][0])
+            left.remove(first)
+        run = []
+        if stmt is not None:
+            out.append(stmt)
+    return out
+
+
 class _Canonical(ast.NodeTransformer):
+    in_function = False  # assignments swap only in a function's blocks, never in a class's
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        node = super().generic_visit(node)
+        if not self.in_function:
+            return node
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                setattr(node, field, _swappable(block))
+        return node
+
     def visit_ImportFrom(self, node: ast.ImportFrom) -> ast.ImportFrom:
         node.names.sort(key=lambda alias: (alias.name, alias.asname or ""))
         return node
@@ -92,11 +132,26 @@ class _Canonical(ast.NodeTransformer):
         node.body = _canonical_body(node.body)
         return node
 
+    def _inside(self, node: ast.AST, function: bool) -> ast.AST:
+        outer, self.in_function = self.in_function, function
+        try:
+            if isinstance(node, ast.Module | ast.ClassDef):
+                return self._scope(node)
+            return self.generic_visit(node)
+        finally:
+            self.in_function = outer
+
     def visit_Module(self, node: ast.Module) -> ast.AST:
-        return self._scope(node)
+        return self._inside(node, False)
 
     def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
-        return self._scope(node)
+        return self._inside(node, False)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
+        return self._inside(node, True)
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> ast.AST:
+        return self._inside(node, True)
 
     def visit_If(self, node: ast.If) -> ast.AST:
         self.generic_visit(node)
