@@ -22,10 +22,10 @@ from collections.abc import Sequence
 
 from fleet import pyast
 
-__all__ = ["Facts", "facts", "independent", "independent_runs"]
+__all__ = ["STATEFUL", "Facts", "facts", "independent", "independent_runs", "orderless"]
 
 # Calls by these names may consume or change what another call reads: their order is meaning.
-_STATEFUL = frozenset({
+STATEFUL = frozenset({
     "next", "anext", "pop", "popleft", "popitem", "read", "readline", "readlines", "recv",
     "recv_into", "send", "sendall", "write", "writelines", "seek", "get_nowait", "put",
     "put_nowait", "append", "appendleft", "extend", "insert", "remove", "clear", "update",
@@ -67,12 +67,10 @@ def facts(stmt: ast.stmt) -> Facts | None:
         if name is None:
             return None  # a subscript, a starred or unpacked target: left alone
         binds.add(name)
+    if not orderless(value):
+        return None
     reads: set[str] = set()
     for node in ast.walk(value):
-        if isinstance(node, _UNSURE):
-            return None
-        if isinstance(node, ast.Call) and pyast.call_name(node.func) in _STATEFUL:
-            return None
         if isinstance(node, ast.Name | ast.Attribute):
             name = _dotted(node)
             if name is not None:
@@ -80,6 +78,16 @@ def facts(stmt: ast.stmt) -> Facts | None:
     if isinstance(stmt, ast.AnnAssign):
         reads.update(n for n in (_dotted(x) for x in ast.walk(stmt.annotation)) if n)
     return frozenset(binds), frozenset(reads)
+
+
+def orderless(node: ast.AST) -> bool:
+    """May ``node`` be evaluated before or after a neighbour (an argument's value, say)? No
+    await, yield or assignment inside it, and no call by a stateful name."""
+    return not any(
+        isinstance(n, _UNSURE)
+        or (isinstance(n, ast.Call) and pyast.call_name(n.func) in STATEFUL)
+        for n in ast.walk(node)
+    )
 
 
 def _touch(names: frozenset[str], others: frozenset[str]) -> bool:

@@ -9,10 +9,9 @@ smallest node that holds it; what cannot be reasoned about raises ``Unsure``.
 
 from __future__ import annotations
 
-import difflib
-
 import libcst as cst
 
+from fleet.merge._branches import merge_if
 from fleet.merge._context import Context, Maps, Stmts, Unsure
 from fleet.merge._diff3 import compose_disjoint, diff3
 from fleet.merge._independent import independent_runs
@@ -25,6 +24,7 @@ from fleet.merge._order import (
     renamed_two_ways,
     resolve_order,
 )
+from fleet.merge._paired import merge_paired
 from fleet.merge._pykeys import (
     Key,
     code,
@@ -33,6 +33,7 @@ from fleet.merge._pykeys import (
     normalized,
     over_formatting,
     rule_for,
+    same_change,
 )
 from fleet.merge._pytext import (
     header_merge,
@@ -59,8 +60,14 @@ def _merge_block(
     ctx: Context, base: cst.CSTNode, ours: cst.CSTNode, theirs: cst.CSTNode, members: bool
 ) -> cst.BaseStatement | None:
     """Merge two edits of one compound statement: its header from the one side that changed it,
-    its block member by member (classes) or statement by statement (everything else)."""
-    blocks = [getattr(node, "body", None) for node in (base, ours, theirs)]
+    its block member by member (classes) or statement by statement (everything else); an
+    ``if`` with other branches branch by branch (``_branches``)."""
+    nodes = (base, ours, theirs)
+    if not members and all(isinstance(n, cst.If) and n.orelse is not None for n in nodes):
+        ifs = (cst.ensure_type(base, cst.If), cst.ensure_type(ours, cst.If),
+               cst.ensure_type(theirs, cst.If))
+        return merge_if(ctx, ifs, _merge_block, merge_statements)
+    blocks = [getattr(node, "body", None) for node in nodes]
     if not all(isinstance(block, cst.IndentedBlock) for block in blocks):
         return None
     header_base, header_ours, header_theirs = (_emptied(n) for n in (base, ours, theirs))
@@ -137,7 +144,7 @@ def merge_node(
     taken = over_formatting(base, ours, theirs)
     if taken is not None:
         return [taken]
-    same = _same_change([base], [ours], [theirs])
+    same = same_change([base], [ours], [theirs])
     if same is not None:
         return same
     result: cst.BaseStatement | None = None
@@ -154,30 +161,6 @@ def merge_node(
         # re-indented, which is exact unless a string spans lines (its inner lines would shift).
         return ctx.raw_conflict(marked)
     return ctx.conflict([ours], [base], [theirs])
-
-
-def _changed_lines(base: list[cst.BaseStatement], side: list[cst.BaseStatement]) -> int:
-    before = "".join(code(node) for node in base).splitlines()
-    after = "".join(code(node) for node in side).splitlines()
-    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
-    return len(after) - sum(block.size for block in matcher.get_matching_blocks())
-
-
-def _same_change(
-    base: list[cst.BaseStatement], ours: list[cst.BaseStatement], theirs: list[cst.BaseStatement]
-) -> list[cst.BaseStatement] | None:
-    """Both sides changed these statements into the same program, told apart by formatting only
-    (quotes, wrapping, trailing commas; comments equal): one change, made twice. The side with
-    more changed lines is the merge, its formatting being the later edit (black
-    ``8b427c789db8``: ``str(self.filename)`` written by both, one also rewrapping the call);
-    ours on a tie. None when they differ as programs or one does not parse alone."""
-    if len(ours) != len(theirs) or not ours:
-        return None
-    for node_o, node_t in zip(ours, theirs, strict=True):
-        shape = normalized(node_o)
-        if shape is None or shape != normalized(node_t):
-            return None
-    return theirs if _changed_lines(base, theirs) > _changed_lines(base, ours) else ours
 
 
 def _resolve_key(ctx: Context, key: Key, maps: Maps) -> list[cst.BaseStatement]:
@@ -279,8 +262,10 @@ def merge_members(ctx: Context, base: Stmts, ours: Stmts, theirs: Stmts) -> list
                     chosen = [parts[side][index] for side, index in composed]
         if chosen is None:
             nested = _nested_block(ctx, part_b, part_o, part_t, maps, members=True)
-            if nested is not None:
-                out.append(nested)
+            paired = nested is None and merge_paired(  # each statement of a run merged alone
+                ctx, (part_b, part_o, part_t), maps, _nested_block, members=True)
+            if nested is not None or paired:
+                out.extend([nested] if nested is not None else paired or [])
                 settled.update((*part_b, *part_o, *part_t))
                 continue
             nodes = [
@@ -371,7 +356,7 @@ def merge_statements(
         if _reformatted(part_b, part_t):
             out.extend(part_o)
             continue
-        same = _same_change(part_b, part_o, part_t)
+        same = same_change(part_b, part_o, part_t)
         if same is not None:
             out.extend(same)
             continue
@@ -393,8 +378,10 @@ def merge_statements(
         ]
         keys_b, keys_o, keys_t = (list(m) for m in maps)
         nested = _nested_block(ctx, keys_b, keys_o, keys_t, maps, members=False)
-        if nested is not None:
-            out.append(nested)
+        paired = nested is None and merge_paired(
+            ctx, (keys_b, keys_o, keys_t), maps, _nested_block, members=False)
+        if nested is not None or paired:
+            out.extend([nested] if nested is not None else paired or [])
             continue
         out.extend(ctx.conflict(part_o, part_b, part_t))
     return out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import difflib
 import io
 import tokenize
 from collections import Counter
@@ -30,6 +31,7 @@ __all__ = [
     "render",
     "render_in",
     "rule_for",
+    "same_change",
 ]
 
 Key = tuple[str, ...]
@@ -285,3 +287,27 @@ def over_formatting(
     if formatting_only(base, theirs):
         return leading_kept(ours, base, theirs)
     return None
+
+
+def _changed_lines(base: list[cst.BaseStatement], side: list[cst.BaseStatement]) -> int:
+    before = "".join(code(node) for node in base).splitlines()
+    after = "".join(code(node) for node in side).splitlines()
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    return len(after) - sum(block.size for block in matcher.get_matching_blocks())
+
+
+def same_change(
+    base: list[cst.BaseStatement], ours: list[cst.BaseStatement], theirs: list[cst.BaseStatement]
+) -> list[cst.BaseStatement] | None:
+    """Both sides changed these statements into the same program, told apart by formatting only
+    (quotes, wrapping, trailing commas; comments equal): one change, made twice. The side with
+    more changed lines is the merge, its formatting being the later edit (black
+    ``8b427c789db8``: ``str(self.filename)`` written by both, one also rewrapping the call);
+    ours on a tie. None when they differ as programs or one does not parse alone."""
+    if len(ours) != len(theirs) or not ours:
+        return None
+    for node_o, node_t in zip(ours, theirs, strict=True):
+        shape = normalized(node_o)
+        if shape is None or shape != normalized(node_t):
+            return None
+    return theirs if _changed_lines(base, theirs) > _changed_lines(base, ours) else ours

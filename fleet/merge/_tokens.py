@@ -20,6 +20,7 @@ import tokenize
 from difflib import SequenceMatcher
 
 from fleet import pyast
+from fleet.merge._keywords import keywords_at_one_point
 
 __all__ = ["Key", "merge_tokens"]
 
@@ -346,6 +347,10 @@ def merge_tokens(base: str, ours: str, theirs: str) -> str | None:
             continue
         for t1, t2, u1, u2 in theirs_changes:
             between = keys_b[o2:t1] if o2 <= t1 else keys_b[t2:o1]
+            if o1 == o2 == t1 == t2 and keywords_at_one_point(
+                keys_b, o1, keys_o[p1:p2], keys_t[u1:u2]
+            ):
+                continue  # keyword arguments each side added at one point of a call
             if not (o2 < t1 or t2 < o1):
                 return None  # touching, overlapping or at one point
             notes = _notes(keys_b[o1:o2] + keys_o[p1:p2]) or _notes(keys_b[t1:t2] + keys_t[u1:u2])
@@ -362,9 +367,9 @@ def merge_tokens(base: str, ours: str, theirs: str) -> str | None:
                             [keys_o, keys_t]):
         return None
     in_ours = _matched(keys_b, keys_o)
-    edits = sorted(
-        [(i1, i2, j1, j2, pieces_o) for i1, i2, j1, j2 in ours_changes]
-        + [(i1, i2, j1, j2, pieces_t) for i1, i2, j1, j2 in theirs_changes]
+    edits = sorted(  # at one point, ours' first
+        [(i1, i2, 0, j1, j2, pieces_o) for i1, i2, j1, j2 in ours_changes]
+        + [(i1, i2, 1, j1, j2, pieces_t) for i1, i2, j1, j2 in theirs_changes]
     )
     out: list[str] = []
     position = 0
@@ -373,7 +378,7 @@ def merge_tokens(base: str, ours: str, theirs: str) -> str | None:
         for index in range(position, upto):
             out.append(pieces_o[in_ours[index]] if index in in_ours else pieces_b[index])
 
-    for i1, i2, j1, j2, pieces in edits:
+    for i1, i2, _, j1, j2, pieces in edits:
         unchanged(i1)
         out.extend(pieces[j1:j2])
         position = i2
@@ -384,4 +389,8 @@ def merge_tokens(base: str, ours: str, theirs: str) -> str | None:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     kinds = [[type(stmt) for stmt in tree.body] for tree in trees]
-    return merged if len(kinds[1]) == 1 and kinds[0] == kinds[1] else None
+    repeated = any(  # a keyword both sides added to one call, or one the call had
+        len(names := [k.arg for k in n.keywords if k.arg]) != len(set(names))
+        for n in ast.walk(trees[1]) if isinstance(n, ast.Call)
+    )
+    return merged if len(kinds[1]) == 1 and kinds[0] == kinds[1] and not repeated else None

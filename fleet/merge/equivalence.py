@@ -8,8 +8,9 @@ import b``) and each run of adjacent ``def``/``class`` statements in a module or
 an ``if TYPE_CHECKING:`` block (imports only a type checker runs), and in a function's blocks
 each run of plain assignments that may swap places (``fleet.merge._independent``: neither binds
 what the other binds or reads, no stateful call: ``self.a = hs.get_a()`` beside ``self.b =
-hs.get_b()``). Every other statement keeps its place. The real-history benchmark uses it to
-compare a merge with the result the humans committed.
+hs.get_b()``), and the keyword arguments of a call (``_keywords``: not of ``dict(...)``, none
+a ``**`` nor holding a stateful call). Every other statement keeps its place. The
+real-history benchmark uses it to compare a merge with the result the humans committed.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import ast
 from typing import TypeGuard
 
 from fleet import pyast
-from fleet.merge._independent import Facts, facts, independent
+from fleet.merge._independent import Facts, facts, independent, orderless
+from fleet.merge._keywords import ORDERED_CALLEES
 
 __all__ = ["canonical_dump", "same_program", "type_checking"]
 
@@ -106,6 +108,16 @@ class _Canonical(ast.NodeTransformer):
             block = getattr(node, field, None)
             if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
                 setattr(node, field, _swappable(block))
+        return node
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        if (
+            all(k.arg for k in node.keywords)
+            and pyast.call_name(node.func) not in ORDERED_CALLEES
+            and all(orderless(k.value) for k in node.keywords)
+        ):
+            node.keywords.sort(key=lambda k: k.arg or "")
         return node
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> ast.ImportFrom:

@@ -68,9 +68,11 @@ def test_two_settings_appended_at_one_point_are_both_kept_ours_first() -> None:
          "one attribute bound two ways"),
         ("        self.a = config.pop('a', None)\n", "        self.b = config.pop('b', None)\n",
          "a call that changes what the other reads (nikola 79e2878de421)"),
-        ("        self.a = next(it)\n", "        self.b = 2\n", "a call that draws from an iterator"),
+        ("        self.a = next(it)\n", "        self.b = 2\n",
+         "a call that draws from an iterator"),
         ("        register(a)\n", "        register(b)\n", "calls, not assignments"),
-        ("        self.a = 1\n", "        if flag:\n            self.b = 2\n", "a compound statement"),
+        ("        self.a = 1\n", "        if flag:\n            self.b = 2\n",
+         "a compound statement"),
         ("        self.a += 1\n", "        self.b = 2\n", "an augmented assignment"),
         ("        items[0] = 1\n", "        self.b = 2\n", "a store into a subscript"),
         ("        self.a = 1\n", "        self.b = self.c = self\n", "reads self, which holds a"),
@@ -114,3 +116,144 @@ def test_the_equivalence_swaps_assignments_in_functions_only() -> None:
     assert same_program(three, "def f():\n    b = g()\n    a = 1\n    c = a\n")
     assert same_program(three, "def f():\n    a = 1\n    c = a\n    b = g()\n")
     assert not same_program(three, "def f():\n    c = a\n    a = 1\n    b = g()\n")
+
+
+# synapse a5616fbf2dc4 (synapse/rest/client/read_marker.py): ours added ``extra_content`` to the
+# calls in both branches, theirs ``thread_id`` to the call in the ``else`` branch.
+READ_MARKER = '''import logging
+
+
+async def on_post(self, request, room_id, receipt_type, event_id, body):
+    if receipt_type == "m.fully_read":
+        await self.read_marker_handler.received_client_read_marker(
+            room_id,
+            event_id=event_id,
+        )
+    else:
+        await self.receipts_handler.received_client_receipt(
+            room_id,
+            receipt_type,
+            event_id=event_id,
+        )
+    return 200, {}
+'''
+EXTRA = '            event_id=event_id,\n        )\n'
+
+
+def _read_marker_sides() -> tuple[str, str]:
+    ours = READ_MARKER.replace(
+        EXTRA, '            event_id=event_id,\n            extra_content=body.get("x", None),\n'
+        '        )\n').replace("import logging\n", "import logging\nimport os\n")
+    theirs = READ_MARKER.replace(
+        "            receipt_type,\n            event_id=event_id,\n        )\n",
+        "            receipt_type,\n            event_id=event_id,\n"
+        "            # Not possible with /read_markers.\n            thread_id=None,\n        )\n",
+    ).replace("import logging\n", "import logging\nimport sys\n")
+    return ours, theirs
+
+
+def test_keywords_added_at_one_point_of_a_call_in_an_else_branch_are_both_kept() -> None:
+    ours, theirs = _read_marker_sides()
+    result = merge3(READ_MARKER, ours, theirs, "synapse/rest/client/read_marker.py")
+    assert isinstance(result, Clean), result
+    text = result.text
+    assert text.count('extra_content=body.get("x", None)') == 2
+    assert text.index('extra_content=body.get("x", None),\n            # Not possible') > 0
+    assert "thread_id=None,\n        )" in text
+    humans = text.replace(
+        '            extra_content=body.get("x", None),\n            # Not possible with '
+        '/read_markers.\n            thread_id=None,\n',
+        '            # Not possible with /read_markers.\n            thread_id=None,\n'
+        '            extra_content=body.get("x", None),\n')
+    assert humans != text and same_program(text, humans)  # keyword order is no meaning
+
+
+@pytest.mark.parametrize(
+    ("ours_call", "theirs_call", "why"),
+    [
+        ("f(a, b=1, c=2)", "f(a, b=1, c=3)", "one keyword added with two values"),
+        ("f(a, b=1, c=2)", "f(a, b=1, d)", "a positional argument"),
+        ("f(a, b=1, c=2)", "f(a, b=1, **kw)", "a ** argument"),
+        ("dict(a, b=1, c=2)", "dict(a, b=1, d=3)", "dict(...): keywords are the keys' order"),
+        ("f(a, b=1, c=next(it))", "f(a, b=1, d=3)", "a stateful call in a value"),
+    ],
+)
+def test_keyword_insertions_that_may_not_both_go_stay_a_conflict(
+    ours_call: str, theirs_call: str, why: str
+) -> None:
+    base = "import logging\n\n\ndef g(a, it):\n    return f(a, b=1)\n"
+    ours = base.replace("f(a, b=1)", ours_call).replace("logging\n", "logging\nimport os\n")
+    theirs = base.replace("f(a, b=1)", theirs_call).replace("logging\n", "logging\nimport sys\n")
+    if why.startswith("dict"):
+        base = base.replace("f(a, b=1)", "dict(a, b=1)")
+    assert isinstance(merge3(base, ours, theirs, "m.py"), Conflicted), why
+
+
+def test_parameters_added_at_one_point_of_a_def_stay_a_conflict() -> None:
+    base = "import logging\n\n\ndef g(a, b=1):\n    return a\n"
+    ours = base.replace("b=1)", "b=1, c=2)").replace("logging\n", "logging\nimport os\n")
+    theirs = base.replace("b=1)", "b=1, d=3)").replace("logging\n", "logging\nimport sys\n")
+    assert isinstance(merge3(base, ours, theirs, "m.py"), Conflicted)
+
+
+def test_an_else_branch_both_sides_edited_is_merged_unless_the_condition_changed() -> None:
+    base = ("import logging\n\n\ndef g(x):\n    if x:\n        a = 1\n    else:\n"
+            "        b = f(1)\n        c = 2\n    return x\n")
+    ours = base.replace("b = f(1)", "b = f(1, k=2)").replace("logging\n", "logging\nimport os\n")
+    theirs = base.replace("c = 2", "c = 3").replace("logging\n", "logging\nimport sys\n")
+    result = merge3(base, ours, theirs, "m.py")
+    assert isinstance(result, Clean), result
+    assert "b = f(1, k=2)\n        c = 3\n" in result.text
+    # One side also changed the condition the else branch depends on: a conflict.
+    moved = ours.replace("if x:", "if x > 1:")
+    assert isinstance(merge3(base, moved, theirs, "m.py"), Conflicted)
+    # An elif both sides edited, the same way merged inside.
+    elif_base = base.replace("    else:\n", "    elif x is None:\n")
+    elif_ours = ours.replace("    else:\n", "    elif x is None:\n")
+    elif_theirs = theirs.replace("    else:\n", "    elif x is None:\n")
+    merged = merge3(elif_base, elif_ours, elif_theirs, "m.py")
+    assert isinstance(merged, Clean), merged
+    assert "elif x is None:\n        b = f(1, k=2)\n        c = 3\n" in merged.text
+
+
+# sqlfluff 83b372ebd546 (src/sqlfluff/dialects/dialect_postgres.py): two module-level calls
+# next to each other, both edited by both sides.
+DIALECT = '''from sqlfluff.core.dialects import load_raw_dialect
+
+postgres_dialect = load_raw_dialect("ansi").copy_as("postgres")
+
+postgres_dialect.add(
+    JsonOperatorSegment=TypedParser("json_operator", SymbolSegment),
+    SimpleGeometryGrammar=AnyNumberOf(Ref("NumericLiteralSegment")),
+)
+
+postgres_dialect.replace(
+    LikeGrammar=OneOf("LIKE", "ILIKE"),
+    NonWithNonSelectableGrammar=OneOf(),
+)
+'''
+
+
+def test_two_adjacent_calls_both_sides_edited_are_merged_one_by_one() -> None:
+    ours = DIALECT.replace(
+        '    SimpleGeometryGrammar=AnyNumberOf(Ref("NumericLiteralSegment")),\n',
+        '    SimpleGeometryGrammar=AnyNumberOf(Ref("NumericLiteralSegment")),\n'
+        '    WalrusOperatorSegment=StringParser(":=", SymbolSegment),\n').replace(
+        '    NonWithNonSelectableGrammar=OneOf(),\n',
+        '    NonWithNonSelectableGrammar=OneOf(),\n    DateTimeLiteralGrammar=Sequence("DATE"),\n')
+    theirs = DIALECT.replace(
+        'TypedParser("json_operator", SymbolSegment)',
+        'TypedParser("json_operator", SymbolSegment, type="binary_operator")').replace(
+        '    NonWithNonSelectableGrammar=OneOf(),\n',
+        '    NonWithNonSelectableGrammar=OneOf(),\n'
+        '    BracketedSetExpressionGrammar=Bracketed(Ref("SetExpressionSegment")),\n')
+    result = merge3(DIALECT, ours, theirs, "src/sqlfluff/dialects/dialect_postgres.py")
+    assert isinstance(result, Clean), result
+    text = result.text
+    for piece in ('type="binary_operator"', "WalrusOperatorSegment=", "DateTimeLiteralGrammar=",
+                  "BracketedSetExpressionGrammar="):
+        assert text.count(piece) == 1, piece
+    assert text.index("DateTimeLiteralGrammar") < text.index("BracketedSetExpressionGrammar")
+    # The same run where one statement is another call on one side: no pairing, a conflict.
+    other = theirs.replace("postgres_dialect.replace(", "postgres_dialect.patch(")
+    assert isinstance(merge3(DIALECT, ours, other, "dialect_postgres.py"), Conflicted)
