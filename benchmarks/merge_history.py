@@ -22,7 +22,8 @@ for them.
 ``run`` merges every case with ``git merge-file --diff3`` and with the stages ``fleet merge-driver``
 runs after git's (in process) and classifies it against ``actual`` (``_merge_judge.py``) with
 ``fleet.merge.equivalence.same_program`` (comments, formatting and the order of adjacent
-definitions, imports and imported names ignored):
+definitions, imports and imported names ignored, and of adjacent plain assignments that may swap
+inside a function and of a call's keyword arguments):
 
 - git conflicts: ``resolved`` (fleet clean, same program as the humans'), ``conflict`` (fleet
   conflicts too), ``clean_human_beyond`` (fleet clean, different, and every top-level symbol where
