@@ -44,6 +44,7 @@ from fleet.merge._pytext import (
     token_merge,
 )
 from fleet.merge._sets import import_after_deletion, import_union, merge_name_set
+from fleet.merge._wrapped import into_wrapper
 
 __all__ = ["merge_members", "merge_node", "merge_statements"]
 
@@ -383,5 +384,6 @@ def merge_statements(
         if nested is not None or paired:
             out.extend([nested] if nested is not None else paired or [])
             continue
-        out.extend(ctx.conflict(part_o, part_b, part_t))
+        wrapped = into_wrapper(part_b, part_o, part_t)  # one side's new guard around the run
+        out.extend(wrapped if wrapped is not None else ctx.conflict(part_o, part_b, part_t))
     return out

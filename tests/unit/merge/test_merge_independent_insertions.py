@@ -257,3 +257,46 @@ def test_two_adjacent_calls_both_sides_edited_are_merged_one_by_one() -> None:
     # The same run where one statement is another call on one side: no pairing, a conflict.
     other = theirs.replace("postgres_dialect.replace(", "postgres_dialect.patch(")
     assert isinstance(merge3(DIALECT, ours, other, "dialect_postgres.py"), Conflicted)
+
+
+# synapse 817ab1d3896e (synapse/handlers/federation.py): theirs wrapped two statements in a new
+# ``async with``, ours renamed what the second binds and the ``if`` after them reads.
+SYNC = '''import logging
+
+
+async def _sync(self, room_id):
+    while True:
+        logger.info("Clearing partial-state flag for %s", room_id)
+        success = await self.store.clear_partial_state_room(room_id)
+        if success:
+            logger.info("State resync complete for %s", room_id)
+            return
+'''
+
+
+def test_statements_one_side_wrapped_and_the_other_edited_go_inside_the_wrapper() -> None:
+    ours = SYNC.replace("success = await", "new_stream_id = await").replace(
+        "if success:", "if new_stream_id is not None:").replace(
+        "import logging\n", "import logging\nimport os\n")
+    theirs = SYNC.replace(
+        '        logger.info("Clearing partial-state flag for %s", room_id)\n'
+        '        success = await self.store.clear_partial_state_room(room_id)\n',
+        '        async with self._linearizer.queue(room_id):\n'
+        '            logger.info("Clearing partial-state flag for %s", room_id)\n'
+        '            success = await self.store.clear_partial_state_room(room_id)\n\n',
+    ).replace("import logging\n", "import logging\nimport sys\n")
+    result = merge3(SYNC, ours, theirs, "synapse/handlers/federation.py")
+    assert isinstance(result, Clean), result
+    assert ("        async with self._linearizer.queue(room_id):\n"
+            '            logger.info("Clearing partial-state flag for %s", room_id)\n'
+            "            new_stream_id = await self.store.clear_partial_state_room(room_id)\n"
+            ) in result.text
+    assert "        if new_stream_id is not None:\n" in result.text
+    # The wrapper side also edited a wrapped statement: which edit goes where is a guess.
+    edited_inside = theirs.replace("clear_partial_state_room(room_id)\n\n",
+                                   "clear_partial_state_room(room_id, True)\n\n")
+    assert isinstance(merge3(SYNC, ours, edited_inside, "federation.py"), Conflicted)
+    # The other side rewrote a wrapped statement into something else: a conflict.
+    rewritten = SYNC.replace("success = await self.store.clear_partial_state_room(room_id)",
+                             "await asyncio.sleep(0)").replace("if success:", "if self.done:")
+    assert isinstance(merge3(SYNC, rewritten, theirs, "federation.py"), Conflicted)

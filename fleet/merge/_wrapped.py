@@ -1,0 +1,77 @@
+"""One side wrapped a run of statements in a new compound statement (``with lock:``, ``if x:``,
+``try:``), the other edited statements of that run, one for one: the other side's statements
+go inside the new wrapper (synapse ``817ab1d3896e``: theirs put two statements under ``async
+with self._is_partial_state_room_linearizer.queue(room_id):``, ours renamed ``success`` to
+``new_stream_id`` in the second and in the ``if`` after them; the humans kept both).
+
+The wrapper side must have changed nothing in the run but the wrapping (the new statement's
+block is exactly the base's run, and the statements around it are the base's; blank lines
+aside), and the other
+side must hold as many statements as the base there, each still like the one it replaced (half
+its characters, by ``difflib``): else which statement went where is a guess, and the run stays
+a conflict. Used by ``_members.merge_statements``."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+
+import libcst as cst
+
+from fleet.merge._pykeys import code
+
+__all__ = ["into_wrapper"]
+
+
+def _bare(node: cst.CSTNode) -> str:
+    """The node's text without blank lines: a blank line the wrapper side put around its new
+    statement is no edit of its neighbour."""
+    return "\n".join(line for line in code(node).splitlines() if line.strip())
+
+
+def _wrapper(base: list[str], side: Sequence[cst.BaseStatement]) -> tuple[int, int] | None:
+    """``(start, end)`` of the base run that ``side`` wrapped in its one new statement."""
+    texts = [_bare(node) for node in side]
+    start = 0
+    while start < min(len(base), len(texts)) and base[start] == texts[start]:
+        start += 1
+    tail = 0
+    while (tail < min(len(base), len(texts)) - start
+           and base[len(base) - 1 - tail] == texts[len(texts) - 1 - tail]):
+        tail += 1
+    end = len(base) - tail
+    if len(texts) != start + 1 + tail or end <= start:
+        return None
+    block = getattr(side[start], "body", None)
+    if not isinstance(block, cst.IndentedBlock) or isinstance(side[start], cst.FunctionDef):
+        return None  # a ``def`` made of the run is a function, not a guard
+    inner = [_bare(node) for node in block.body]
+    return (start, end) if inner == base[start:end] else None
+
+
+def into_wrapper(
+    base: Sequence[cst.BaseStatement],
+    ours: Sequence[cst.BaseStatement],
+    theirs: Sequence[cst.BaseStatement],
+) -> list[cst.BaseStatement] | None:
+    """The merged run, or None when it is not a wrapping on one side and edits on the other."""
+    texts = [_bare(node) for node in base]
+    for wrapping, editing in ((ours, theirs), (theirs, ours)):
+        found = _wrapper(texts, wrapping)
+        if found is None or len(editing) != len(base):
+            continue
+        start, end = found
+        edited = [_bare(node) for node in editing]
+        if any(
+            difflib.SequenceMatcher(None, old, new, autojunk=False).ratio() < 0.5
+            for old, new in zip(texts, edited, strict=True)
+        ):
+            return None
+        node = wrapping[start]
+        block = getattr(node, "body", None)
+        assert isinstance(block, cst.IndentedBlock)
+        inside = block.with_changes(body=list(editing[start:end]))
+        wrapped = node.with_changes(body=inside)
+        assert isinstance(wrapped, cst.BaseStatement)
+        return [*editing[:start], wrapped, *editing[end:]]
+    return None
