@@ -10,6 +10,7 @@ would be lost or duplicated) returns ``None`` so the caller keeps the line merge
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 
 import libcst as cst
 
@@ -18,7 +19,7 @@ from fleet.merge._bounds import MAX_FILE_BYTES, parsed_within_bounds
 from fleet.merge._checks import unsure
 from fleet.merge._context import SENTINEL, Context, Unsure, render_markers
 from fleet.merge._members import merge_members
-from fleet.merge._pykeys import clear_code_cache, code, module_code, render_in
+from fleet.merge._pykeys import clear_code_cache, module_code, render_in
 from fleet.merge._reduce import (
     PLACEHOLDER,
     PLACEHOLDER_LINE,
@@ -33,13 +34,11 @@ __all__ = ["structural_merge"]
 
 
 def _module_part(module: cst.Module, part: str) -> str:
-    return code(
-        cst.Module(
-            body=[],
-            header=module.header if part == "header" else [],
-            footer=module.footer if part == "footer" else [],
-        )
-    )
+    """The module's header or footer lines as text, line by line: a module rendered with an
+    empty body ends in a newline with or without one blank footer line, so a side's removal of
+    the blank line ending the file looked like no change (PyTables ``213cb10dcb30``)."""
+    lines: Sequence[cst.EmptyLine] = getattr(module, part)
+    return "".join(render_in(module, line) for line in lines)
 
 
 class _TailDropped(Exception):

@@ -300,3 +300,17 @@ def test_statements_one_side_wrapped_and_the_other_edited_go_inside_the_wrapper(
     rewritten = SYNC.replace("success = await self.store.clear_partial_state_room(room_id)",
                              "await asyncio.sleep(0)").replace("if success:", "if self.done:")
     assert isinstance(merge3(SYNC, rewritten, theirs, "federation.py"), Conflicted)
+
+
+def test_the_blank_line_one_side_removed_at_the_end_of_the_file_stays_removed() -> None:
+    # PyTables 213cb10dcb30 (tables/core.py): theirs dropped the blank line ending the file. A
+    # module rendered with an empty body ends in a newline with or without that line, so the
+    # footers compared equal and base's was kept.
+    base = "import a\n\n\nclass X:\n    pass\n\n"
+    ours = base.replace("import a\n", "import a\nimport b\n")
+    theirs = base.replace("import a\n", "import a\nimport c\n")[:-1]
+    for one, other in ((ours, theirs), (theirs, ours)):
+        result = merge3(base, one, other, "tables/core.py")
+        assert isinstance(result, Clean), result
+        assert result.text.endswith("class X:\n    pass\n")
+        assert not result.text.endswith("\n\n")
