@@ -314,3 +314,46 @@ def test_the_blank_line_one_side_removed_at_the_end_of_the_file_stays_removed() 
         assert isinstance(result, Clean), result
         assert result.text.endswith("class X:\n    pass\n")
         assert not result.text.endswith("\n\n")
+
+
+# conan e37abd2b7635 (conans/model/graph_lock.py): both sides moved one block into a new method,
+# under two names, theirs with a ``return True`` more.
+LOCK = '''class Lockfile:
+    def _resolve(self, require):
+        alias = require.alias
+        if alias:
+            locked_alias = self._alias.get(alias)
+            if locked_alias is not None:
+                require.ref = locked_alias
+            elif not self.partial:
+                raise ConanException(f"Requirement alias '{alias}' not in lockfile")
+        return require.ref
+
+    def other(self):
+        return 1
+'''
+BLOCK = '''            locked_alias = self._alias.get(alias)
+            if locked_alias is not None:
+                require.ref = locked_alias
+            elif not self.partial:
+                raise ConanException(f"Requirement alias '{alias}' not in lockfile")
+'''
+
+
+def _extracted(name: str, extra: str) -> str:
+    method = (f"    def {name}(self, require, alias):\n" + BLOCK.replace("            ", "        ")
+              .replace("require.ref = locked_alias\n", "require.ref = locked_alias\n" + extra))
+    return LOCK.replace(BLOCK, f"            self.{name}(require, alias)\n").replace(
+        "    def other(self):", method + "\n    def other(self):")
+
+
+def test_one_block_extracted_by_both_sides_under_two_names_is_a_conflict() -> None:
+    ours = _extracted("resolve_alias", "")
+    theirs = _extracted("replace_alias", "            return True\n")
+    result = merge3(LOCK, ours, theirs, "conans/model/graph_lock.py")
+    assert isinstance(result, Conflicted), result
+    # Two tests, one the other with an assertion more, are two tests: merged.
+    tests_o = _extracted("test_alias", "").replace("self.test_alias(require, alias)\n", "pass\n")
+    tests_t = _extracted("test_alias_more", "            assert True\n").replace(
+        "self.test_alias_more(require, alias)\n", "pass\n")
+    assert isinstance(merge3(LOCK, tests_o, tests_t, "test_lock.py"), Clean)
