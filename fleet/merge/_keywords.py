@@ -1,16 +1,17 @@
 """Keyword arguments both sides added at one point of a call: both kept, ours first, when each
 side's insertion is whole ``name=value`` arguments of a call (not a ``def``'s parameters, not
-``dict(...)``, whose keywords are its keys' order), their names new and distinct, and no value
-calls something stateful (``_independent.STATEFUL``): a keyword's place in a call is no
-meaning. Seen in real history: sqlfluff ``83b372ebd546`` (a grammar each side added to
-``postgres_dialect.add(...)``; the humans kept both, ours first there and theirs first in other
-merges of those files) and synapse ``a5616fbf2dc4`` (``extra_content=...`` and
-``thread_id=None`` added to one call). Used by ``_tokens.merge_tokens``; the equivalence of
-results sorts such keywords (``equivalence``)."""
+``dict(...)``, whose keywords are its keys' order), their names new and distinct, no value
+calls something stateful (``_independent.STATEFUL``), and no new word is shared by both sides'
+names (one setting passed two ways): a keyword's place in a call is no meaning. Seen in real
+history: sqlfluff ``83b372ebd546`` (a grammar each side added to ``postgres_dialect.add(...)``;
+the humans kept both, ours first there and theirs first in other merges of those files) and
+synapse ``a5616fbf2dc4`` (``extra_content=...`` and ``thread_id=None`` added to one call). Used
+by ``_tokens.merge_tokens``; the equivalence of results sorts such keywords (``equivalence``)."""
 
 from __future__ import annotations
 
 import keyword
+import re
 import tokenize
 
 from fleet.merge._independent import STATEFUL
@@ -20,6 +21,7 @@ __all__ = ["ORDERED_CALLEES", "keywords_at_one_point"]
 Key = tuple[int, str]
 ORDERED_CALLEES = frozenset({"dict", "OrderedDict", "defaultdict", "Counter"})
 _OPEN, _CLOSE = {"(", "[", "{"}, {")", "]", "}"}
+_WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 
 
 def _call_at(keys: list[Key], point: int) -> str | None:
@@ -90,4 +92,16 @@ def keywords_at_one_point(
     if callee is None or callee in ORDERED_CALLEES:
         return False
     names_o, names_t = _keyword_names(ours), _keyword_names(theirs)
-    return bool(names_o and names_t) and not set(names_o or ()) & set(names_t or ())
+    if not names_o or not names_t or set(names_o) & set(names_t):
+        return False
+    # Two keywords that bring in one new word are one setting passed two ways (conan
+    # c60946255569: ``strict_lockfile=not args.lockfile_nostrict`` by ours and
+    # ``strict=args.lockfile_strict`` by theirs, two designs of one option; the humans kept one).
+    known = {word for kind, string in keys_b if kind == tokenize.NAME for word in _words(string)}
+    new_o = {word for name in names_o for word in _words(name)} - known
+    new_t = {word for name in names_t for word in _words(name)} - known
+    return not new_o & new_t
+
+
+def _words(name: str) -> set[str]:
+    return {word.lower() for word in _WORD.findall(name)}

@@ -44,7 +44,7 @@ from fleet.merge._pytext import (
     token_merge,
 )
 from fleet.merge._sets import import_after_deletion, import_union, merge_name_set
-from fleet.merge._wrapped import into_wrapper
+from fleet.merge._wrapped import into_wrapper, out_of_wrapper
 
 __all__ = ["merge_members", "merge_node", "merge_statements"]
 
@@ -372,6 +372,10 @@ def merge_statements(
         ):
             parts = {"base": part_b, "ours": part_o, "theirs": part_t}
             out.extend(parts[side][index] for side, index in composed)
+            continue
+        unwrapped = out_of_wrapper(part_b, part_o, part_t)  # one side's wrapper taken away
+        if unwrapped is not None:
+            out.extend(unwrapped)
             continue
         maps = [
             {token: node for token, node in zip(tok[slice(*span)], part, strict=True)}

@@ -20,7 +20,7 @@ import libcst as cst
 
 from fleet.merge._pykeys import code
 
-__all__ = ["into_wrapper"]
+__all__ = ["into_wrapper", "out_of_wrapper"]
 
 
 def _bare(node: cst.CSTNode) -> str:
@@ -74,4 +74,38 @@ def into_wrapper(
         wrapped = node.with_changes(body=inside)
         assert isinstance(wrapped, cst.BaseStatement)
         return [*editing[:start], wrapped, *editing[end:]]
+    return None
+
+
+def out_of_wrapper(
+    base: Sequence[cst.BaseStatement],
+    ours: Sequence[cst.BaseStatement],
+    theirs: Sequence[cst.BaseStatement],
+) -> list[cst.BaseStatement] | None:
+    """The other way round: one side took the statements of one ``with`` (or ``if`` without
+    ``else``) out of it, unchanged, and the other side edited inside it, its header unchanged:
+    the other side's statements, out of the wrapper (conan ``1a5f7f471272``: theirs dropped
+    ``with ...patch.object(OSInfo, ...):`` around a test's inner ``with``, ours dropped that
+    inner ``with``; the two were taken for one edited ``with``, ours' edit lost). None when
+    the run is not that."""
+    if len(base) != 1 or not isinstance(base[0], cst.With | cst.If):
+        return None
+    node = base[0]
+    if isinstance(node, cst.If) and node.orelse is not None:
+        return None
+    block = node.body
+    if not isinstance(block, cst.IndentedBlock):
+        return None
+    inner = [_bare(stmt) for stmt in block.body]
+    header = code(node.with_changes(body=block.with_changes(body=[])))
+    for unwrapping, editing in ((ours, theirs), (theirs, ours)):
+        if [_bare(stmt) for stmt in unwrapping] != inner or len(editing) != 1:
+            continue
+        edited = editing[0]
+        edited_block = getattr(edited, "body", None)
+        if type(edited) is not type(node) or not isinstance(edited_block, cst.IndentedBlock):
+            continue
+        if code(edited.with_changes(body=edited_block.with_changes(body=[]))) != header:
+            continue
+        return list(edited_block.body)
     return None

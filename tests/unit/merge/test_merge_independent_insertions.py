@@ -357,3 +357,56 @@ def test_one_block_extracted_by_both_sides_under_two_names_is_a_conflict() -> No
     tests_t = _extracted("test_alias_more", "            assert True\n").replace(
         "self.test_alias_more(require, alias)\n", "pass\n")
     assert isinstance(merge3(LOCK, tests_o, tests_t, "test_lock.py"), Clean)
+
+
+# conan 1a5f7f471272 (a test module): theirs took a test's statements out of its outer
+# ``with``, ours took them out of the inner one; the humans dropped both wrappers.
+WRAPPED = '''import logging
+
+
+def test_gnu_extension(self):
+    with patched_system("Linux"):
+        with patched_distro():
+            with patched_default("17"):
+                with self.assertRaises(ConanException) as raises:
+                    check_min_cppstd(conanfile, "17", True)
+                self.assertEqual("The extension is required", str(raises.exception))
+'''
+
+
+def test_wrappers_taken_away_one_by_each_side_both_go() -> None:
+    ours = WRAPPED.replace(
+        '            with patched_default("17"):\n'
+        '                with self.assertRaises(ConanException) as raises:\n'
+        '                    check_min_cppstd(conanfile, "17", True)\n'
+        '                self.assertEqual("The extension is required", str(raises.exception))\n',
+        '            with self.assertRaises(ConanException) as raises:\n'
+        '                check_min_cppstd(conanfile, "17", True)\n'
+        '            self.assertEqual("The extension is required", str(raises.exception))\n',
+    ).replace("import logging\n", "import logging\nimport os\n")
+    theirs = '''import logging
+import sys
+
+
+def test_gnu_extension(self):
+    with patched_system("Linux"):
+        with patched_default("17"):
+            with self.assertRaises(ConanException) as raises:
+                check_min_cppstd(conanfile, "17", True)
+            self.assertEqual("The extension is required", str(raises.exception))
+'''
+    result = merge3(WRAPPED, ours, theirs, "test_cppstd.py")
+    assert isinstance(result, Clean), result
+    assert "patched_distro" not in result.text and "patched_default" not in result.text
+    assert '    with patched_system("Linux"):\n        with self.assertRaises' in result.text
+
+
+def test_one_setting_passed_two_ways_stays_a_conflict() -> None:
+    # conan c60946255569: ``strict_lockfile=...`` and ``strict=...`` added to one call.
+    base = "import logging\n\n\ndef graph(args, api):\n    return compute(args, api)\n"
+    ours = base.replace("compute(args, api)",
+                        "compute(args, api, strict_lockfile=not args.lockfile_nostrict)").replace(
+        "import logging\n", "import logging\nimport os\n")
+    theirs = base.replace("compute(args, api)", "compute(args, api, strict=args.lockfile_strict)"
+                          ).replace("import logging\n", "import logging\nimport sys\n")
+    assert isinstance(merge3(base, ours, theirs, "conans/cli/commands/graph.py"), Conflicted)
