@@ -85,6 +85,8 @@ def _merge_texts(
             parts[part] = getattr(module_o, part)
         elif texts[0] == texts[1]:
             parts[part] = getattr(module_t, part)
+        elif not "".join(texts).strip():
+            parts[part] = getattr(module_o, part)  # blank lines changed two ways: ours'
         else:
             return None
     try:

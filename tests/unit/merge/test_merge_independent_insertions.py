@@ -314,6 +314,13 @@ def test_the_blank_line_one_side_removed_at_the_end_of_the_file_stays_removed() 
         assert isinstance(result, Clean), result
         assert result.text.endswith("class X:\n    pass\n")
         assert not result.text.endswith("\n\n")
+    # Blank lines at the end changed two ways (conan 814b0639a55c: two tests appended by each
+    # side, one ending in two blank lines, the other in one): ours', never the whole file given up.
+    ends = base[:-1]
+    two = ends.replace("import a\n", "import a\nimport b\n") + "\n\ndef f():\n    return 1\n\n\n"
+    one = ends.replace("import a\n", "import a\nimport c\n") + "\n\ndef g():\n    return 2\n\n"
+    result = merge3(ends, two, one, "tables/core.py")
+    assert isinstance(result, Clean) and result.stage == "structural", result
 
 
 # conan e37abd2b7635 (conans/model/graph_lock.py): both sides moved one block into a new method,
