@@ -73,14 +73,17 @@ def map_in_processes(
                 _child(fn, items, out, shared, lock, slot + 1)
             children.append((pid, out))
         mine = 0
+        # Each child's count only grows, but a read can see 0: ``pack_into`` clears the slot
+        # before it writes the new count (a progress that went 159 -> 107 in a test, 7 Dec).
+        counts = [0] * len(children)
         while (i := _take(shared, lock, len(items))) is not None:
             slots[i] = fn(items[i])
             taken[i] = True
             mine += 1
             if progress is not None:
-                others = sum(_SLOT.unpack_from(shared, _SLOT.size * (k + 2))[0]
-                             for k in range(len(children)))
-                progress(mine + others, i)
+                for k in range(len(children)):
+                    counts[k] = max(counts[k], _SLOT.unpack_from(shared, _SLOT.size * (k + 2))[0])
+                progress(mine + sum(counts), i)
         while children:
             pid, out = children[0]
             for i, result in _collect(pid, out):
