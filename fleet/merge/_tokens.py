@@ -372,16 +372,19 @@ def merge_tokens(base: str, ours: str, theirs: str) -> str | None:
         + [(i1, i2, 1, j1, j2, pieces_t) for i1, i2, j1, j2 in theirs_changes]
     )
     out: list[str] = []
-    position = 0
+    position, after_theirs, in_theirs = 0, -1, _matched(keys_b, keys_t)
 
     def unchanged(upto: int) -> None:
         for index in range(position, upto):
-            out.append(pieces_o[in_ours[index]] if index in in_ours else pieces_b[index])
+            if index == after_theirs and index in in_theirs:  # spaced as theirs' edit before it
+                out.append(pieces_t[in_theirs[index]])  # (hy 9c28e0292d1a: ``compiler. Hy...``)
+            else:
+                out.append(pieces_o[in_ours[index]] if index in in_ours else pieces_b[index])
 
-    for i1, i2, _, j1, j2, pieces in edits:
+    for i1, i2, side, j1, j2, pieces in edits:
         unchanged(i1)
         out.extend(pieces[j1:j2])
-        position = i2
+        position, after_theirs = i2, (i2 if side == 1 else -1)
     unchanged(len(keys_b))
     merged = "".join(out) + tail_o
     try:

@@ -167,3 +167,16 @@ def test_one_setting_passed_two_ways_stays_a_conflict() -> None:
     theirs = base.replace("compute(args, api)", "compute(args, api, strict=args.lockfile_strict)"
                           ).replace("import logging\n", "import logging\nimport sys\n")
     assert isinstance(merge3(base, ours, theirs, "conans/cli/commands/graph.py"), Conflicted)
+
+
+def test_a_token_after_theirs_insertion_is_spaced_as_theirs() -> None:
+    # hy 9c28e0292d1a: theirs wrote ``compiler.`` before the called name, ours an argument; the
+    # name kept ours' space (after ``=``), behind theirs' new tokens: ``compiler. HyASTCompiler``.
+    from fleet.merge._tokens import merge_tokens
+
+    merged = merge_tokens("self.c = HyASTCompiler()\n", "self.c = HyASTCompiler('')\n",
+                          "self.c = compiler.HyASTCompiler()\n")
+    assert merged == "self.c = compiler.HyASTCompiler('')\n"
+    merged = merge_tokens("x = to_decimal(a)\n", "x = to_decimal(a, 2)\n",
+                          "x = helpers.to_decimal(a)\n")
+    assert merged == "x = helpers.to_decimal(a, 2)\n"
