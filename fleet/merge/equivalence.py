@@ -72,6 +72,9 @@ def _canonical_body(body: list[ast.stmt]) -> list[ast.stmt]:
     return out
 
 
+_LONGEST = 64  # statements in one run of swappable assignments that are put in order
+
+
 def _swappable(body: list[ast.stmt]) -> list[ast.stmt]:
     """Each run of adjacent plain assignments in its least order (by dump) among those that keep
     every dependent pair as it was: one order for all the orders the swaps allow."""
@@ -83,6 +86,9 @@ def _swappable(body: list[ast.stmt]) -> list[ast.stmt]:
             run.append((stmt, found))
             continue
         left = list(range(len(run)))
+        if len(run) > _LONGEST:  # a long run stays as it is: ordering it costs n**3
+            out.extend(stmt_ for stmt_, _ in run)
+            left = []
         while left:
             ready = [
                 i for i in left

@@ -257,3 +257,12 @@ def test_two_adjacent_calls_both_sides_edited_are_merged_one_by_one() -> None:
     # The same run where one statement is another call on one side: no pairing, a conflict.
     other = theirs.replace("postgres_dialect.replace(", "postgres_dialect.patch(")
     assert isinstance(merge3(DIALECT, ours, other, "dialect_postgres.py"), Conflicted)
+
+
+def test_a_long_run_of_assignments_keeps_its_order_and_costs_little() -> None:
+    # Putting a run in order is cubic in its length: past 64 statements the run stays as it is.
+    body = "".join(f'    self.a{i} = hs.get("{i}")\n' for i in range(3000))
+    swapped = body.replace('    self.a0 = hs.get("0")\n    self.a1 = hs.get("1")\n',
+                           '    self.a1 = hs.get("1")\n    self.a0 = hs.get("0")\n')
+    assert same_program("def f(hs):\n" + body, "def f(hs):\n" + body)
+    assert not same_program("def f(hs):\n" + body, "def f(hs):\n" + swapped)
