@@ -6,7 +6,7 @@ the strings of ``__all__ = [...]`` (what ``from m import *`` exports is a set), 
 adjacent imports (one name per import: ``from m import a, b`` is ``from m import a`` and ``from m
 import b``) and each run of adjacent ``def``/``class`` statements in a module or class body or
 an ``if TYPE_CHECKING:`` block (imports only a type checker runs), and in a function's blocks
-each run of plain assignments that may swap places (``fleet.merge._independent``: neither binds
+each run (of up to 64) of plain assignments that may swap places (``_independent``: neither binds
 what the other binds or reads, no stateful call: ``self.a = hs.get_a()`` beside ``self.b =
 hs.get_b()``), and the keyword arguments of a call (``_keywords``: not of ``dict(...)``, none
 a ``**`` nor holding a stateful call). Every other statement keeps its place. The
