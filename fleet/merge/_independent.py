@@ -21,6 +21,7 @@ import textwrap
 from collections.abc import Sequence
 
 from fleet import pyast
+from fleet.merge._parsed import dotted
 
 __all__ = ["STATEFUL", "Facts", "facts", "independent", "independent_runs", "orderless"]
 
@@ -41,17 +42,6 @@ _UNSURE = (ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr)
 Facts = tuple[frozenset[str], frozenset[str]]  # (what a statement binds, what it reads)
 
 
-def _dotted(node: ast.AST) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
-
-
 def facts(stmt: ast.stmt) -> Facts | None:
     """What a plain assignment binds and reads (dotted names), None for any other statement or
     an assignment whose order could matter by itself (see the module docstring)."""
@@ -63,20 +53,19 @@ def facts(stmt: ast.stmt) -> Facts | None:
         return None
     binds: set[str] = set()
     for target in targets:
-        name = _dotted(target)
+        name = dotted(target)
         if name is None:
             return None  # a subscript, a starred or unpacked target: left alone
         binds.add(name)
     if not orderless(value):
         return None
-    reads: set[str] = set()
-    for node in ast.walk(value):
-        if isinstance(node, ast.Name | ast.Attribute):
-            name = _dotted(node)
-            if name is not None:
-                reads.add(name)
-    if isinstance(stmt, ast.AnnAssign):
-        reads.update(n for n in (_dotted(x) for x in ast.walk(stmt.annotation)) if n)
+    read_in = [value, stmt.annotation] if isinstance(stmt, ast.AnnAssign) else [value]
+    reads = {
+        name
+        for tree in read_in
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name | ast.Attribute) and (name := dotted(node)) is not None
+    }
     return frozenset(binds), frozenset(reads)
 
 

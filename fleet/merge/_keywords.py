@@ -11,17 +11,16 @@ by ``_tokens.merge_tokens``; the equivalence of results sorts such keywords (``e
 from __future__ import annotations
 
 import keyword
-import re
 import tokenize
 
 from fleet.merge._independent import STATEFUL
+from fleet.merge._near_twin import words
 
 __all__ = ["ORDERED_CALLEES", "keywords_at_one_point"]
 
 Key = tuple[int, str]
 ORDERED_CALLEES = frozenset({"dict", "OrderedDict", "defaultdict", "Counter"})
 _OPEN, _CLOSE = {"(", "[", "{"}, {")", "]", "}"}
-_WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 
 
 def _call_at(keys: list[Key], point: int) -> str | None:
@@ -97,11 +96,7 @@ def keywords_at_one_point(
     # Two keywords that bring in one new word are one setting passed two ways (conan
     # c60946255569: ``strict_lockfile=not args.lockfile_nostrict`` by ours and
     # ``strict=args.lockfile_strict`` by theirs, two designs of one option; the humans kept one).
-    known = {word for kind, string in keys_b if kind == tokenize.NAME for word in _words(string)}
-    new_o = {word for name in names_o for word in _words(name)} - known
-    new_t = {word for name in names_t for word in _words(name)} - known
+    known = {word for kind, string in keys_b if kind == tokenize.NAME for word in words(string)}
+    new_o = {word for name in names_o for word in words(name)} - known
+    new_t = {word for name in names_t for word in words(name)} - known
     return not new_o & new_t
-
-
-def _words(name: str) -> set[str]:
-    return {word.lower() for word in _WORD.findall(name)}

@@ -34,7 +34,7 @@ from collections.abc import Iterator
 
 from fleet.merge import _parsed
 
-__all__ = ["class_scopes", "near_twins", "string_statement"]
+__all__ = ["class_scopes", "near_twins", "string_statement", "words"]
 
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
 # The fields that hold identifiers: blanked to compare shapes, collected to compare names.
@@ -180,7 +180,8 @@ def _extended(short: _Function, long: _Function) -> bool:
     return len(lines) >= 4 and 0 < extra <= 2 and all(line in more for line in lines)
 
 
-def _words(name: str) -> set[str]:
+def words(name: str) -> set[str]:
+    """The lowercase words of an identifier, ``snake_case`` or ``CamelCase``."""
     return {word.lower() for word in _WORD.findall(name)}
 
 
@@ -216,11 +217,11 @@ def near_twins(trees: list[ast.Module]) -> str | None:
                 pairs = _renamed(left, right)
                 if pairs is None:
                     continue
-                differ = _words(left.name) ^ _words(right.name)
+                differ = words(left.name) ^ words(right.name)
                 used = [_names(trees[2]), _names(trees[1])]
                 if any(a in used[0] or b in used[1] for a, b in pairs):
                     continue  # each side's file speaks the other's word: two tests
-                if any(_words(a) & differ or _words(b) & differ for a, b in pairs):
+                if any(words(a) & differ or words(b) & differ for a, b in pairs):
                     continue
                 return (
                     f"both sides added one definition at one place under two names, written "
