@@ -16,11 +16,26 @@ import tokenize
 from fleet.merge._independent import STATEFUL
 from fleet.merge._near_twin import words
 
-__all__ = ["ORDERED_CALLEES", "keywords_at_one_point"]
+__all__ = ["ORDERED_CALLEES", "callee_of", "keywords_at_one_point"]
 
 Key = tuple[int, str]
 ORDERED_CALLEES = frozenset({"dict", "OrderedDict", "defaultdict", "Counter"})
 _OPEN, _CLOSE = {"(", "[", "{"}, {")", "]", "}"}
+
+
+def callee_of(keys: list[Key], bracket: int) -> int | None:
+    """The index of the name a call calls when ``keys[bracket]`` is a call's ``(``: a name right
+    before it that is not a keyword (``print (x)``, ``if (...)``) nor the name a ``def`` or
+    ``class`` defines (parameters and bases, whose order is meaning); else None."""
+    name = bracket - 1
+    if keys[bracket][1] != "(" or name < 0:
+        return None
+    kind, string = keys[name]
+    if kind != tokenize.NAME or keyword.iskeyword(string):
+        return None
+    if name > 0 and keys[name - 1][1] in ("def", "class"):
+        return None
+    return name
 
 
 def _call_at(keys: list[Key], point: int) -> str | None:
@@ -32,15 +47,8 @@ def _call_at(keys: list[Key], point: int) -> str | None:
             stack.append(index)
         elif kind == tokenize.OP and string in _CLOSE and stack:
             stack.pop()
-    if not stack or keys[stack[-1]][1] != "(" or stack[-1] == 0:
-        return None
-    name = stack[-1] - 1
-    kind, string = keys[name]
-    if kind != tokenize.NAME or keyword.iskeyword(string):
-        return None  # a parenthesised expression, a ``print (x)`` or ``if (...)``
-    if name > 0 and keys[name - 1][1] in ("def", "class"):
-        return None  # parameters or bases, whose order is meaning
-    return string
+    name = callee_of(keys, stack[-1]) if stack else None
+    return None if name is None else keys[name][1]
 
 
 def _keyword_names(run: list[Key]) -> list[str] | None:

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import ast
 import io
-import keyword
 import tokenize
 from difflib import SequenceMatcher
 
 from fleet import pyast
-from fleet.merge._keywords import keywords_at_one_point
+from fleet.merge._keywords import callee_of, keywords_at_one_point
 
 __all__ = ["Key", "merge_tokens"]
 
@@ -105,8 +104,8 @@ def _beside_rewritten(
 
 
 def _calls(keys: list[Key]) -> list[tuple[int, int]]:
-    """Each call's (index of the called name, index of its closing bracket): a ``(`` right after
-    a name that is not a keyword (nor the name a ``def``/``class`` defines)."""
+    """Each call's (index of the called name, index of its closing bracket)
+    (:func:`_keywords.callee_of`)."""
     out: list[tuple[int, int]] = []
     stack: list[int] = []
     for index, (kind, string) in enumerate(keys):
@@ -114,14 +113,8 @@ def _calls(keys: list[Key]) -> list[tuple[int, int]]:
             stack.append(index)
         elif kind == tokenize.OP and string in _CLOSE and stack:
             start = stack.pop()
-            name = start - 1
-            if (
-                string == ")"
-                and name >= 0
-                and keys[name][0] == tokenize.NAME
-                and not keyword.iskeyword(keys[name][1])
-                and not (name > 0 and keys[name - 1][1] in ("def", "class"))
-            ):
+            name = callee_of(keys, start) if string == ")" else None
+            if name is not None:
                 out.append((name, index))
     return out
 
