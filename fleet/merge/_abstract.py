@@ -17,7 +17,7 @@ import ast
 from collections import Counter
 from collections.abc import Iterator
 
-__all__ = ["abstract_made"]
+__all__ = ["abstract_made", "base_name", "defined_once"]
 
 _NEUTRAL = frozenset({"object", "ABC", "Generic", "Protocol"})
 
@@ -34,13 +34,13 @@ def _classes(body: list[ast.stmt]) -> Iterator[ast.ClassDef]:
                 yield from _classes(part)
 
 
-def _defined_once(tree: ast.Module) -> dict[str, ast.ClassDef]:
+def defined_once(tree: ast.Module) -> dict[str, ast.ClassDef]:
     found = list(_classes(tree.body))
     count = Counter(node.name for node in found)
     return {node.name: node for node in found if count[node.name] == 1}
 
 
-def _base_name(node: ast.expr) -> str | None:
+def base_name(node: ast.expr) -> str | None:
     if isinstance(node, ast.Subscript):
         node = node.value
     if isinstance(node, ast.Name):
@@ -87,14 +87,14 @@ def _order(name: str, classes: dict[str, ast.ClassDef], seen: tuple[str, ...]) -
         return None
     order = [name]
     for base in classes[name].bases:
-        base_name = _base_name(base)
-        if base_name is None:
+        parent = base_name(base)
+        if parent is None:
             return None
-        if base_name in _NEUTRAL:
+        if parent in _NEUTRAL:
             continue
-        if base_name not in classes:
+        if parent not in classes:
             return None
-        inherited = _order(base_name, classes, (*seen, name))
+        inherited = _order(parent, classes, (*seen, name))
         if inherited is None:
             return None
         order += [item for item in inherited if item not in order]
@@ -119,7 +119,7 @@ def _abstract(name: str, classes: dict[str, ast.ClassDef]) -> set[str] | None:
 def abstract_made(trees: list[ast.Module]) -> str | None:
     """Why the result (the last of base, ours, theirs, result) leaves a class abstract that every
     input having it has concrete, or None."""
-    classes = [_defined_once(tree) for tree in trees]
+    classes = [defined_once(tree) for tree in trees]
     for name in classes[3]:
         left = _abstract(name, classes[3])
         if not left:

@@ -6,7 +6,12 @@ names (one setting passed two ways): a keyword's place in a call is no meaning. 
 history: sqlfluff ``83b372ebd546`` (a grammar each side added to ``postgres_dialect.add(...)``;
 the humans kept both, ours first there and theirs first in other merges of those files) and
 synapse ``a5616fbf2dc4`` (``extra_content=...`` and ``thread_id=None`` added to one call). Used
-by ``_tokens.merge_tokens``; the equivalence of results sorts such keywords (``equivalence``)."""
+by ``_tokens.merge_tokens``; the equivalence of results sorts such keywords (``equivalence``).
+
+And :func:`inserted_twice`: the same code both sides inserted at two places of one statement is
+one change made two ways (cobbler ``8543cff22e81``: ``or self.mirror.startswith("https://")``
+added to one condition after its first operand by ours and after its last by theirs; merged, the
+test was there twice; the humans kept it once)."""
 
 from __future__ import annotations
 
@@ -16,11 +21,15 @@ import tokenize
 from fleet.merge._independent import STATEFUL
 from fleet.merge._near_twin import words
 
-__all__ = ["ORDERED_CALLEES", "callee_of", "keywords_at_one_point"]
+__all__ = ["ORDERED_CALLEES", "callee_of", "inserted_twice", "keywords_at_one_point"]
 
 Key = tuple[int, str]
 ORDERED_CALLEES = frozenset({"dict", "OrderedDict", "defaultdict", "Counter"})
 _OPEN, _CLOSE = {"(", "[", "{"}, {")", "]", "}"}
+# what may join an inserted operand to its neighbours: not part of what was inserted
+_JOINS = frozenset({",", "or", "and", "+", "-", "*", "|", "&", "."})
+_LAYOUT = (tokenize.NL, tokenize.COMMENT, tokenize.NEWLINE)
+Change = tuple[int, int, int, int]  # base tokens [i1, i2) made the side's [j1, j2)
 
 
 def callee_of(keys: list[Key], bracket: int) -> int | None:
@@ -107,4 +116,69 @@ def keywords_at_one_point(
     known = {word for kind, string in keys_b if kind == tokenize.NAME for word in words(string)}
     new_o = {word for name in names_o for word in words(name)} - known
     new_t = {word for name in names_t for word in words(name)} - known
-    return not new_o & new_t
+    # So are two values made of one new variable (angr 4c10dba21907: ``clinic=clinic`` by ours,
+    # ``ail_graph=clinic.graph`` by theirs, whose commit removed the passing of ``clinic``).
+    read = {string for kind, string in keys_b if kind == tokenize.NAME}
+    return not new_o & new_t and not (_values_read(ours) & _values_read(theirs)) - read
+
+
+def _values_read(run: list[Key]) -> set[str]:
+    """The variables the values of ``run``'s keyword arguments read: names not after a ``.``, not
+    a keyword's own name, not called (``Ref("x")`` each side uses is a helper), nor ``self``."""
+    out = set()
+    for at, (kind, string) in enumerate(run):
+        after = run[at + 1][1] if at + 1 < len(run) else ""
+        if (kind == tokenize.NAME and not keyword.iskeyword(string)
+                and string not in ("self", "cls") and after not in ("=", "(")
+                and (at == 0 or run[at - 1][1] != ".")):
+            out.add(string)
+    return out
+
+
+def _core(run: list[Key]) -> tuple[Key, ...]:
+    """``run`` without layout and without the joining tokens at either end."""
+    tokens = [k for k in run if k[0] not in _LAYOUT]
+    while tokens and tokens[0][1] in _JOINS:
+        tokens = tokens[1:]
+    while tokens and tokens[-1][1] in _JOINS:
+        tokens = tokens[:-1]
+    return tuple(tokens)
+
+
+def _slid(base: list[Key], point: int, run: list[Key]) -> dict[tuple[Key, ...], set[int]]:
+    """The cores of ``run`` inserted at ``point`` of ``base``, slid left and right as far as the
+    tokens around allow (a diff may cut an insertion anywhere in a repeated pattern: ``"b") or
+    x.startswith(`` for `` or x.startswith("b")``), each with the points it can stand at."""
+    out: dict[tuple[Key, ...], set[int]] = {}
+    for step in (-1, 1):
+        at, tokens = point, list(run)
+        while tokens:
+            out.setdefault(_core(tokens), set()).add(at)
+            if step < 0 and at > 0 and tokens[-1] == base[at - 1]:
+                at, tokens = at - 1, [base[at - 1], *tokens[:-1]]
+            elif step > 0 and at < len(base) and tokens[0] == base[at]:
+                at, tokens = at + 1, [*tokens[1:], base[at]]
+            else:
+                break
+    return out
+
+
+def inserted_twice(base: list[Key], ours: tuple[list[Key], list[Change]],
+                   theirs: tuple[list[Key], list[Change]]) -> bool:
+    """Both sides inserted (replacing nothing) the same code, three tokens or more with an operand,
+    at two different places: ``ours`` and ``theirs`` are each side's tokens and its changes of
+    ``base``. (A lone ``None`` or ``True`` each side passed to another call is two edits.)"""
+    def inserted(keys: list[Key], changes: list[Change]) -> dict[tuple[Key, ...], set[int]]:
+        out: dict[tuple[Key, ...], set[int]] = {}
+        for i1, i2, j1, j2 in changes:
+            if i1 == i2:
+                for core, points in _slid(base, i1, keys[j1:j2]).items():
+                    if len(core) >= 3 and any(
+                        kind in (tokenize.NAME, tokenize.NUMBER, tokenize.STRING)
+                        for kind, _ in core
+                    ):
+                        out.setdefault(core, set()).update(points)
+        return out
+    by_ours, by_theirs = inserted(*ours), inserted(*theirs)
+    return any(core in by_theirs and not points & by_theirs[core]
+               for core, points in by_ours.items())

@@ -50,9 +50,12 @@ def after_line_stage(
         structural = structural_merge(base, ours, theirs, profile)
         if isinstance(structural, Clean):
             # One side retired a spelling everywhere, the other adds uses: git's conflict. So is
-            # a result Python's compiler refuses where the inputs compile.
-            if retired_spelling(base, ours, theirs, structural.text) or not _compiles_as_inputs(
-                base, ours, theirs, structural.text
+            # a result Python's compiler refuses where the inputs compile, and one that forks a
+            # chain of subclasses (whose links the reduced texts of the checks set aside).
+            if (
+                retired_spelling(base, ours, theirs, structural.text)
+                or not _compiles_as_inputs(base, ours, theirs, structural.text)
+                or _chain_forked(base, ours, theirs, structural.text)
             ):
                 return line
             return structural
@@ -69,6 +72,18 @@ def after_line_stage(
     if structural.conflicted_lines < line.conflicted_lines:
         return structural
     return line
+
+
+def _chain_forked(base: str, ours: str, theirs: str, merged: str) -> bool:
+    """Both sides extended one linear chain of subclasses from its last link (``_chain``)."""
+    from fleet.merge._chain import chain_forked
+    from fleet.merge._parsed import parse
+
+    try:
+        trees = [parse(text) for text in (base, ours, theirs, merged)]
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return True
+    return chain_forked(trees) is not None
 
 
 def _compiles_as_inputs(base: str, ours: str, theirs: str, merged: str) -> bool:
@@ -112,7 +127,9 @@ def held_file(base: str, ours: str, theirs: str, line: Conflicted) -> Clean | No
     text = held_lines(line.text_with_markers, [base, ours, theirs], deletions=True)
     if text is None or parse_within_bounds(text) is None:
         return None
-    return None if unsure(base, ours, theirs, text) is not None else Clean(text, "structural")
+    if unsure(base, ours, theirs, text) is not None or _chain_forked(base, ours, theirs, text):
+        return None
+    return Clean(text, "structural")
 
 
 __all__ = ["Clean", "Conflicted", "MergeResult", "merge3"]

@@ -19,7 +19,7 @@ import tokenize
 from difflib import SequenceMatcher
 
 from fleet import pyast
-from fleet.merge._keywords import callee_of, keywords_at_one_point
+from fleet.merge._keywords import callee_of, inserted_twice, keywords_at_one_point
 
 __all__ = ["Key", "merge_tokens"]
 
@@ -333,6 +333,8 @@ def merge_tokens(base: str, ours: str, theirs: str) -> str | None:
     if len(same) == len(ours_changes) and ours_changes != theirs_changes:
         return theirs if _one_statement(theirs) else None  # theirs made ours' edits and more
     theirs_changes = [c for c in theirs_changes if (c[0], c[1]) not in same]
+    if inserted_twice(keys_b, (keys_o, ours_changes), (keys_t, theirs_changes)):
+        return None
     if not theirs_changes:
         return ours if _one_statement(ours) else None  # ours made theirs' edits and more
     for o1, o2, p1, p2 in ours_changes:

@@ -1,0 +1,147 @@
+"""What the thirty-second unseen set (Medusa, angr, cloud-custodian, cobbler, searx, nova; 7 Dec
+2026) showed that the driver now handles, from excerpts shaped like the real inputs: one chain of
+schema migrations that each side extended from its last class, the same test both sides added to
+one condition at two places, and two keyword arguments that pass one new variable two ways."""
+
+from __future__ import annotations
+
+import ast
+
+from fleet.merge._chain import chain_forked
+from fleet.merge._keywords import inserted_twice, keywords_at_one_point
+from fleet.merge._merge3 import merge3
+from fleet.merge._result import Clean, Conflicted
+from fleet.merge._tokens import _changes, _pieces, merge_tokens
+
+# Medusa 07347403f0c1 (medusa/databases/main_db.py): each migration subclasses the one before
+# and tests the version that one sets; the runner walks ``__subclasses__()``.
+MIGRATIONS = '''from medusa import db
+
+
+class InitialSchema(db.SchemaUpgrade):
+    def test(self):
+        return self.connection.version >= (44, 14)
+
+
+class AddReleaseIgnoreRequireExcludeOptions(InitialSchema):
+    def test(self):
+        return self.connection.version >= (44, 14)
+
+    def execute(self):
+        self.inc_minor_version()
+
+
+class MoveSceneExceptions(AddReleaseIgnoreRequireExcludeOptions):
+    def test(self):
+        return self.connection.version >= (44, 15)
+
+    def execute(self):
+        self.inc_minor_version()
+'''
+STEP = '''
+
+class {name}(MoveSceneExceptions):
+    def test(self):
+        return self.connection.version >= (44, 16)
+
+    def execute(self):
+        self.connection.action("{action}")
+        self.inc_minor_version()
+'''
+OURS = MIGRATIONS + STEP.format(name="AddSearchTemplates", action="CREATE TABLE search_templates")
+THEIRS = MIGRATIONS + STEP.format(name="AddShowLists", action="ALTER TABLE tv_shows ADD lists")
+
+
+def test_two_migrations_appended_to_one_chain_are_a_conflict() -> None:
+    result = merge3(MIGRATIONS, OURS, THEIRS, "medusa/databases/main_db.py")
+
+    assert isinstance(result, Conflicted)
+    assert "AddSearchTemplates" in result.text_with_markers
+    assert "AddShowLists" in result.text_with_markers
+
+
+def test_the_chain_rule_reads_the_whole_file_and_names_both_classes() -> None:
+    both = OURS + STEP.format(name="AddShowLists", action="ALTER TABLE tv_shows ADD lists")
+    trees = [ast.parse(text) for text in (MIGRATIONS, OURS, THEIRS, both)]
+
+    reason = chain_forked(trees)
+
+    assert reason is not None
+    assert "MoveSceneExceptions" in reason and "AddSearchTemplates" in reason
+    # one side's class subclassing the other's: the humans' order, no fork
+    chained = OURS + STEP.format(name="AddShowLists", action="x").replace(
+        "(MoveSceneExceptions)", "(AddSearchTemplates)")
+    assert chain_forked([*trees[:3], ast.parse(chained)]) is None
+
+
+def test_implementations_both_sides_add_to_a_base_class_still_merge() -> None:
+    base = "class Plugin:\n    name = None\n\n\nclass Hub:\n    pass\n"
+    ours = base + "\n\nclass Audio(Plugin):\n    name = 'audio'\n"
+    theirs = base + "\n\nclass Video(Plugin):\n    name = 'video'\n"
+    merged = base + "\n\nclass Audio(Plugin):\n    name = 'audio'\n" \
+        "\n\nclass Video(Plugin):\n    name = 'video'\n"
+    trees = [ast.parse(text) for text in (base, ours, theirs, merged)]
+
+    assert chain_forked(trees) is None  # Plugin had no subclass: siblings, not a fork
+    result = merge3(base, ours, theirs, "plugins.py")
+    assert isinstance(result, Clean)
+    assert "class Audio(Plugin)" in result.text and "class Video(Plugin)" in result.text
+
+
+# cobbler 8543cff22e81 (cobbler/item_repo.py): "also accept https", made on both sides
+CONDITION = 'if self.mirror.startswith("http://") or self.mirror.startswith("ftp://"):\n    x()\n'
+HTTPS = ' or self.mirror.startswith("https://")'
+
+
+def test_one_test_both_sides_added_at_two_places_of_a_condition_is_not_kept_twice() -> None:
+    ours = CONDITION.replace('("http://")', '("http://")' + HTTPS)
+    theirs = CONDITION.replace('("ftp://")', '("ftp://")' + HTTPS)
+
+    assert merge_tokens(CONDITION, ours, theirs) is None
+    keys = [_pieces(text)[0] for text in (CONDITION, ours, theirs)]  # type: ignore[index]
+    assert inserted_twice(keys[0], (keys[1], _changes(keys[0], keys[1])),
+                          (keys[2], _changes(keys[0], keys[2])))
+
+
+def test_different_tests_added_at_two_places_still_merge() -> None:
+    ours = CONDITION.replace('("http://")', '("http://")' + HTTPS)
+    theirs = CONDITION.replace('("ftp://")', '("ftp://") or self.mirror.startswith("rsync://")')
+
+    merged = merge_tokens(CONDITION, ours, theirs)
+
+    assert merged is not None
+    assert merged.count("https://") == 1 and merged.count("rsync://") == 1
+
+
+def test_a_short_value_each_side_passed_to_another_call_is_two_edits() -> None:
+    base = "x = f(a) + g(b)\n"
+    merged = merge_tokens(base, "x = f(a, None) + g(b)\n", "x = f(a) + g(b, None)\n")
+
+    assert merged == "x = f(a, None) + g(b, None)\n"
+
+
+# angr 4c10dba21907 (tests/test_structurer.py): ours passes ``clinic``, theirs (whose commit
+# removed the passing of ``clinic``) its graph
+CALL = "codegen = p.analyses.StructuredCodeGenerator(main_func, s.result, cfg=cfg)\n"
+
+
+def _inserted(text: str, keys_b: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    keys = _pieces(text)[0]  # type: ignore[index]
+    ((_, _, j1, j2),) = _changes(keys_b, keys)
+    return keys[j1:j2]
+
+
+def test_two_keywords_passing_one_new_variable_two_ways_are_a_conflict() -> None:
+    keys_b = _pieces(CALL)[0]  # type: ignore[index]
+    point = [s for _, s in keys_b].index(")")
+    ours = _inserted(CALL.replace("cfg=cfg)", "cfg=cfg, clinic=clinic)"), keys_b)
+    theirs = _inserted(CALL.replace("cfg=cfg)", "cfg=cfg, ail_graph=clinic.graph)"), keys_b)
+    other = _inserted(CALL.replace("cfg=cfg)", "cfg=cfg, timeout=limit)"), keys_b)
+
+    assert not keywords_at_one_point(keys_b, point, ours, theirs)
+    assert keywords_at_one_point(keys_b, point, ours, other)
+    # a helper both values call is no shared variable (sqlfluff: ``Ref("A")``, ``Ref("B")``)
+    assert keywords_at_one_point(
+        keys_b, point,
+        _inserted(CALL.replace("cfg=cfg)", 'cfg=cfg, a=Ref("A"))'), keys_b),
+        _inserted(CALL.replace("cfg=cfg)", 'cfg=cfg, b=Ref("B"))'), keys_b))
