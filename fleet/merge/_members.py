@@ -17,6 +17,7 @@ from fleet.merge._diff3 import compose_disjoint, diff3
 from fleet.merge._independent import independent_runs
 from fleet.merge._names import added_alike, rebinds_what_other_uses, uses_what_other_removed
 from fleet.merge._order import (
+    blank_once,
     comment_once,
     fields_both_added,
     match_renames,
@@ -291,6 +292,7 @@ def merge_members(ctx: Context, base: Stmts, ours: Stmts, theirs: Stmts) -> list
             side = (key in maps[1]) + 2 * (key in maps[2])  # 1 ours, 2 theirs, 3 both
             if key not in maps[0] and side < 3 and pieces:
                 pieces[0] = comment_once(pieces[0], side, moved, maps[0])
+                pieces[0] = blank_once(pieces[0], side, moved, maps)
             out.extend(pieces)
     base_map, ours_map, theirs_map = maps
     for key in set(ours_map) | set(theirs_map):

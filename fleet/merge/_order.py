@@ -13,6 +13,7 @@ from fleet.merge.profile import LanguageProfile
 
 __all__ = [
     "Maps",
+    "blank_once",
     "comment_once",
     "fields_both_added",
     "match_renames",
@@ -300,3 +301,35 @@ def comment_once(
         while below and below[0].comment is None:
             below.pop(0)
     return node.with_changes(leading_lines=above + below)
+
+
+def blank_once(
+    node: cst.BaseStatement,
+    side: int,
+    moved: dict[tuple[str, ...], int],
+    maps: tuple[dict[Key, cst.BaseStatement], ...],
+) -> cst.BaseStatement:
+    """A member one side (1 ours, 2 theirs) inserted, without the blank lines above it when a
+    member the other side inserted at the same place already carries as many, taken from a
+    member of base (the one after the place) that both sides now have without them: both
+    sides inserted at the head of a group after its blank line, which each side's parse hands
+    to its own insertion
+    (cloud-custodian ``589b63c0f1f4``: an import added by each side above ``from gcp_common
+    import ...``; merged, a blank line stood between the two). Kept once, above the first."""
+    lines = getattr(node, "leading_lines", ())
+    if not lines or any(line.comment is not None for line in lines):
+        return node
+    mark = ("", str(len(lines)))  # no comment's text is empty
+    if moved.setdefault(mark, side) == side:
+        return node
+    base, ours, theirs = maps
+    if any(
+        len(getattr(base[key], "leading_lines", ())) == len(lines)
+        and not getattr(ours[key], "leading_lines", ())
+        and not getattr(theirs[key], "leading_lines", ())
+        for key in base
+        if key in ours and key in theirs
+    ):
+        return node.with_changes(leading_lines=[])
+    return node
+

@@ -145,3 +145,22 @@ def test_two_keywords_passing_one_new_variable_two_ways_are_a_conflict() -> None
         keys_b, point,
         _inserted(CALL.replace("cfg=cfg)", 'cfg=cfg, a=Ref("A"))'), keys_b),
         _inserted(CALL.replace("cfg=cfg)", 'cfg=cfg, b=Ref("B"))'), keys_b))
+
+
+# cloud-custodian 589b63c0f1f4 (tools/c7n_gcp/tests/test_compute.py): an import added by each
+# side at the head of a group, below its blank line
+IMPORTS = ("import re\nimport time\n\nfrom gcp_common import BaseTest\n"
+           "from googleapiclient.errors import HttpError\n\nfrom pytest_terraform import terraform"
+           "\n\n\nclass InstanceTest(BaseTest):\n    pass\n")
+
+
+def test_imports_both_sides_add_below_a_blank_line_keep_one_blank_above_them() -> None:
+    ours = IMPORTS.replace("import time\n\n", "import time\n\nfrom c7n.testing import C7N\n")
+    theirs = IMPORTS.replace("import time\n\n", "import time\n\nfrom c7n_gcp import Snapshot\n")
+
+    result = merge3(IMPORTS, ours, theirs, "tests/test_compute.py")
+
+    assert isinstance(result, Clean)
+    assert result.text == IMPORTS.replace(
+        "import time\n\n",
+        "import time\n\nfrom c7n.testing import C7N\nfrom c7n_gcp import Snapshot\n")
