@@ -9,10 +9,13 @@ on an existing database. The humans made one the other's subclass and renumbered
 and a number only they can choose. The file conflicts.
 
 A *chain's last link* is a class of base (defined once in the module, also inside a module-level
-``if``/``try``) that no class of base subclasses, whose own base is a class of the file that base
-subclasses only there: at least two links, none branching. A base class with several subclasses,
-or one with none yet (``class Plugin:`` to which each side adds an implementation), is no chain:
-siblings are what such a file has."""
+``if``/``try``) that no class of base subclasses, whose base is a class of the file, and so on up
+to the first link, each link the one subclass of the one above it: at least two links, none
+branching anywhere above. A base class with several subclasses, or one with none yet (``class
+Plugin:`` to which each side adds an implementation), is no chain, and neither is a chain with a
+fork above (Medusa ``f9f7d007a491``, ``medusa/databases/cache_db.py``: two migrations already
+siblings in base, and the humans kept both sides' new ones as siblings too): siblings are what
+such a file has."""
 
 from __future__ import annotations
 
@@ -32,10 +35,19 @@ def _parents(tree: ast.Module) -> dict[str, list[str]]:
 
 def _last_links(base: dict[str, list[str]]) -> set[str]:
     children = Counter(parent for parents in base.values() for parent in parents)
+
+    def linear(name: str, seen: tuple[str, ...]) -> bool:
+        """Up from ``name``: each class of the file one subclass of it, none branching."""
+        parents = base.get(name, [])
+        local = [parent for parent in parents if parent in base]
+        if not local or name in seen:
+            return not local
+        return len(local) == 1 and children[local[0]] == 1 and linear(local[0], (*seen, name))
+
     return {
         name for name, parents in base.items()
-        if not children[name] and len(parents) == 1
-        and parents[0] in base and children[parents[0]] == 1
+        if not children[name] and len(parents) == 1 and parents[0] in base
+        and linear(name, ())
     }
 
 

@@ -74,6 +74,21 @@ def test_the_chain_rule_reads_the_whole_file_and_names_both_classes() -> None:
     assert chain_forked([*trees[:3], ast.parse(chained)]) is None
 
 
+def test_a_chain_that_branches_above_takes_siblings() -> None:
+    # Medusa f9f7d007a491 (cache_db.py): two migrations were siblings in base already, and the
+    # humans kept both sides' new ones as siblings too
+    forked = MIGRATIONS.replace(
+        "class MoveSceneExceptions", "class Other(AddReleaseIgnoreRequireExcludeOptions):\n"
+        "    pass\n\n\nclass MoveSceneExceptions")
+    ours, theirs = (text.replace(MIGRATIONS, forked) for text in (OURS, THEIRS))
+
+    result = merge3(forked, ours, theirs, "medusa/databases/cache_db.py")
+
+    assert isinstance(result, Clean)
+    assert "class AddSearchTemplates(MoveSceneExceptions)" in result.text
+    assert "class AddShowLists(MoveSceneExceptions)" in result.text
+
+
 def test_implementations_both_sides_add_to_a_base_class_still_merge() -> None:
     base = "class Plugin:\n    name = None\n\n\nclass Hub:\n    pass\n"
     ours = base + "\n\nclass Audio(Plugin):\n    name = 'audio'\n"
