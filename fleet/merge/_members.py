@@ -37,6 +37,7 @@ from fleet.merge._pykeys import (
     same_change,
 )
 from fleet.merge._pytext import (
+    formatting_kept,
     header_merge,
     held_merge,
     merge_decorators,
@@ -145,7 +146,9 @@ def merge_node(
         return [merged]
     taken = over_formatting(base, ours, theirs)
     if taken is not None:
-        return [taken]
+        side = "theirs" if formatting_only(base, ours) else "ours"
+        kept = marked and formatting_kept(ctx.module, marked, side, taken, (ours, theirs, base))
+        return [kept or taken]
     same = same_change([base], [ours], [theirs])
     if same is not None:
         return same

@@ -4,6 +4,7 @@ of commutative members that both sides changed (used by ``_members.merge_members
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from difflib import SequenceMatcher
 
 import libcst as cst
@@ -307,7 +308,7 @@ def blank_once(
     node: cst.BaseStatement,
     side: int,
     moved: dict[tuple[str, ...], int],
-    maps: tuple[dict[Key, cst.BaseStatement], ...],
+    maps: Sequence[dict[Key, cst.BaseStatement]],
 ) -> cst.BaseStatement:
     """A member one side (1 ours, 2 theirs) inserted, without the blank lines above it when a
     member the other side inserted at the same place already carries as many, taken from a

@@ -14,7 +14,7 @@ import libcst as cst
 
 from fleet.merge._diff3 import compose_disjoint, covered, diff3
 from fleet.merge._line import decode, encode, git_merge_file_bytes
-from fleet.merge._pykeys import code, render_in
+from fleet.merge._pykeys import code, normalized, render_in
 from fleet.merge._result import (
     MARKER_BASE,
     MARKER_OURS,
@@ -26,6 +26,7 @@ from fleet.merge._tokens import merge_tokens
 
 __all__ = [
     "explicit_indents",
+    "formatting_kept",
     "header_merge",
     "held_lines",
     "held_merge",
@@ -133,6 +134,30 @@ def held_lines(marked: str, inputs: Sequence[str], deletions: bool = False) -> s
         out.extend(by_side[side][position] for side, position in held)
     out.extend(lines[index:])
     return "".join(out)
+
+
+def formatting_kept(
+    module: cst.Module, marked: str, side: str, taken: cst.BaseStatement,
+    sides: tuple[cst.BaseStatement, ...],
+) -> cst.BaseStatement | None:
+    """One statement where ``side``'s program wins over the other side's formatting-only edit
+    (``_pykeys.over_formatting``): git's conflicted line merge of it, ``marked``, each conflict
+    region resolved to ``side``'s lines, so the other side's formatting outside those regions is
+    kept too (angr ``cc88f5bdd50f``: a blank line theirs put above an ``if`` in a method whose
+    code ours changed), when that is ``taken``'s program; else None (``taken`` whole)."""
+    lines = marked.splitlines(keepends=True)
+    out: list[str] = []
+    index = 0
+    for region in parse_conflicts(marked):
+        out.extend(lines[index : region.start_line - 1])
+        index = region.end_line
+        out.append(region.ours if side == "ours" else region.theirs)
+    out.extend(lines[index:])
+    node = _reparsed(module, "".join(out), sides)
+    if node is None or normalized(node) is None or normalized(node) != normalized(taken):
+        return None
+    # the lines above it as ``over_formatting`` chose them (``_pykeys.leading_kept``)
+    return node.with_changes(leading_lines=getattr(taken, "leading_lines", ()))
 
 
 def _reparsed(

@@ -179,3 +179,31 @@ def test_imports_both_sides_add_below_a_blank_line_keep_one_blank_above_them() -
     assert result.text == IMPORTS.replace(
         "import time\n\n",
         "import time\n\nfrom c7n.testing import C7N\nfrom c7n_gcp import Snapshot\n")
+
+
+# angr cc88f5bdd50f (tracer/tracer.py): theirs put a blank line above an ``if`` and re-indented a
+# lone statement (formatting only); ours re-indented it alike and added an ``if`` below
+TRACER = '''def step(self):
+    a_paths = self.active
+    if self.no_follow:
+        self.prune()
+    else:
+        self.stash()
+    if len(self.active) > 1:
+                    self.prune(x)
+
+    assert x
+'''
+
+
+def test_a_blank_line_theirs_added_in_a_function_whose_code_ours_changed_is_kept() -> None:
+    ours = TRACER.replace("                    self.prune(x)\n", "        self.prune(x)\n"
+                          "    if len(self.active) > 1:  # still two\n        self.stash(y)\n")
+    theirs = TRACER.replace("    a_paths = self.active\n", "    a_paths = self.active\n\n").replace(
+        "                    self.prune(x)\n", "        self.prune(x)\n")
+
+    result = merge3(TRACER, ours, theirs, "tracer/tracer.py")
+
+    assert isinstance(result, Clean)
+    assert result.text == ours.replace("    a_paths = self.active\n",
+                                       "    a_paths = self.active\n\n")
