@@ -10,7 +10,8 @@ Only classes whose ``__init__`` the call surely reaches are looked at: a top-lev
 once, bound no other way, without decorators (a dataclass writes its own ``__init__``), keyword
 arguments (a metaclass), an enum, named tuple, typed dict or protocol base, or ``__new__``,
 defining ``__init__`` once in its body, and that no other class of the file names as a base
-(``cls`` may then be a subclass)."""
+(``cls`` may then be a subclass); and a bare ``@dataclass`` without a base, by the ``__init__``
+its fields make (:func:`_dataclass_fields`)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from collections import Counter
 
 from fleet.merge import _parsed
 from fleet.merge._crossed import Signature, fits, new_misfit, signature
+from fleet.merge._reduce import PLACEHOLDER
 
 __all__ = ["constructor_misfit"]
 
@@ -39,8 +41,13 @@ def _constructors(tree: ast.Module) -> dict[str, Signature]:
     result = {}
     for cls in classes:
         if (count[cls.name] != 1 or cls.name in bound or cls.name in bases
-                or cls.decorator_list or cls.keywords or any(
+                or cls.keywords or any(
                     (_parsed.dotted(b) or "").endswith(_CALLED_OTHERWISE) for b in cls.bases)):
+            continue
+        if cls.decorator_list:
+            fields = _dataclass_fields(cls)
+            if fields is not None:
+                result[cls.name] = fields
             continue
         defs = [m for m in cls.body if isinstance(m, ast.FunctionDef)]
         names = Counter(m.name for m in defs)
@@ -49,6 +56,48 @@ def _constructors(tree: ast.Module) -> dict[str, Signature]:
             continue
         result[cls.name] = signature(init[0], True)
     return result
+
+
+def _dataclass_fields(cls: ast.ClassDef) -> Signature | None:
+    """The ``__init__`` ``@dataclass`` writes for ``cls``: its fields in order, those without a
+    default required (esphome ``light.py``: ``LEDStripTimings`` given two more fields by one
+    side, a new entry with the old four arguments by the other). None unless the one decorator
+    is a bare ``@dataclass`` (no ``init=False``, no ``kw_only``), the class has no base (fields
+    it would inherit) and writes no ``__init__``, and every field is a plain name."""
+    (decorator,) = cls.decorator_list if len(cls.decorator_list) == 1 else (None,)
+    if decorator is None or _parsed.dotted(decorator) not in ("dataclass", "dataclasses.dataclass"):
+        return None
+    if cls.bases or any(isinstance(m, ast.FunctionDef) and m.name in ("__init__", "__new__")
+                        for m in cls.body):
+        return None
+    required: list[str] = []
+    names: list[str] = []
+    for stmt in cls.body:
+        if isinstance(stmt, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id.startswith(PLACEHOLDER) for t in stmt.targets):
+            return None  # fields set aside (``_reduce``): checked on the whole texts instead
+        if not isinstance(stmt, ast.AnnAssign):
+            continue
+        annotation = _parsed.dotted(stmt.annotation) or ""
+        if isinstance(stmt.annotation, ast.Subscript):
+            annotation = _parsed.dotted(stmt.annotation.value) or ""
+        if annotation.endswith("ClassVar"):
+            continue
+        if not isinstance(stmt.target, ast.Name) or annotation.endswith("KW_ONLY"):
+            return None
+        value = stmt.value
+        if isinstance(value, ast.Call) and (_parsed.dotted(value.func) or "").endswith("field"):
+            keys = {k.arg for k in value.keywords}
+            if "init" in keys or None in keys:
+                return None  # a field left out of __init__, or unknown keywords
+            if not keys & {"default", "default_factory"}:
+                value = None
+        if value is None and len(required) < len(names):
+            return None  # a required field after one with a default: no valid class
+        names.append(stmt.target.id)
+        if value is None:
+            required.append(stmt.target.id)
+    return tuple(required), len(names), frozenset(names), frozenset(), False, False
 
 
 def _misfits(tree: ast.Module) -> dict[str, str]:

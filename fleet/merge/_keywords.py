@@ -163,22 +163,39 @@ def _slid(base: list[Key], point: int, run: list[Key]) -> dict[tuple[Key, ...], 
     return out
 
 
+def _bracket(keys: list[Key], point: int) -> int | None:
+    """The index of the innermost bracket open at ``point`` of ``keys``, if any."""
+    stack: list[int] = []
+    for index, (kind, string) in enumerate(keys[:point]):
+        if kind == tokenize.OP and string in _OPEN:
+            stack.append(index)
+        elif kind == tokenize.OP and string in _CLOSE and stack:
+            stack.pop()
+    return stack[-1] if stack else None
+
+
 def inserted_twice(base: list[Key], ours: tuple[list[Key], list[Change]],
                    theirs: tuple[list[Key], list[Change]]) -> bool:
-    """Both sides inserted (replacing nothing) the same code, three tokens or more with an operand,
-    at two different places: ``ours`` and ``theirs`` are each side's tokens and its changes of
-    ``base``. (A lone ``None`` or ``True`` each side passed to another call is two edits.)"""
+    """Both sides inserted (replacing nothing) the same code with an operand at two different
+    places: three tokens or more, or any such code inside one bracket (esphome
+    ``47e4b02023b0``: ``"@esphome/core"`` added to ``CODEOWNERS = ["@OttoWinter"]`` first by
+    ours, last by theirs). ``ours`` and ``theirs`` are each side's tokens and its changes of
+    ``base``. (A lone ``None`` or ``"utf-8"`` each side passed to another call is two edits.)"""
     def inserted(keys: list[Key], changes: list[Change]) -> dict[tuple[Key, ...], set[int]]:
         out: dict[tuple[Key, ...], set[int]] = {}
         for i1, i2, j1, j2 in changes:
             if i1 == i2:
                 for core, points in _slid(base, i1, keys[j1:j2]).items():
-                    if len(core) >= 3 and any(
-                        kind in (tokenize.NAME, tokenize.NUMBER, tokenize.STRING)
-                        for kind, _ in core
-                    ):
+                    if any(kind in (tokenize.NAME, tokenize.NUMBER, tokenize.STRING)
+                           for kind, _ in core):
                         out.setdefault(core, set()).update(points)
         return out
+
+    def one_bracket(left: set[int], right: set[int]) -> bool:
+        brackets = {_bracket(base, point) for point in left}
+        return bool(brackets & {_bracket(base, point) for point in right} - {None})
+
     by_ours, by_theirs = inserted(*ours), inserted(*theirs)
     return any(core in by_theirs and not points & by_theirs[core]
+               and (len(core) >= 3 or one_bracket(points, by_theirs[core]))
                for core, points in by_ours.items())

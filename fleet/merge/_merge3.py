@@ -75,15 +75,18 @@ def after_line_stage(
 
 
 def _chain_forked(base: str, ours: str, theirs: str, merged: str) -> bool:
-    """Both sides extended one linear chain of subclasses from its last link (``_chain``)."""
+    """The checks that must read whole classes, which the reduced texts of ``_checks`` hold only
+    in part: both sides extended one linear chain of subclasses from its last link (``_chain``),
+    or a call of a dataclass does not fit the fields one side gave it (``_constructed``)."""
     from fleet.merge._chain import chain_forked
+    from fleet.merge._constructed import constructor_misfit
     from fleet.merge._parsed import parse
 
     try:
         trees = [parse(text) for text in (base, ours, theirs, merged)]
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return True
-    return chain_forked(trees) is not None
+    return chain_forked(trees) is not None or constructor_misfit(trees) is not None
 
 
 def _compiles_as_inputs(base: str, ours: str, theirs: str, merged: str) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -65,6 +66,11 @@ def _sequence(
                 )
             }
             out.extend(parts[side][index] for side, index in composed)
+    # One item both sides inserted, each at its own place (esphome ``CODEOWNERS``: "@esphome/core"
+    # added at the head by one side, at the end by the other): kept twice, it is a conflict.
+    counts = [Counter(k) for k in keys]
+    if any(n > max(counts[1][item], counts[2][item]) for item, n in Counter(map(key, out)).items()):
+        return None
     return out
 
 

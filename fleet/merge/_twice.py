@@ -4,7 +4,9 @@
   ``Tests/test_file_mpo.py``: ``assert mpinfo is not None`` added inside a ``with`` block on one
   side and after it on the other; the merge asserted twice, the humans kept one);
 - one trailer (``.to_dict()``) both sides inserted into one region of touching lines (ansible
-  ``3c5fa22cacc3``: once where a name is bound, once where it is read).
+  ``3c5fa22cacc3``: once where a name is bound, once where it is read);
+- one augmented assignment each side added to a function in its own words, reading one variable
+  (:func:`augmented_twice`: python-for-android ``f7cbb20b694b``, an include flag added twice).
 
 Which place is meant is unknown, so the file conflicts. And text each side holds once, kept
 twice (found by reading the earlier sets' clean results that differ from the humans', 5 Dec):
@@ -14,6 +16,8 @@ twice (found by reading the earlier sets' clean results that differ from the hum
   attrs ``870867759952``: ``@pytest.fixture(name="slots")`` as ``def slots`` on one side and
   ``def _slots`` on the other, registered twice; aiohttp ``bc6d87d20b72`` and poetry
   ``2a9c16adbedf``: one test added twice under two names; the humans kept one each time), or
+  one function body added twice in any two scopes (napari ``02e98ced084b``: a method by one
+  side, a function of the module by the other), or
   two functions with one description, their parameters and docstring (cython ``614d740c335e``),
   or at one place with bodies one or two identifiers apart (``_near_twin``: pyqtgraph
   ``6128c2dfba29``);
@@ -117,7 +121,45 @@ def added_twice(trees: list[ast.Module]) -> str | None:
             # Both sides added it (not a statement the merge wrote from two edits of one).
             if min(left, right) > before and count > max(left, right):
                 return f"a statement both sides added to {name} would be there {count} times"
-    return docstring_twice(trees) or assigned_under_two_names(trees)  # (``_doubled``)
+    return (augmented_twice(trees) or docstring_twice(trees)
+            or assigned_under_two_names(trees))  # (``_doubled``)
+
+
+def _augmented(tree: ast.Module) -> dict[str, list[ast.AugAssign]]:
+    """Each function's augmented assignments (``x += ...``), nested blocks included."""
+    return {name: [stmt for stmt in _simple(body) if isinstance(stmt, ast.AugAssign)]
+            for name, body in _functions(tree.body)}
+
+
+def _variables(node: ast.AST) -> set[str]:
+    """The names ``node`` reads, those it calls left out (``join(...)``)."""
+    called = {id(n.func) for n in ast.walk(node) if isinstance(n, ast.Call)}
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and id(n) not in called}
+
+
+def augmented_twice(trees: list[ast.Module]) -> str | None:
+    """In a function of all four versions, an augmented assignment to one target that each side
+    added in its own words, the values reading one variable, both kept: one addition made
+    twice (python-for-android ``f7cbb20b694b``: ``env['CFLAGS'] += ' -I{}/include'.format(
+    openssl_dir)`` by ours, ``env['CFLAGS'] += ' -I' + join(openssl_dir, 'include')`` by theirs,
+    the include path passed twice; the humans kept theirs')."""
+    base, ours, theirs, merged = (_augmented(tree) for tree in trees)
+    for name, statements in merged.items():
+        if name not in base or name not in ours or name not in theirs:
+            continue
+        before = {ast.dump(stmt) for stmt in base[name]}
+        targets = {ast.dump(stmt.target) for stmt in base[name]}
+        added = [[stmt for stmt in side[name] if ast.dump(stmt) not in before
+                  and ast.dump(stmt.target) not in targets] for side in (ours, theirs)]
+        kept = {ast.dump(stmt) for stmt in statements}
+        for left in added[0]:
+            for right in added[1]:
+                if (ast.dump(left.target) == ast.dump(right.target)
+                        and ast.dump(left) != ast.dump(right)
+                        and {ast.dump(left), ast.dump(right)} <= kept
+                        and _variables(left.value) & _variables(right.value)):
+                    return f"both sides added to {ast.unparse(left.target)} in {name}"
+    return None
 
 
 _Def = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
@@ -194,7 +236,24 @@ def added_under_two_names(trees: list[ast.Module]) -> str | None:
             twin = None if shape is None else shapes.get((scope, type(node), shape))
             if twin is not None:
                 return f"both sides added one definition under two names: {twin} and {name}"
+    bodies = {shape: name for (_, name), node in only_ours if (shape := _body(node))}
+    for (_, name), node in only_theirs:
+        twin = bodies.get(_body(node) or "")
+        if twin is not None:
+            return f"both sides added one function body under two names: {twin} and {name}"
     return near_twins(trees) or renamed_where_deleted(trees)
+
+
+def _body(node: _Def) -> str | None:
+    """A function's statements without its docstring, whatever its name, signature and scope
+    (napari ``02e98ced084b``: one helper added by theirs as a method, by ours as a typed
+    function of the module under another name), when 30 nodes or more; else None."""
+    if isinstance(node, ast.ClassDef):
+        return None
+    body = node.body[1:] if ast.get_docstring(node, clean=False) is not None else node.body
+    if sum(1 for stmt in body for _ in ast.walk(stmt)) < 30:
+        return None
+    return "\n".join(ast.dump(stmt) for stmt in body)
 
 
 def _comments(text: str) -> Counter[str]:
