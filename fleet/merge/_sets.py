@@ -96,6 +96,11 @@ def _merge_items(
         return None if result is None else _separated(result, ours, key, base, theirs, wrapped)
     if len(keys_o) != len(ours) or len(keys_t) != len(theirs) or "" in keys_o | keys_t:
         return None  # duplicates or items that are not plain names
+    shared = keys_b & keys_o & keys_t
+    order_b, order_o, order_t = ([key(i) for i in side if key(i) in shared]
+                                 for side in (base, ours, theirs))
+    if order_o == order_b != order_t:  # theirs re-sorted the names (esphome 5e0f43cf7b9e): its
+        ours, theirs, keys_o, keys_t = theirs, ours, keys_t, keys_o  # order and layout lead
     removed = (keys_b - keys_o) | (keys_b - keys_t)
     result = [i for i in ours if key(i) not in removed]
     kept = [key(i) for i in result]

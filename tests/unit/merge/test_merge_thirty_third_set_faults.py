@@ -131,3 +131,32 @@ def test_a_dataclass_call_that_misses_the_fields_the_other_side_added_is_a_confl
     fine = defaulted.replace('CHIPSETS = {\n', 'CHIPSETS = {\n    "WS2811": LEDStripTimings(300, '
                              '1090, 1090, 320),\n')
     assert constructor_misfit(_trees(TIMINGS, ours, defaulted, fine)) is None
+
+
+# esphome 5e0f43cf7b9e (esphome/components/cover/__init__.py): theirs re-sorted the names of an
+# import (isort), ours added one
+CONST = '''from esphome.const import (
+    CONF_ID,
+    CONF_DEVICE_CLASS,
+    CONF_STATE,
+    CONF_MQTT_ID,
+)
+from esphome.core import CORE
+'''
+
+
+def test_names_theirs_re_sorted_keep_theirs_order_with_ours_new_name_in_place() -> None:
+    ours = CONST.replace("    CONF_MQTT_ID,\n", "    CONF_MQTT_ID,\n    CONF_WEB_SERVER,\n")
+    ours = ours.replace("import CORE\n", "import CORE, coroutine\n")
+    theirs = CONST.replace("    CONF_ID,\n    CONF_DEVICE_CLASS,\n    CONF_STATE,\n"
+                           "    CONF_MQTT_ID,\n",
+                           "    CONF_DEVICE_CLASS,\n    CONF_ID,\n    CONF_MQTT_ID,\n"
+                           "    CONF_STATE,\n").replace(
+        "from esphome.core import CORE\n", "from esphome.core import CORE, ID\n")
+
+    result = merge3(CONST, ours, theirs, "cover/__init__.py")
+
+    assert isinstance(result, Clean)
+    assert result.text.startswith(
+        "from esphome.const import (\n    CONF_DEVICE_CLASS,\n    CONF_ID,\n    CONF_MQTT_ID,\n"
+        "    CONF_STATE,\n    CONF_WEB_SERVER,\n)\n")
