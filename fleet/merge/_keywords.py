@@ -50,13 +50,8 @@ def callee_of(keys: list[Key], bracket: int) -> int | None:
 def _call_at(keys: list[Key], point: int) -> str | None:
     """The called name when ``point`` (an index into ``keys``) lies directly inside a call's
     parentheses (not nested in a bracket within them), else None."""
-    stack: list[int] = []
-    for index, (kind, string) in enumerate(keys[:point]):
-        if kind == tokenize.OP and string in _OPEN:
-            stack.append(index)
-        elif kind == tokenize.OP and string in _CLOSE and stack:
-            stack.pop()
-    name = callee_of(keys, stack[-1]) if stack else None
+    bracket = _bracket(keys, point)
+    name = None if bracket is None else callee_of(keys, bracket)
     return None if name is None else keys[name][1]
 
 
