@@ -140,8 +140,9 @@ def _separated(
     """The items with separators. A comma holds the comment lines above the next item (scrapy
     ``2d9857b44127``: ours' new last item's comment), so the comma before an item is the one
     before it in ours, or in theirs where theirs changed a comment there and ours did not, or
-    where only theirs has one and it holds a comment; else ours' layout (its last comment-free
-    comma: scrapy ``f56eac8607d0``, theirs put the names on one line, ours' frame wraps them).
+    where only theirs has one and it holds a comment; else ours' layout (its most common
+    comment-free comma, the last of those: scrapy ``f56eac8607d0``, theirs put the names on one
+    line, ours' frame wraps them).
     Ours' last item's comma (a trailing comma or none) goes after the last. Theirs' commas that
     break the line are not taken when ours' frame has no brackets or parentheses (``wrapped``
     false: a bare ``from m import a, b``). None when both sides changed the comma before one
@@ -157,6 +158,11 @@ def _separated(
     if not wrapped:
         other = {name: c for name, c in other.items() if "\n" not in render(c)}
     plain = [c for c in mine.values() if not _has_comment(c)]
+    # ours' usual comma: the one most of its items have (Medusa 78b0204e073a: ``'elitetracker',
+    # 'privatehd'`` appended by theirs on one line, in a list ours writes several to a line,
+    # went to a line of its own after ours' last comma, a line break), the last on a tie
+    common = Counter(render(c) for c in plain)
+    plain = [c for c in plain if common[render(c)] == max(common.values())]
     default = plain[-1] if plain else cst.Comma(cst.SimpleWhitespace(""), cst.SimpleWhitespace(" "))
     fixed = []
     used = set()

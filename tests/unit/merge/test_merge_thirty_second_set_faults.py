@@ -207,3 +207,23 @@ def test_a_blank_line_theirs_added_in_a_function_whose_code_ours_changed_is_kept
     assert isinstance(result, Clean)
     assert result.text == ours.replace("    a_paths = self.active\n",
                                        "    a_paths = self.active\n\n")
+
+
+# Medusa 78b0204e073a (medusa/providers/torrent/__init__.py): theirs appended a name to the last
+# line of an ``__all__`` that holds several names a line; ours inserted one in the middle
+PROVIDERS = '''__all__ = [
+    'bitcannon', 'btn', 'thepiratebay', 'torrentleech',
+    'torrenting', 'yggtorrent',
+    'elitetracker'
+]
+'''
+
+
+def test_a_name_theirs_appended_on_the_last_line_stays_on_that_line() -> None:
+    ours = PROVIDERS.replace("'torrenting', ", "'torrenting', 'torznab', ")
+    theirs = PROVIDERS.replace("'elitetracker'\n", "'elitetracker', 'privatehd'\n")
+
+    result = merge3(PROVIDERS, ours, theirs, "providers/torrent/__init__.py")
+
+    assert isinstance(result, Clean)
+    assert result.text == ours.replace("'elitetracker'\n", "'elitetracker', 'privatehd'\n")
