@@ -99,8 +99,10 @@ def _merge_items(
     shared = keys_b & keys_o & keys_t
     order_b, order_o, order_t = ([key(i) for i in side if key(i) in shared]
                                  for side in (base, ours, theirs))
-    if order_o == order_b != order_t:  # theirs re-sorted the names (esphome 5e0f43cf7b9e): its
-        ours, theirs, keys_o, keys_t = theirs, ours, keys_t, keys_o  # order and layout lead
+    # theirs re-sorted the names (esphome 5e0f43cf7b9e): its order and layout lead, inside ours'
+    # frame when that has brackets (a line break of theirs would not parse in a bare import)
+    if wrapped and order_o == order_b != order_t:
+        ours, theirs, keys_o, keys_t = theirs, ours, keys_t, keys_o
     removed = (keys_b - keys_o) | (keys_b - keys_t)
     result = [i for i in ours if key(i) not in removed]
     kept = [key(i) for i in result]
