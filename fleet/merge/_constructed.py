@@ -26,6 +26,7 @@ __all__ = ["constructor_misfit"]
 
 # Bases whose metaclass answers a call of the class another way (``Color(1)`` looks a member up)
 _CALLED_OTHERWISE = ("Enum", "Flag", "NamedTuple", "TypedDict", "Protocol")
+_FIELD = ("field", "dataclasses.field")
 
 
 def _constructors(tree: ast.Module) -> dict[str, Signature]:
@@ -86,7 +87,7 @@ def _dataclass_fields(cls: ast.ClassDef) -> Signature | None:
         if not isinstance(stmt.target, ast.Name) or annotation.endswith("KW_ONLY"):
             return None
         value = stmt.value
-        if isinstance(value, ast.Call) and (_parsed.dotted(value.func) or "").endswith("field"):
+        if isinstance(value, ast.Call) and _parsed.dotted(value.func) in _FIELD:
             keys = {k.arg for k in value.keywords}
             if "init" in keys or None in keys:
                 return None  # a field left out of __init__, or unknown keywords

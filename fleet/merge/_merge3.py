@@ -50,12 +50,12 @@ def after_line_stage(
         structural = structural_merge(base, ours, theirs, profile)
         if isinstance(structural, Clean):
             # One side retired a spelling everywhere, the other adds uses: git's conflict. So is
-            # a result Python's compiler refuses where the inputs compile, and one that forks a
-            # chain of subclasses (whose links the reduced texts of the checks set aside).
+            # a result Python's compiler refuses where the inputs compile, and one the checks
+            # that read whole classes refuse (the reduced texts of ``_checks`` hold them in part).
             if (
                 retired_spelling(base, ours, theirs, structural.text)
                 or not _compiles_as_inputs(base, ours, theirs, structural.text)
-                or _chain_forked(base, ours, theirs, structural.text)
+                or _classes_unsure(base, ours, theirs, structural.text)
             ):
                 return line
             return structural
@@ -74,7 +74,7 @@ def after_line_stage(
     return line
 
 
-def _chain_forked(base: str, ours: str, theirs: str, merged: str) -> bool:
+def _classes_unsure(base: str, ours: str, theirs: str, merged: str) -> bool:
     """The checks that must read whole classes, which the reduced texts of ``_checks`` hold only
     in part: both sides extended one linear chain of subclasses from its last link (``_chain``),
     or a call of a dataclass does not fit the fields one side gave it (``_constructed``)."""
@@ -130,7 +130,7 @@ def held_file(base: str, ours: str, theirs: str, line: Conflicted) -> Clean | No
     text = held_lines(line.text_with_markers, [base, ours, theirs], deletions=True)
     if text is None or parse_within_bounds(text) is None:
         return None
-    if unsure(base, ours, theirs, text) is not None or _chain_forked(base, ours, theirs, text):
+    if unsure(base, ours, theirs, text) is not None or _classes_unsure(base, ours, theirs, text):
         return None
     return Clean(text, "structural")
 

@@ -131,6 +131,11 @@ def test_a_dataclass_call_that_misses_the_fields_the_other_side_added_is_a_confl
     fine = defaulted.replace('CHIPSETS = {\n', 'CHIPSETS = {\n    "WS2811": LEDStripTimings(300, '
                              '1090, 1090, 320),\n')
     assert constructor_misfit(_trees(TIMINGS, ours, defaulted, fine)) is None
+    factory = theirs.replace("reset_high: int\n    reset_low: int",
+                             "reset_high: int = field(default=0)\n"
+                             "    reset_low: list = field(default_factory=list)")
+    assert constructor_misfit(_trees(TIMINGS, ours, factory, factory.replace(
+        'CHIPSETS = {\n', 'CHIPSETS = {\n    "WS2811": LEDStripTimings(1, 2, 3, 4),\n'))) is None
 
 
 # esphome 5e0f43cf7b9e (esphome/components/cover/__init__.py): theirs re-sorted the names of an
