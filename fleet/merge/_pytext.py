@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 import tokenize
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
 from functools import partial
 from typing import TypeVar, cast
@@ -20,6 +20,7 @@ from fleet.merge._result import (
     MARKER_OURS,
     MARKER_SEP,
     MARKER_THEIRS,
+    ConflictRegion,
     parse_conflicts,
 )
 from fleet.merge._tokens import merge_tokens
@@ -115,23 +116,36 @@ def held_lines(marked: str, inputs: Sequence[str], deletions: bool = False) -> s
     markers = (MARKER_OURS, MARKER_BASE, MARKER_SEP, MARKER_THEIRS)
     if any(line.startswith(markers) for text in inputs for line in text.splitlines()):
         return None
+
+    def held(region: ConflictRegion) -> str | None:
+        texts = (region.base, region.ours, region.theirs)
+        parts = [text.splitlines(keepends=True) for text in texts]
+        holder = covered(parts[0], parts[1], parts[2], deletions=False)
+        if holder is None and deletions:
+            holder = covered(parts[0], parts[1], parts[2], deletions=True)
+            if holder is not None and not _deletion_held(parts, holder):
+                holder = None
+        if holder is None:
+            return None
+        by_side = dict(zip(("base", "ours", "theirs"), parts, strict=True))
+        return "".join(by_side[side][position] for side, position in holder)
+
+    return _regions_resolved(marked, held)
+
+
+def _regions_resolved(marked: str, resolve: Callable[[ConflictRegion], str | None]) -> str | None:
+    """``marked`` with each conflict region replaced by ``resolve``'s text for it; None when
+    ``resolve`` gives None for one."""
     lines = marked.splitlines(keepends=True)
     out: list[str] = []
     index = 0
     for region in parse_conflicts(marked):
         out.extend(lines[index : region.start_line - 1])
         index = region.end_line
-        texts = (region.base, region.ours, region.theirs)
-        parts = [text.splitlines(keepends=True) for text in texts]
-        held = covered(parts[0], parts[1], parts[2], deletions=False)
-        if held is None and deletions:
-            held = covered(parts[0], parts[1], parts[2], deletions=True)
-            if held is not None and not _deletion_held(parts, held):
-                held = None
-        if held is None:
+        text = resolve(region)
+        if text is None:
             return None
-        by_side = dict(zip(("base", "ours", "theirs"), parts, strict=True))
-        out.extend(by_side[side][position] for side, position in held)
+        out.append(text)
     out.extend(lines[index:])
     return "".join(out)
 
@@ -145,15 +159,8 @@ def formatting_kept(
     region resolved to ``side``'s lines, so the other side's formatting outside those regions is
     kept too (angr ``cc88f5bdd50f``: a blank line theirs put above an ``if`` in a method whose
     code ours changed), when that is ``taken``'s program; else None (``taken`` whole)."""
-    lines = marked.splitlines(keepends=True)
-    out: list[str] = []
-    index = 0
-    for region in parse_conflicts(marked):
-        out.extend(lines[index : region.start_line - 1])
-        index = region.end_line
-        out.append(region.ours if side == "ours" else region.theirs)
-    out.extend(lines[index:])
-    node = _reparsed(module, "".join(out), sides)
+    text = _regions_resolved(marked, lambda r: r.ours if side == "ours" else r.theirs)
+    node = None if text is None else _reparsed(module, text, sides)
     if node is None or normalized(node) is None or normalized(node) != normalized(taken):
         return None
     # the lines above it as ``over_formatting`` chose them (``_pykeys.leading_kept``)
