@@ -46,7 +46,9 @@ def after_line_stage(
     from fleet.merge._parsed import parsing_once
     from fleet.merge._python import structural_merge  # libcst only when needed
 
-    with parsing_once(), _collector_off():  # both stages below parse the same texts: once each
+    # Both stages below parse the same texts: once each. The collector comes back on after the
+    # trees are dropped: on with them alive, its first collection walked every one of them.
+    with _collector_off(), parsing_once():
         structural = structural_merge(base, ours, theirs, profile)
         if isinstance(structural, Clean):
             # One side retired a spelling everywhere, the other adds uses: git's conflict. So is

@@ -10,10 +10,10 @@ from collections import Counter
 from collections.abc import Sequence
 
 import libcst as cst
-from libcst._nodes.internal import CodegenState
 from libcst.helpers import get_full_name_for_node
 
 from fleet import pyast
+from fleet.merge._render import Recorded, render, render_recorded
 from fleet.merge.profile import KindRule, LanguageProfile
 
 __all__ = [
@@ -35,44 +35,12 @@ __all__ = [
 ]
 
 Key = tuple[str, ...]
-# Rendering is the structural stage's main cost; a merge renders each node once. Entries keep
-# their node alive, so an id cannot be reused while it is cached.
+# Rendering is the structural stage's main cost; a merge renders each node once, and a statement
+# nested in one already rendered not at all (``_render``: its span in that rendering). Entries
+# keep their node alive, so an id cannot be reused while it is cached.
 _CODE_CACHE: dict[int, tuple[cst.CSTNode, str]] = {}
+_SPANS: dict[int, tuple[cst.CSTNode, Recorded, int, int, int]] = {}
 _NORMALIZED: dict[int, tuple[cst.CSTNode, tuple[str, tuple[str, ...]] | None]] = {}
-
-
-class _NoPosition:
-    """What ``record_syntactic_position`` returns while rendering: a context that does nothing."""
-
-    __slots__ = ()
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-
-_NO_POSITION = _NoPosition()
-
-
-class _State(CodegenState):
-    """libcst's own code generation state, whose ``record_syntactic_position`` is a generator
-    context manager that does nothing unless positions are computed: entered for nearly every
-    node, it was two fifths of the time spent rendering. The same tokens, in a cheaper way."""
-
-    __slots__ = ()
-
-    def record_syntactic_position(self, *args: object, **kwargs: object) -> _NoPosition:  # type: ignore[override]
-        return _NO_POSITION
-
-
-def render(node: cst.CSTNode, indent: str = "    ", newline: str = "\n") -> str:
-    """``cst.Module(body=[], default_indent=indent, default_newline=newline).code_for_node(node)``,
-    the same text, faster (``_State``)."""
-    state = _State(default_indent=indent, default_newline=newline)
-    node._codegen(state)
-    return "".join(state.tokens)
 
 
 def render_in(module: cst.Module, node: cst.CSTNode) -> str:
@@ -82,11 +50,19 @@ def render_in(module: cst.Module, node: cst.CSTNode) -> str:
 
 def code(node: cst.CSTNode) -> str:
     """The node's source text, its leading comments and blank lines included, dedented."""
-    entry = _CODE_CACHE.get(id(node))
+    key = id(node)
+    entry = _CODE_CACHE.get(key)
     if entry is not None and entry[0] is node:
         return entry[1]
-    text = render(node)
-    _CODE_CACHE[id(node)] = (node, text)
+    span = _SPANS.get(key)
+    if span is not None and span[0] is node:
+        text = span[1].text(span[2], span[3], span[4])
+    else:
+        text, recorded = render_recorded(node)
+        for inner, (nested, start, end, depth) in recorded.spans.items():
+            if inner not in _CODE_CACHE:
+                _SPANS[inner] = (nested, recorded, start, end, depth)
+    _CODE_CACHE[key] = (node, text)
     return text
 
 
@@ -110,6 +86,7 @@ def module_code(module: cst.Module) -> str:
 def clear_code_cache() -> None:
     """Forget rendered texts and shapes (called after each structural merge)."""
     _CODE_CACHE.clear()
+    _SPANS.clear()
     _NORMALIZED.clear()
 
 

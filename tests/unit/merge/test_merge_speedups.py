@@ -1,6 +1,8 @@
 """The structural stage's speed-ups give what the code they replace gave.
 
-``_pykeys.render`` against libcst's own ``code_for_node``; ``_bounds.depth`` against the
+``_pykeys.render`` against libcst's own ``code_for_node``, and ``_pykeys.code`` of a statement
+nested in one rendered before (read from that rendering's tokens) against rendering it alone;
+``_bounds.depth`` against the
 generic walk it replaced; ``_parsed.parse`` handing out one tree per text only inside
 ``parsing_once``; ``_parsed.nodes`` against ``ast.walk``; the collector off during a file's
 structural stages and as it was after them. (The corpus and history fixtures pin
@@ -22,7 +24,7 @@ from fleet.merge._bounds import MAX_DEPTH, depth
 from fleet.merge._line import line_merge
 from fleet.merge._merge3 import after_line_stage
 from fleet.merge._parsed import depth_of, nodes, parse, parsing_once
-from fleet.merge._pykeys import module_code, render, render_in
+from fleet.merge._pykeys import clear_code_cache, code, module_code, render, render_in
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "merge"
 CASES = sorted(p for p in FIXTURES.iterdir() if (p / "base.py").exists())
@@ -76,6 +78,46 @@ def test_render_is_code_for_node() -> None:
         for node in module.body:
             assert render(node) == renderer.code_for_node(node)
             assert render_in(module, node) == module.code_for_node(node)
+
+
+class _Statements(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: list[cst.BaseStatement] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.BaseStatement):
+            self.found.append(node)
+        return True
+
+
+NESTED = [
+    # elif chains (an ``If`` rendered ``elif`` inside another), else blocks, decorators
+    "def f(x):\n    if x:\n        return 1\n    elif x > 2:\n        return 2\n"
+    "    elif x > 3:  # three\n        pass\n    else:\n        return 4\n",
+    # tabs, two spaces and four in one file; comments and blank lines above nested statements
+    "class A:\n\tdef f(self):\n\t\tif self:\n\t\t\t# why\n\n\t\t\treturn 1\n\n"
+    "\t@property\n\tdef g(self):\n\t  while True:\n\t    break\n",
+    # a string spanning lines inside nested blocks keeps its own lines as they are
+    'class B:\n    def f(self):\n        for x in y:\n            s = """a\n  b\nc"""\n'
+    "            try:\n                pass\n            except E:\n                raise\n"
+    "            finally:\n                del s\n",
+    "with a:\n    with b: c = 1; d = 2\n    match x:\n        case 1:\n            y = 2\n",
+]
+
+
+def test_a_nested_statement_reads_as_rendered_alone() -> None:
+    for text in [*TEXTS, *NESTED]:
+        module = cst.parse_module(text)
+        visitor = _Statements()
+        module.visit(visitor)
+        clear_code_cache()
+        try:
+            for node in module.body:  # the top-level statements rendered first...
+                assert code(node) == render(node)
+            for node in visitor.found:  # ... then what they hold, read from their tokens
+                assert code(node) == render(node), (text, render(node))
+        finally:
+            clear_code_cache()
 
 
 @pytest.mark.parametrize("limit", [1, 3, 10, MAX_DEPTH, 10_000])
