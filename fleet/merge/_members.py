@@ -45,6 +45,7 @@ from fleet.merge._pytext import (
     text_merge,
     token_merge,
 )
+from fleet.merge._reformatted import reformatted, with_formatting
 from fleet.merge._sets import import_after_deletion, import_union, merge_name_set
 from fleet.merge._wrapped import into_wrapper, out_of_wrapper
 
@@ -197,18 +198,6 @@ def _after_deletion(
     return [] if import_after_deletion(base, kept) else None
 
 
-def _reformatted(base: Stmts, side: Stmts) -> bool:
-    """Does ``side`` hold ``base``'s statements one for one, each only reformatted (blank
-    lines, quotes, wrapping; comments unchanged)? Then the other side's change of them wins,
-    a deletion included (werkzeug 3b79230cfd99: a blank line dropped inside an ``if`` that the
-    other side deleted)."""
-    return (
-        bool(base)
-        and len(base) == len(side)
-        and all(formatting_only(b, s) for b, s in zip(base, side, strict=True))
-    )
-
-
 def _deletion(ctx: Context, key: Key, maps: Maps) -> tuple[list[cst.BaseStatement], bool]:
     """A base symbol this chunk drops: nothing if deleted unchanged, a conflict if the other side
     modified it. The flag says whether the key is settled here (a move is settled elsewhere)."""
@@ -248,12 +237,13 @@ def merge_members(ctx: Context, base: Stmts, ours: Stmts, theirs: Stmts) -> list
             chosen = part_t
         elif chunk.kind != "conflict":
             chosen = part_o
-        elif _reformatted([maps[0][k] for k in part_b], [maps[1][k] for k in part_o]):
-            chosen = part_t  # ours only reformatted what theirs changed or deleted
-            settled.update(part_o)
-        elif _reformatted([maps[0][k] for k in part_b], [maps[2][k] for k in part_t]):
-            chosen = part_o
-            settled.update(part_t)
+        elif reformatted([maps[0][k] for k in part_b], [maps[1][k] for k in part_o]):
+            # ours only reformatted what theirs changed or deleted: theirs' change, ours' format
+            chosen = with_formatting(part_b, part_t, part_o, lambda i, k: maps[(0, 2, 1)[i]][k])
+            settled.update((*part_o, *part_t))
+        elif reformatted([maps[0][k] for k in part_b], [maps[2][k] for k in part_t]):
+            chosen = with_formatting(part_b, part_o, part_t, lambda i, k: maps[i][k])
+            settled.update((*part_o, *part_t))
         elif fields_both_added(part_b, part_o, part_t, maps, ctx.ordered_fields):
             chosen = None  # where both sides' fields meet, their order is unknown
         elif renamed_two_ways(part_b, part_o, part_t, maps):
@@ -356,10 +346,10 @@ def merge_statements(
         if chunk.kind != "conflict":
             out.extend(part_o)
             continue
-        if _reformatted(part_b, part_o):
+        if reformatted(part_b, part_o):
             out.extend(part_t)  # ours only reformatted what theirs changed or deleted
             continue
-        if _reformatted(part_b, part_t):
+        if reformatted(part_b, part_t):
             out.extend(part_o)
             continue
         same = same_change(part_b, part_o, part_t)
