@@ -9,7 +9,8 @@ block is exactly the base's run, and the statements around it are the base's; bl
 aside), and the other
 side must hold as many statements as the base there, each still like the one it replaced (half
 its characters, by ``difflib``): else which statement went where is a guess, and the run stays
-a conflict. Used by ``_members.merge_statements``."""
+a conflict. When the other side wrapped the one statement in the same statement too, its
+version holds the whole wrapping: it is the merge. Used by ``_members.merge_statements``."""
 
 from __future__ import annotations
 
@@ -49,6 +50,28 @@ def _wrapper(base: list[str], side: Sequence[cst.BaseStatement]) -> tuple[int, i
     return (start, end) if inner == base[start:end] else None
 
 
+def _header(node: cst.CSTNode) -> str | None:
+    """A compound statement's text without its block's statements (kind, header, decorators)."""
+    block = getattr(node, "body", None)
+    if not isinstance(block, cst.IndentedBlock):
+        return None
+    return code(node.with_changes(body=block.with_changes(body=[])))
+
+
+def _lines_above(
+    edit: cst.BaseStatement, was: cst.BaseStatement, kept: cst.BaseStatement
+) -> cst.BaseStatement:
+    """``edit`` with the blank and comment lines above it that the wrapping side gave its copy
+    ``kept`` of base's ``was``, where the editing side left base's: the blank line above base's
+    first statement moves above the new wrapper, not inside it."""
+    lines, before, wanted = (getattr(node, "leading_lines", None) for node in (edit, was, kept))
+    if lines is None or before is None or wanted is None:
+        return edit
+    if [code(line) for line in lines] != [code(line) for line in before]:
+        return edit
+    return edit.with_changes(leading_lines=wanted)
+
+
 def into_wrapper(
     base: Sequence[cst.BaseStatement],
     ours: Sequence[cst.BaseStatement],
@@ -61,6 +84,15 @@ def into_wrapper(
         if found is None or len(editing) != len(base):
             continue
         start, end = found
+        kind, header = type(wrapping[start]), _header(wrapping[start])
+        alike = [_header(node) for node in editing[start:end] if type(node) is kind]
+        if alike:
+            # The editing side wrapped it in the same kind of statement too, and edited inside it
+            # (eve e8b39170e20e: both put one assertion under ``with
+            # self.app.test_request_context():``, theirs also gave it an argument): under the same
+            # header its statement holds the wrapping side's whole change; nested in the wrapper
+            # again it would be wrapped twice. Under another header, which goes outside is a guess.
+            return list(editing) if end - start == 1 and alike == [header] else None
         edited = [_bare(node) for node in editing]
         if any(
             difflib.SequenceMatcher(None, old, new, autojunk=False).ratio() < 0.5
@@ -70,7 +102,10 @@ def into_wrapper(
         node = wrapping[start]
         block = getattr(node, "body", None)
         assert isinstance(block, cst.IndentedBlock)
-        inside = block.with_changes(body=list(editing[start:end]))
+        inside = block.with_changes(body=[
+            _lines_above(edit, was, kept)
+            for edit, was, kept in zip(editing[start:end], base[start:end], block.body, strict=True)
+        ])
         wrapped = node.with_changes(body=inside)
         assert isinstance(wrapped, cst.BaseStatement)
         return [*editing[:start], wrapped, *editing[end:]]
@@ -94,10 +129,10 @@ def out_of_wrapper(
     if isinstance(node, cst.If) and node.orelse is not None:
         return None
     block = node.body
-    if not isinstance(block, cst.IndentedBlock):
+    header = _header(node)
+    if not isinstance(block, cst.IndentedBlock) or header is None:
         return None
     inner = [_bare(stmt) for stmt in block.body]
-    header = code(node.with_changes(body=block.with_changes(body=[])))
     for unwrapping, editing in ((ours, theirs), (theirs, ours)):
         if [_bare(stmt) for stmt in unwrapping] != inner or len(editing) != 1:
             continue
@@ -105,7 +140,7 @@ def out_of_wrapper(
         edited_block = getattr(edited, "body", None)
         if type(edited) is not type(node) or not isinstance(edited_block, cst.IndentedBlock):
             continue
-        if code(edited.with_changes(body=edited_block.with_changes(body=[]))) != header:
+        if _header(edited) != header:
             continue
         return list(edited_block.body)
     return None
