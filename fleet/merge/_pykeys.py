@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 Key = tuple[str, ...]
-# Rendering is the structural stage's main cost; a merge renders each node once, and a statement
+# Rendering is a large cost of the structural stage; a merge renders each node once, and a statement
 # nested in one already rendered not at all (``_render``: its span in that rendering). Entries
 # keep their node alive, so an id cannot be reused while it is cached.
 _CODE_CACHE: dict[int, tuple[cst.CSTNode, str]] = {}

@@ -120,6 +120,21 @@ def test_a_nested_statement_reads_as_rendered_alone() -> None:
             clear_code_cache()
 
 
+def test_a_module_rendered_first_leaves_its_statements_to_render_alone() -> None:
+    # a module without a final newline drops its last token after its statements were noted
+    for text in ("def f():\n    if x:\n        pass", "x = 1\nclass A:\n    y = 2"):
+        module = cst.parse_module(text)
+        visitor = _Statements()
+        module.visit(visitor)
+        clear_code_cache()
+        try:
+            assert code(module) == text
+            for node in visitor.found:
+                assert code(node) == render(node)
+        finally:
+            clear_code_cache()
+
+
 @pytest.mark.parametrize("limit", [1, 3, 10, MAX_DEPTH, 10_000])
 def test_depth_is_the_walk_depth(limit: int) -> None:
     texts = [*TEXTS, "", "x = " + "(" * 150 + "1" + ")" * 150 + "\n", "x = " + "+".join("a" * 900)]
