@@ -153,11 +153,41 @@ def _imports_first(
         both = any(k in ours_map for k in run) and any(k in theirs_map for k in run)
         if both and any(k[0] in _IMPORTS for k in run):
             run = [k for k in run if k[0] in _IMPORTS] + [k for k in run if k[0] not in _IMPORTS]
+        if both:
+            run = _assignments_first(run, ours_map)
         out += run
         run = []
         if key is not None:
             out.append(key)
     return out
+
+
+def _assignments_first(run: list[Key], ours_map: dict[Key, cst.BaseStatement]) -> list[Key]:
+    """Both sides' additions at one place, each side's in its own order, the side whose rest is
+    only assignments before the other side's functions and classes where they meet
+    (pytest-django ``58e3062a96f6``: theirs' ``INVALID_TEMPLATE_VARS_ENV = ...`` added after
+    ``CONFIGURATION_ENV`` landed below ours' new constant and functions). An assignment its own
+    side follows with a function or class stays with them (napari ``6b0e3496b1fc``: ``A =
+    TypeVar('A')`` above the class that uses it)."""
+
+    def tiers(keys: list[Key]) -> dict[Key, int]:  # the heaviest kind from each key on
+        out: dict[Key, int] = {}
+        heaviest = 0
+        for key in reversed(keys):
+            kind = 0 if key[0] in _IMPORTS else 1 if key[0] == "assign" else 2
+            heaviest = max(heaviest, kind)
+            out[key] = heaviest
+        return out
+
+    ours = [k for k in run if k in ours_map]
+    theirs = [k for k in run if k not in ours_map]
+    tier = {**tiers(ours), **tiers(theirs)}
+    order = {k: i for i, k in enumerate(run)}
+    out: list[Key] = []
+    while ours and theirs:
+        first, second = (ours, theirs) if order[ours[0]] < order[theirs[0]] else (theirs, ours)
+        out.append((second if tier[second[0]] < tier[first[0]] else first).pop(0))
+    return out + ours + theirs
 
 
 # What makes the order of a class's attributes meaning: an enum (``auto()`` values, iteration
