@@ -34,13 +34,16 @@ def populate_namespace():
 def pytest_namespace():
     return {}
 '''
-OURS = BASE.replace("CONFIGURATION_ENV = 'DJANGO_CONFIGURATION'\n",
-                    "CONFIGURATION_ENV = 'DJANGO_CONFIGURATION'\n" + OURS_ADDED)
-THEIRS = BASE.replace(
-    "CONFIGURATION_ENV = 'DJANGO_CONFIGURATION'\n",
-    "CONFIGURATION_ENV = 'DJANGO_CONFIGURATION'\n"
-    "INVALID_TEMPLATE_VARS_ENV = 'FAIL_INVALID_TEMPLATE_VARS'\n",
-)
+ANCHOR = "CONFIGURATION_ENV = 'DJANGO_CONFIGURATION'\n"
+
+
+def _added(text: str) -> str:
+    """``BASE`` with ``text`` added after ``CONFIGURATION_ENV``, where both sides added."""
+    return BASE.replace(ANCHOR, ANCHOR + text)
+
+
+OURS = _added(OURS_ADDED)
+THEIRS = _added("INVALID_TEMPLATE_VARS_ENV = 'FAIL_INVALID_TEMPLATE_VARS'\n")
 
 
 def test_a_constant_beside_the_other_sides_constant_and_functions_stays_with_constants() -> None:
@@ -58,11 +61,7 @@ def test_a_constant_beside_the_other_sides_constant_and_functions_stays_with_con
 
 def test_each_sides_own_order_is_kept() -> None:
     # ours: a function, then a constant computed by it; theirs: a constant
-    ours = BASE.replace(
-        "CONFIGURATION_ENV = 'DJANGO_CONFIGURATION'\n",
-        "CONFIGURATION_ENV = 'DJANGO_CONFIGURATION'\n\n\ndef _default():\n    return 1\n\n\n"
-        "DEFAULT = _default()\n",
-    )
+    ours = _added("\n\ndef _default():\n    return 1\n\n\nDEFAULT = _default()\n")
     result = merge3(BASE, ours, THEIRS, "pytest_django/plugin.py")
 
     assert isinstance(result, Clean)
@@ -74,11 +73,7 @@ def test_each_sides_own_order_is_kept() -> None:
 def test_an_assignment_followed_by_its_sides_class_stays_above_that_class() -> None:
     # napari 6b0e3496b1fc: theirs' ``A = TypeVar('A')`` above theirs' new class using it, ours'
     # new functions at the same place
-    theirs = BASE.replace(
-        "CONFIGURATION_ENV = 'DJANGO_CONFIGURATION'\n",
-        "CONFIGURATION_ENV = 'DJANGO_CONFIGURATION'\nA = TypeVar('A')\n\n\n"
-        "class Key(Generic[A]):\n    pass\n",
-    )
+    theirs = _added("A = TypeVar('A')\n\n\nclass Key(Generic[A]):\n    pass\n")
     result = merge3(BASE, OURS, theirs, "pytest_django/plugin.py")
 
     assert isinstance(result, Clean)
