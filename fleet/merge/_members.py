@@ -14,6 +14,7 @@ import libcst as cst
 from fleet.merge._branches import merge_if
 from fleet.merge._context import Context, Maps, Stmts, Unsure
 from fleet.merge._diff3 import compose_disjoint, diff3
+from fleet.merge._group_head import GroupHeads
 from fleet.merge._independent import independent_runs
 from fleet.merge._names import added_alike, rebinds_what_other_uses, uses_what_other_removed
 from fleet.merge._order import (
@@ -45,7 +46,7 @@ from fleet.merge._pytext import (
     text_merge,
     token_merge,
 )
-from fleet.merge._reformatted import reformatted, with_formatting
+from fleet.merge._reformatted import apart, reformatted, with_formatting, within_blocks
 from fleet.merge._sets import import_after_deletion, import_union, merge_name_set
 from fleet.merge._wrapped import into_wrapper, out_of_wrapper
 
@@ -149,7 +150,11 @@ def merge_node(
     if taken is not None:
         side = "theirs" if formatting_only(base, ours) else "ours"
         kept = marked and formatting_kept(ctx.module, marked, side, taken, (ours, theirs, base))
-        return [kept or taken]
+        kept, changing = kept or taken, 2 if side == "theirs" else 1
+        if rule is not None and rule.strategy == "statements":  # (webob 8f8fc888c23a)
+            parts = ([base], [kept], [theirs]) if changing == 1 else ([base], [ours], [kept])
+            return within_blocks(ctx, parts, _merge_block, changing) or [kept]
+        return [kept]
     same = same_change([base], [ours], [theirs])
     if same is not None:
         return same
@@ -227,6 +232,7 @@ def merge_members(ctx: Context, base: Stmts, ours: Stmts, theirs: Stmts) -> list
     out: list[cst.BaseStatement] = []
     emitted: set[Key] = set()
     settled: set[Key] = set()
+    heads = GroupHeads(maps)
     for chunk in diff3(*keys):
         part_b, part_o, part_t = (
             key_list[slice(*span)]
@@ -259,6 +265,7 @@ def merge_members(ctx: Context, base: Stmts, ours: Stmts, theirs: Stmts) -> list
             nested = _nested_block(ctx, part_b, part_o, part_t, maps, members=True)
             paired = nested is None and merge_paired(  # each statement of a run merged alone
                 ctx, (part_b, part_o, part_t), maps, _nested_block, members=True)
+            heads.reset()
             if nested is not None or paired:
                 out.extend([nested] if nested is not None else paired or [])
                 settled.update((*part_b, *part_o, *part_t))
@@ -273,6 +280,7 @@ def merge_members(ctx: Context, base: Stmts, ours: Stmts, theirs: Stmts) -> list
         for key in part_b:
             if key not in chosen:
                 pieces, done = _deletion(ctx, key, maps)
+                heads.emitted(out, key, pieces, 0 if done else -1)
                 out.extend(pieces)
                 if done:
                     settled.add(key)
@@ -286,6 +294,7 @@ def merge_members(ctx: Context, base: Stmts, ours: Stmts, theirs: Stmts) -> list
             if key not in maps[0] and side < 3 and pieces:
                 pieces[0] = comment_once(pieces[0], side, moved, maps[0])
                 pieces[0] = blank_once(pieces[0], side, moved, maps)
+            heads.emitted(out, key, pieces, side)
             out.extend(pieces)
     base_map, ours_map, theirs_map = maps
     for key in set(ours_map) | set(theirs_map):
@@ -346,11 +355,13 @@ def merge_statements(
         if chunk.kind != "conflict":
             out.extend(part_o)
             continue
-        if reformatted(part_b, part_o):
-            out.extend(part_t)  # ours only reformatted what theirs changed or deleted
-            continue
-        if reformatted(part_b, part_t):
-            out.extend(part_o)
+        if reformatted(part_b, part_o) or reformatted(part_b, part_t):
+            # one side only reformatted what the other changed or deleted: the other's whole,
+            # unless the lines merge cleanly, or compound statements merge inside
+            changing = 2 if reformatted(part_b, part_o) else 1
+            inside = apart((part_b, part_o, part_t)) or within_blocks(
+                ctx, (part_b, part_o, part_t), _merge_block, changing)
+            out.extend(inside or (part_t if changing == 2 else part_o))
             continue
         same = same_change(part_b, part_o, part_t)
         if same is not None:

@@ -38,6 +38,7 @@ PLACEHOLDER = "__fleet_keep_"
 PLACEHOLDER_LINE = re.compile(
     r"^[ \t]*(?:def |class |import |from )?(__fleet_keep_\d+__)[^\n]*\n", re.MULTILINE
 )
+_BLANK_ABOVE = re.compile(r"\A(?:[ \t]*\n)+")
 _TEMPLATES = {
     "def": "def {name}(): pass\n",
     "class": "class {name}: pass\n",
@@ -181,7 +182,11 @@ def _one_sided(versions: list[list[Segment]]) -> list[tuple[int, int, int]]:
             v[i].text for v, i in zip(versions, (index_b, index_o, index_t), strict=True)
         )
         ends = base.endswith("\n") and ours.endswith("\n") and theirs.endswith("\n")
-        if ends and base.strip() and (base == ours) != (base == theirs):
+        changed = ours if base == theirs else theirs
+        # not when only the blank lines above changed: merged with its neighbours (_group_head)
+        if ends and base.strip() and (base == ours) != (base == theirs) and (
+            _BLANK_ABOVE.sub("", base) != _BLANK_ABOVE.sub("", changed)
+        ):
             found.append((index_b, index_o, index_t))
     return found
 

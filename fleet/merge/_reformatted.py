@@ -9,7 +9,10 @@ back in base's form: theirs' edit of them lost, though ours never touched them.
 
 Members only: in a function's statements the humans keep one side's lines for the whole chunk
 (on the thirty-fourth set, four of five results that mixed the two were further from theirs),
-and so does the merge (``tests/fixtures/merge/quotes_vs_edit``).
+and so does the merge (``tests/fixtures/merge/quotes_vs_edit``), with two exceptions: the two
+sides' edits in different statements whose lines git itself merges cleanly (:func:`apart`:
+each kept where it was made), and a compound statement both changed that merges inside without
+a conflict (:func:`within_blocks`).
 """
 
 from __future__ import annotations
@@ -20,9 +23,11 @@ from typing import TypeVar
 
 import libcst as cst
 
+from fleet.merge._context import Context
+from fleet.merge._diff3 import compose_disjoint, diff3
 from fleet.merge._pykeys import code, formatting_only
 
-__all__ = ["reformatted", "with_formatting"]
+__all__ = ["apart", "reformatted", "with_formatting", "within_blocks"]
 
 T = TypeVar("T")
 
@@ -57,3 +62,63 @@ def with_formatting(
     by_text = {text: kept for text, kept in zip(texts, formatted, strict=True) if text in once}
     return [by_text.get(text, item) for text, item in zip(made, changed, strict=True)]
 
+
+
+
+def within_blocks(
+    ctx: Context,
+    parts: tuple[Sequence[cst.BaseStatement], ...],
+    merge_block: Callable[..., cst.BaseStatement | None],
+    changing: int,
+) -> list[cst.BaseStatement] | None:
+    """A chunk of statements (``parts``: base, ours, theirs) that one side only reformatted
+    (:func:`reformatted`) and the other (``changing``: 1 ours, 2 theirs) changed, as the
+    changing side has it, except that each compound statement (``if``, ``for``, ``with``,
+    ``def``...) both sides changed is merged inside by ``merge_block``
+    (``_members._merge_block``): compound statements paired in order, of one kind each. None
+    when there is none to merge, they do not pair, or a merge inside conflicts (then the chunk
+    goes to the changing side whole, as it did). Webob ``8f8fc888c23a``: ours annotated
+    ``from_file`` and put a ``# type: ignore`` on an ``if``'s header, theirs took the brackets
+    off a tuple assigned in that ``if``'s body; the function went to ours whole and theirs' edit
+    was lost. Simple statements stay the changing side's: in a function's statements the
+    humans keep one side's lines (see the module's docstring)."""
+    base, changed, formatted = parts[0], parts[changing], parts[3 - changing]
+
+    def compound(statements: Sequence[cst.BaseStatement]) -> list[tuple[int, cst.BaseStatement]]:
+        return [(i, s) for i, s in enumerate(statements)
+                if isinstance(s, cst.BaseCompoundStatement)]
+
+    olds, news = compound(base), compound(changed)
+    if not olds or len(olds) != len(news):
+        return None
+    pairs = list(zip(olds, news, strict=True))
+    out, merged = list(changed), False
+    for (at_base, old), (at, new) in pairs:
+        other = formatted[at_base]
+        if type(old) is not type(new) or code(other) == code(old) or code(new) == code(old):
+            continue
+        before = ctx.conflicts
+        sides = (new, other) if changing == 1 else (other, new)
+        block = merge_block(ctx, old, *sides, members=False)
+        if block is None or ctx.conflicts != before:
+            return None
+        out[at], merged = block, True
+    return out if merged else None
+
+
+def apart(parts: tuple[Sequence[cst.BaseStatement], ...]) -> list[cst.BaseStatement] | None:
+    """A chunk of statements (``parts``: base, ours, theirs) that one side only reformatted,
+    each side's edits kept in the statements it made them in, when those are different
+    statements whose lines also merge cleanly line by line (where git would keep both, so does
+    this stage); else None. Django-taggit ``6b6120bcf913``: theirs requoted a ``setdefault``
+    in one loop, ours rewrote the next loop, three lines below; the chunk went to ours whole
+    and theirs' edit was lost where git's own merge kept it."""
+    lines = ["".join(code(node) for node in part).splitlines(keepends=True) for part in parts]
+    if any(chunk.kind == "conflict" for chunk in diff3(*lines)):
+        return None
+    texts = [[code(node) for node in part] for part in parts]
+    composed = compose_disjoint(*texts)
+    if composed is None:
+        return None
+    by_side = {"base": parts[0], "ours": parts[1], "theirs": parts[2]}
+    return [by_side[side][index] for side, index in composed]

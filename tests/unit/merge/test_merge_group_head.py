@@ -1,0 +1,79 @@
+"""A group's head deleted by one side where the other side inserted below it (django-filter
+``ced329be1b7f``, 36th unseen set): ours added ``import warnings`` inside the standard
+library's imports, theirs deleted the two imports around it, the first of them the group's head
+after its blank line. The insertion stays in its group, below the blank line; the member that
+became the group's head in theirs does not keep a second blank line above it."""
+
+from __future__ import annotations
+
+from fleet.merge._line import line_merge
+from fleet.merge._merge3 import merge3
+from fleet.merge._reduce import reduce_unchanged
+from fleet.merge._result import Clean, Conflicted
+
+BASE = """from __future__ import unicode_literals
+
+import datetime
+from decimal import Decimal
+from unittest import skipIf
+
+from django.test import TestCase
+
+
+class T(TestCase):
+    def test(self):
+        skipIf(False, "")
+"""
+OURS = BASE.replace("import datetime\n", "import datetime\nimport warnings\n")
+THEIRS = BASE.replace("import datetime\nfrom decimal import Decimal\n", "")
+
+
+def test_an_insertion_below_a_deleted_group_head_stays_in_its_group() -> None:
+    assert isinstance(line_merge(BASE, OURS, THEIRS), Conflicted)
+
+    result = merge3(BASE, OURS, THEIRS, "tests/test_backends.py")
+
+    assert isinstance(result, Clean)
+    assert result.text.startswith(
+        "from __future__ import unicode_literals\n\n"
+        "import warnings\nfrom unittest import skipIf\n\n"
+        "from django.test import TestCase\n"
+    ), result.text
+    assert "datetime" not in result.text and "Decimal" not in result.text
+
+
+def test_where_the_other_side_dropped_the_blank_line_no_blank_line_is_added() -> None:
+    theirs = BASE.replace("\nimport datetime\nfrom decimal import Decimal\n", "")
+
+    result = merge3(BASE, OURS, theirs, "tests/test_backends.py")
+
+    assert isinstance(result, Clean)
+    head = result.text.split("\n\n")[0]
+    assert head.splitlines() == [
+        "from __future__ import unicode_literals", "import warnings", "from unittest import skipIf",
+    ], result.text
+
+
+def test_a_member_whose_blank_lines_alone_changed_is_parsed_not_set_aside() -> None:
+    blank_only = BASE.replace("\nfrom django.test import TestCase\n",
+                              "\n\nfrom django.test import TestCase\n")
+    edited = BASE.replace("skipIf(False, \"\")", "skipIf(True, \"\")")
+
+    reduced = reduce_unchanged(BASE, BASE, blank_only)
+    assert reduced is None or not reduced.sides
+    reduced = reduce_unchanged(BASE, BASE, edited)
+    assert reduced is not None and len(reduced.sides) == 1
+
+
+def test_a_replaced_import_takes_the_blank_line_the_other_side_put_above_it() -> None:
+    """dateutil ``44cf98c830be`` (38th set): theirs put an ``if PY3:`` block and a blank line
+    above an import ours replaced by another; the blank line went with the deleted import."""
+    base = "import os\nfrom six import PY3\nfrom .__init__ import tzname\n\n\ndef f():\n    pass\n"
+    ours = base.replace("from .__init__ import", "from ._common import")
+    shim = "if PY3:\n    ifilter = filter\nelse:\n    from itertools import ifilter\n\n"
+    theirs = base.replace("from six import PY3\n", "from six import PY3\n" + shim)
+
+    result = merge3(base, ours, theirs, "dateutil/tz/tz.py")
+
+    assert isinstance(result, Clean)
+    assert result.text == theirs.replace("from .__init__ import", "from ._common import")
