@@ -98,8 +98,9 @@ def within_blocks(
         if type(old) is not type(new) or code(other) == code(old) or code(new) == code(old):
             continue
         before = ctx.conflicts
-        sides = (new, other) if changing == 1 else (other, new)
-        block = merge_block(ctx, old, *sides, members=False)
+        # the changing side in theirs' place whichever it is: where both sides only reformatted
+        # one statement, the merge takes theirs' (the formatting side adds nothing to order)
+        block = merge_block(ctx, old, other, new, members=False)
         if block is None or ctx.conflicts != before:
             return None
         out[at], merged = block, True

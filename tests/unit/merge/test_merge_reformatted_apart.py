@@ -113,3 +113,36 @@ def test_edits_of_one_statement_still_go_to_the_changing_side_whole() -> None:
 
     assert isinstance(result, Clean)
     assert result.text == ours
+
+
+COLOR = '''import os
+
+
+def color(value, alpha):
+    if len(value) == 3:
+        internal = from_int_rgb(
+            value, alpha  # type: ignore
+        )
+    else:
+        internal = from_int_rgba(value)  # type: ignore
+    return internal
+'''
+
+
+def test_one_statement_both_sides_only_reformatted_keeps_the_changing_sides_layout() -> None:
+    """manim ``fed7ba5e5dbb`` (34th set): both sides split one call's arguments over two lines,
+    the ``# type: ignore`` after a different one; ours also changed the function elsewhere.
+    The statement stays as ours, the changing side, wrote it."""
+    call = "        internal = from_int_rgb(\n"
+    split = call + "            value,{}\n            alpha,{}\n        )\n"
+    joined = call + "            value, alpha  # type: ignore\n        )\n"
+    ours = COLOR.replace(joined, split.format("  # type: ignore", "")).replace(
+        "    return internal", "    return internal or None").replace("import os\n", "import re\n")
+    theirs = COLOR.replace(joined, split.format("", "  # type: ignore")).replace(
+        "import os\n", "import sys\n")
+
+    result = merge3(COLOR, ours, theirs, "manim/utils/color/core.py")
+
+    assert isinstance(result, Clean)
+    assert split.format("  # type: ignore", "") in result.text
+    assert "return internal or None" in result.text
