@@ -101,8 +101,8 @@ def within_blocks(
         # the changing side in theirs' place whichever it is: where both sides only reformatted
         # one statement, the merge takes theirs' (the formatting side adds nothing to order)
         block = merge_block(ctx, old, other, new, members=False)
-        if block is None or ctx.conflicts != before:
-            return None
+        if block is None or ctx.conflicts != before or not formatting_only(new, block):
+            return None  # (the merge inside must be the changing side's program, comments too)
         out[at], merged = block, True
     return out if merged else None
 
@@ -122,4 +122,10 @@ def apart(parts: tuple[Sequence[cst.BaseStatement], ...]) -> list[cst.BaseStatem
     if composed is None:
         return None
     by_side = {"base": parts[0], "ours": parts[1], "theirs": parts[2]}
-    return [by_side[side][index] for side, index in composed]
+    merged = [by_side[side][index] for side, index in composed]
+    changing = parts[1] if reformatted(parts[0], parts[2]) else parts[2]
+    if len(merged) != len(changing) or not all(
+        formatting_only(mine, kept) for mine, kept in zip(changing, merged, strict=True)
+    ):
+        return None  # the changing side's program, statement for statement, or nothing
+    return merged
