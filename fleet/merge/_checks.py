@@ -48,6 +48,7 @@ from collections.abc import Iterator
 from fleet.merge import _parsed
 from fleet.merge._abstract import abstract_made
 from fleet.merge._calls import keyword_dropped
+from fleet.merge._commented_twin import live_and_commented
 from fleet.merge._constructed import constructor_misfit
 from fleet.merge._crossed import (
     added_beside_moved,
@@ -301,6 +302,7 @@ def unsure(base: str, ours: str, theirs: str, merged: str) -> str | None:
         added_twice(trees)
         or added_under_two_names(trees)
         or comments_not_kept([base, ours, theirs, merged])
+        or live_and_commented([base, ours, theirs, merged])
         or applied_twice(base, ours, theirs, merged)
         or version_parts_combined(trees)
         or keyword_dropped(trees)

@@ -11,6 +11,13 @@ at one place, kept twice where no input has it twice.
   ``[p for p in [WSProtocol] if p is not None]``, added after one constant; the humans kept
   theirs').
 
+- two primary keys in one model (:func:`primary_keys_doubled`): each side gave one class a
+  ``...Field(primary_key=True)`` under its own name and the merge kept both, which Django
+  refuses (django-polymorphic ``a3c9bcb14a8b``, thirty-ninth set: ``id2 =
+  models.AutoField(primary_key=True)`` by ours, ``base_3_id = ...`` by theirs, in
+  ``MROBase3``; the humans kept theirs'). Below :data:`LEAST_VALUE_NODES`, so the check above
+  could not tell. A ``Column(..., primary_key=True)`` (SQLAlchemy) may be one of several: only
+  a call of a ``...Field`` counts.
 Which one is meant is unknown, so the file conflicts.
 """
 
@@ -21,7 +28,7 @@ import ast
 from fleet.merge import _parsed
 from fleet.merge._near_twin import class_scopes, string_statement
 
-__all__ = ["assigned_under_two_names", "docstring_twice"]
+__all__ = ["assigned_under_two_names", "docstring_twice", "primary_keys_doubled"]
 
 _BODIES = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 LEAST_VALUE_NODES = 8  # below it (``0``, ``[]``, ``None``), equal values are a coincidence
@@ -81,4 +88,32 @@ def assigned_under_two_names(trees: list[ast.Module]) -> str | None:
         twin = values.get((scope, value))
         if twin is not None and merged.get((scope, twin)) == merged[(scope, name)]:
             return f"both sides bound one value under two names: {scope}{twin} and {name}"
+    return None
+
+
+def _primary_keys(tree: ast.Module) -> dict[str, int]:
+    """Each class (by scope) -> how many of its body's assignments call a ``...Field`` with
+    ``primary_key=True``."""
+    out: dict[str, int] = {}
+    for scope, body in class_scopes(tree.body):
+        for stmt in body:
+            value = stmt.value if isinstance(stmt, ast.Assign | ast.AnnAssign) else None
+            if not isinstance(value, ast.Call):
+                continue
+            func = value.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name.endswith("Field") and any(
+                k.arg == "primary_key" and isinstance(k.value, ast.Constant)
+                and k.value.value is True for k in value.keywords
+            ):
+                out[scope] = out.get(scope, 0) + 1
+    return out
+
+
+def primary_keys_doubled(trees: list[ast.Module]) -> str | None:
+    """``trees``: base, ours, theirs, result."""
+    inputs = [_primary_keys(tree) for tree in trees[:3]]
+    for scope, count in _primary_keys(trees[3]).items():
+        if count > 1 and all(found.get(scope, 0) < count for found in inputs):
+            return f"two primary keys in {scope.rstrip('.') or 'one class'}, one from each side"
     return None

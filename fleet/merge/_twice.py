@@ -43,7 +43,7 @@ from collections.abc import Iterator, Sequence
 from difflib import SequenceMatcher
 
 from fleet.merge._diff3 import diff3
-from fleet.merge._doubled import assigned_under_two_names, docstring_twice
+from fleet.merge._doubled import assigned_under_two_names, docstring_twice, primary_keys_doubled
 from fleet.merge._near_twin import near_twins
 from fleet.merge._renamed_deleted import renamed_where_deleted
 
@@ -122,7 +122,7 @@ def added_twice(trees: list[ast.Module]) -> str | None:
             if min(left, right) > before and count > max(left, right):
                 return f"a statement both sides added to {name} would be there {count} times"
     return (augmented_twice(trees) or docstring_twice(trees)
-            or assigned_under_two_names(trees))  # (``_doubled``)
+            or assigned_under_two_names(trees) or primary_keys_doubled(trees))  # (``_doubled``)
 
 
 def _augmented(tree: ast.Module) -> dict[str, list[ast.AugAssign]]:
