@@ -2,10 +2,10 @@
 ``ced329be1b7f``, ``tests/rest_framework/test_backends.py``): ours added ``import warnings``
 between ``import datetime`` and ``from decimal import Decimal``, the first two members of the
 standard library's group; theirs deleted both, so theirs' parse hands the group's blank line to
-``from unittest import skipIf``, the group's new head. Merged member by member, ``import
-warnings`` lost its blank line with ``import datetime`` and stood straight below ``from
-__future__ import ...``, and the blank line stayed above ``from unittest``: one side's
-insertion moved out of its group.
+the group's next import, its new head. Merged member by member, ``import warnings`` lost its
+blank line with ``import datetime`` and stood straight below ``from __future__ import ...``,
+and the blank line stayed above that next import: one side's insertion moved out of its
+group.
 
 :class:`GroupHeads` follows one run of :func:`fleet.merge._members.merge_members`: a base member
 that the result drops (``deleted``) with blank lines above it (no comment among them), which the

@@ -15,14 +15,14 @@ BASE = """from __future__ import unicode_literals
 
 import datetime
 from decimal import Decimal
-from unittest import skipIf
+from textwrap import dedent
 
 from django.test import TestCase
 
 
 class T(TestCase):
     def test(self):
-        skipIf(False, "")
+        dedent("")
 """
 OURS = BASE.replace("import datetime\n", "import datetime\nimport warnings\n")
 THEIRS = BASE.replace("import datetime\nfrom decimal import Decimal\n", "")
@@ -36,7 +36,7 @@ def test_an_insertion_below_a_deleted_group_head_stays_in_its_group() -> None:
     assert isinstance(result, Clean)
     assert result.text.startswith(
         "from __future__ import unicode_literals\n\n"
-        "import warnings\nfrom unittest import skipIf\n\n"
+        "import warnings\nfrom textwrap import dedent\n\n"
         "from django.test import TestCase\n"
     ), result.text
     assert "datetime" not in result.text and "Decimal" not in result.text
@@ -50,14 +50,14 @@ def test_where_the_other_side_dropped_the_blank_line_no_blank_line_is_added() ->
     assert isinstance(result, Clean)
     head = result.text.split("\n\n")[0]
     assert head.splitlines() == [
-        "from __future__ import unicode_literals", "import warnings", "from unittest import skipIf",
+        "from __future__ import unicode_literals", "import warnings", "from textwrap import dedent",
     ], result.text
 
 
 def test_a_member_whose_blank_lines_alone_changed_is_parsed_not_set_aside() -> None:
     blank_only = BASE.replace("\nfrom django.test import TestCase\n",
                               "\n\nfrom django.test import TestCase\n")
-    edited = BASE.replace("skipIf(False, \"\")", "skipIf(True, \"\")")
+    edited = BASE.replace("dedent(\"\")", "dedent(\" \")")
 
     reduced = reduce_unchanged(BASE, BASE, blank_only)
     assert reduced is None or not reduced.sides
