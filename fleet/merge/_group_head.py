@@ -51,6 +51,8 @@ class GroupHeads:
         self.head: tuple[Key, tuple[cst.EmptyLine, ...]] | None = None  # deleted, its lines
         self.moved: tuple[int, int, tuple[cst.EmptyLine, ...]] | None = None  # out index, side
         self.replaced: tuple[Key, int] | None = None  # deleted, the side that kept it
+        self.first = next(iter(maps[0]), None)  # base's first member: its lines follow a header
+        self.inserter = 0  # the side whose insertion was emitted last (0: none yet)
 
     def reset(self) -> None:
         self.head = self.moved = self.replaced = None
@@ -65,6 +67,7 @@ class GroupHeads:
             self.deleted(key)
         elif key not in self.maps[0] and side in (1, 2) and pieces:
             self.inserted(out, pieces, side)
+            self.inserter = side
         elif key in self.maps[0] and side == 3:
             self.kept(out, key, pieces)
         else:
@@ -109,10 +112,27 @@ class GroupHeads:
             return node
         return node.with_changes(leading_lines=getattr(kept, "leading_lines", ()))
 
+    def _no_longer_first(self, key: Key, node: cst.BaseStatement, inserter: int
+                         ) -> cst.BaseStatement:
+        """``node``, base's first member, below the other side's insertion: the blank lines
+        above it as the inserting side left them, where the other side changed only how many
+        blank lines follow the header (rope ``cbd94fcd8b03``: ours took the blank line off
+        between ``class _ExtractRefactoring(object):`` and ``def __init__``, theirs put
+        ``kind_prefixes = {}`` there; ``__init__`` stood right below the new constant)."""
+        base, mine = self.maps[0][key], self.maps[inserter][key]
+        lines = [code(line) for line in getattr(mine, "leading_lines", ())]
+        if (lines != [code(line) for line in getattr(base, "leading_lines", ())]
+                or (_blank_lines(base) is None and _above(base))
+                or any(line.comment is not None for line in getattr(node, "leading_lines", ()))):
+            return node
+        return node.with_changes(leading_lines=getattr(mine, "leading_lines", ()))
+
     def kept(self, out: list[cst.BaseStatement], key: Key,
              pieces: list[cst.BaseStatement]) -> None:
         """``key``, a member base has, goes to the result as ``pieces`` (after ``out``)."""
         moved, self.head, self.moved, self.replaced = self.moved, None, None, None
+        if key == self.first and self.inserter and pieces:
+            pieces[0] = self._no_longer_first(key, pieces[0], self.inserter)
         if moved is None or not pieces:
             return
         index, side, lines = moved

@@ -77,3 +77,18 @@ def test_a_replaced_import_takes_the_blank_line_the_other_side_put_above_it() ->
 
     assert isinstance(result, Clean)
     assert result.text == theirs.replace("from .__init__ import", "from ._common import")
+
+
+def test_a_first_member_below_the_other_sides_new_first_member_keeps_its_blank_line() -> None:
+    """rope ``cbd94fcd8b03`` (39th set): ours took the blank line off between a class's header
+    and its first method, theirs put a constant there; the method stood right below it."""
+    base = ("import re\n\n\nclass Refactoring(object):\n\n"
+            "    def __init__(self, project):\n        self.project = project\n")
+    ours = base.replace("(object):\n\n", "(object):\n").replace("import re\n", "import os\n")
+    theirs = base.replace("(object):\n\n", "(object):\n\n    kind_prefixes = {}\n\n").replace(
+        "import re\n", "import sys\n")
+
+    result = merge3(base, ours, theirs, "rope/refactor/extract.py")
+
+    assert isinstance(result, Clean)
+    assert "    kind_prefixes = {}\n\n    def __init__(self, project):\n" in result.text
