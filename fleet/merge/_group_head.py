@@ -38,6 +38,12 @@ def _blank_lines(node: cst.CSTNode | None) -> tuple[cst.EmptyLine, ...] | None:
     return lines
 
 
+def _lines(node: cst.CSTNode) -> list[tuple[bool, str, str]]:
+    """The lines above ``node`` exactly: indented or not, their spaces, their comment."""
+    return [(line.indent, line.whitespace.value, line.comment.value if line.comment else "")
+            for line in getattr(node, "leading_lines", ())]
+
+
 def _above(node: cst.CSTNode) -> int:
     """How many lines (blank or comment) ``node`` has above it."""
     return len(getattr(node, "leading_lines", ()))
@@ -76,7 +82,7 @@ class GroupHeads:
     def deleted(self, key: Key) -> None:
         """``key``, a base member, is not in the result (nothing emitted: a run goes on)."""
         keeper = 1 if key in self.maps[1] else 2 if key in self.maps[2] else 0
-        if keeper and self.replaced is None:
+        if keeper and self.replaced is None and key[0] != "anon":  # (named: replaced, not edited)
             self.replaced = (key, keeper)
         if self.head is None and self.moved is None:
             lines = _blank_lines(self.maps[0].get(key))
@@ -105,8 +111,7 @@ class GroupHeads:
         ._common import ...``; the blank line went with the deleted import)."""
         key, keeper = replaced
         base, kept = self.maps[0][key], self.maps[keeper][key]
-        lines = [code(line) for line in getattr(node, "leading_lines", ())]
-        if (lines != [code(line) for line in getattr(base, "leading_lines", ())]
+        if (_lines(node) != _lines(base)
                 or code(kept.with_changes(leading_lines=[])) != code(
                     base.with_changes(leading_lines=[]))):
             return node
@@ -120,9 +125,7 @@ class GroupHeads:
         between ``class _ExtractRefactoring(object):`` and ``def __init__``, theirs put
         ``kind_prefixes = {}`` there; ``__init__`` stood right below the new constant)."""
         base, mine = self.maps[0][key], self.maps[inserter][key]
-        lines = [code(line) for line in getattr(mine, "leading_lines", ())]
-        if (lines != [code(line) for line in getattr(base, "leading_lines", ())]
-                or (_blank_lines(base) is None and _above(base))
+        if (_lines(mine) != _lines(base) or (_blank_lines(base) is None and _above(base))
                 or any(line.comment is not None for line in getattr(node, "leading_lines", ()))):
             return node
         return node.with_changes(leading_lines=getattr(mine, "leading_lines", ()))

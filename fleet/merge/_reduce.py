@@ -38,7 +38,7 @@ PLACEHOLDER = "__fleet_keep_"
 PLACEHOLDER_LINE = re.compile(
     r"^[ \t]*(?:def |class |import |from )?(__fleet_keep_\d+__)[^\n]*\n", re.MULTILINE
 )
-_BLANK_ABOVE = re.compile(r"\A(?:[ \t]*\n)+")
+_BLANK_ABOVE = re.compile(r"\A\n+")  # empty lines only: a line of spaces keeps it aside
 _TEMPLATES = {
     "def": "def {name}(): pass\n",
     "class": "class {name}: pass\n",
