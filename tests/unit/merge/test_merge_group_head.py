@@ -92,3 +92,23 @@ def test_a_first_member_below_the_other_sides_new_first_member_keeps_its_blank_l
 
     assert isinstance(result, Clean)
     assert "    kind_prefixes = {}\n\n    def __init__(self, project):\n" in result.text
+
+
+def test_lines_of_spaces_one_side_stripped_stay_stripped() -> None:
+    """vispy ``a9f04f12027b`` (33rd set): theirs stripped every line of spaces, ours changed a
+    method's code; the lines of spaces came back above other members (a first version of the
+    rules above compared lines as libcst renders them, a line of spaces as an empty line)."""
+    base = ("import os\n\n\nclass Function(object):\n    def rtype(self):\n        return 1\n"
+            "    \n    def code(self):\n        return self._code\n"
+            "    \n    def name(self):\n        return self._name\n")
+    ours = base.replace("return self._code", "return self._code or ''").replace(
+        "import os\n", "import re\n")
+    theirs = base.replace("    \n", "\n").replace("import os\n", "import sys\n")
+
+    result = merge3(base, ours, theirs, "vispy/visuals/shaders/function.py")
+
+    assert isinstance(result, Clean)
+    assert "        return self._code or ''\n\n    def name(self):" in result.text
+    assert "return self._code or ''" in result.text
+    reduced = reduce_unchanged(base, base, theirs)
+    assert reduced is not None and reduced.sides  # set aside: its lines of spaces changed
