@@ -46,13 +46,17 @@ OURS = _added(OURS_ADDED)
 THEIRS = _added("INVALID_TEMPLATE_VARS_ENV = 'FAIL_INVALID_TEMPLATE_VARS'\n")
 
 
+def _merged(ours: str, theirs: str) -> str:
+    """The clean merge of ``ours`` and ``theirs`` over ``BASE`` (asserted clean)."""
+    result = merge3(BASE, ours, theirs, "pytest_django/plugin.py")
+    assert isinstance(result, Clean)
+    return result.text
+
+
 def test_a_constant_beside_the_other_sides_constant_and_functions_stays_with_constants() -> None:
     assert isinstance(line_merge(BASE, OURS, THEIRS), Conflicted)
 
-    result = merge3(BASE, OURS, THEIRS, "pytest_django/plugin.py")
-
-    assert isinstance(result, Clean)
-    text = result.text
+    text = _merged(OURS, THEIRS)
     constant = text.index("INVALID_TEMPLATE_VARS_ENV = ")
     # before ours' constant and functions, as the humans put it: ours' constant goes with them
     assert constant < text.index("DJANGO_ASSERTS = {") < text.index("def populate_namespace")
@@ -62,10 +66,7 @@ def test_a_constant_beside_the_other_sides_constant_and_functions_stays_with_con
 def test_each_sides_own_order_is_kept() -> None:
     # ours: a function, then a constant computed by it; theirs: a constant
     ours = _added("\n\ndef _default():\n    return 1\n\n\nDEFAULT = _default()\n")
-    result = merge3(BASE, ours, THEIRS, "pytest_django/plugin.py")
-
-    assert isinstance(result, Clean)
-    text = result.text
+    text = _merged(ours, THEIRS)
     assert text.index("def _default") < text.index("DEFAULT = _default()")
     assert text.index("INVALID_TEMPLATE_VARS_ENV") < text.index("def _default")
 
@@ -74,9 +75,6 @@ def test_an_assignment_followed_by_its_sides_class_stays_above_that_class() -> N
     # napari 6b0e3496b1fc: theirs' ``A = TypeVar('A')`` above theirs' new class using it, ours'
     # new functions at the same place
     theirs = _added("A = TypeVar('A')\n\n\nclass Key(Generic[A]):\n    pass\n")
-    result = merge3(BASE, OURS, theirs, "pytest_django/plugin.py")
-
-    assert isinstance(result, Clean)
-    text = result.text
+    text = _merged(OURS, theirs)
     assert text.index("A = TypeVar('A')") < text.index("class Key(Generic[A])")
     assert text.index("def pytest_namespace") < text.index("A = TypeVar('A')")
