@@ -38,10 +38,16 @@ def _blank_lines(node: cst.CSTNode | None) -> tuple[cst.EmptyLine, ...] | None:
     return lines
 
 
-def _lines(node: cst.CSTNode) -> list[tuple[bool, str, str]]:
-    """The lines above ``node`` exactly: indented or not, their spaces, their comment."""
+def _exact(lines: Sequence[cst.EmptyLine]) -> list[tuple[bool, str, str]]:
+    """``lines`` exactly: indented or not, their spaces, their comment (libcst renders a line
+    of spaces alone as an empty line)."""
     return [(line.indent, line.whitespace.value, line.comment.value if line.comment else "")
-            for line in getattr(node, "leading_lines", ())]
+            for line in lines]
+
+
+def _lines(node: cst.CSTNode) -> list[tuple[bool, str, str]]:
+    """The lines above ``node`` exactly (:func:`_exact`)."""
+    return _exact(getattr(node, "leading_lines", ()))
 
 
 def _above(node: cst.CSTNode) -> int:
@@ -96,7 +102,7 @@ class GroupHeads:
             pieces[0] = self._in_place_of(self.replaced, pieces[0])
             self.replaced = None
         head, self.head, self.moved = self.head, None, None
-        if head is None or side not in (1, 2) or head[0] not in self.maps[side]:
+        if head is None or head[0] not in self.maps[side]:
             return
         if _above(pieces[0]):
             return
@@ -140,8 +146,8 @@ class GroupHeads:
             return
         index, side, lines = moved
         base, mine = self.maps[0].get(key), self.maps[side].get(key)
-        merged = _blank_lines(pieces[0])
-        if base is None or mine is None or merged is None or len(merged) != len(lines):
+        if (base is None or mine is None or _blank_lines(pieces[0]) is None
+                or _lines(pieces[0]) != _exact(lines)):
             return
         if _above(base) or _above(mine):
             return

@@ -359,7 +359,7 @@ def merge_statements(
             # one side only reformatted what the other changed or deleted: the other's whole,
             # unless the lines merge cleanly, or compound statements merge inside
             changing = 2 if reformatted(part_b, part_o) else 1
-            inside = apart((part_b, part_o, part_t)) or within_blocks(
+            inside = apart((part_b, part_o, part_t), changing) or within_blocks(
                 ctx, (part_b, part_o, part_t), _merge_block, changing)
             out.extend(inside or (part_t if changing == 2 else part_o))
             continue

@@ -91,9 +91,8 @@ def within_blocks(
     olds, news = compound(base), compound(changed)
     if not olds or len(olds) != len(news):
         return None
-    pairs = list(zip(olds, news, strict=True))
     out, merged = list(changed), False
-    for (at_base, old), (at, new) in pairs:
+    for (at_base, old), (at, new) in zip(olds, news, strict=True):
         other = formatted[at_base]
         if type(old) is not type(new) or code(other) == code(old) or code(new) == code(old):
             continue
@@ -107,25 +106,27 @@ def within_blocks(
     return out if merged else None
 
 
-def apart(parts: tuple[Sequence[cst.BaseStatement], ...]) -> list[cst.BaseStatement] | None:
-    """A chunk of statements (``parts``: base, ours, theirs) that one side only reformatted,
-    each side's edits kept in the statements it made them in, when those are different
-    statements whose lines also merge cleanly line by line (where git would keep both, so does
-    this stage); else None. Django-taggit ``6b6120bcf913``: theirs requoted a ``setdefault``
-    in one loop, ours rewrote the next loop, three lines below; the chunk went to ours whole
-    and theirs' edit was lost where git's own merge kept it."""
-    lines = ["".join(code(node) for node in part).splitlines(keepends=True) for part in parts]
+def apart(parts: tuple[Sequence[cst.BaseStatement], ...], changing: int
+          ) -> list[cst.BaseStatement] | None:
+    """A chunk of statements (``parts``: base, ours, theirs) that one side only reformatted
+    and the other (``changing``: 1 ours, 2 theirs) changed, each side's edits kept in the
+    statements it made them in, when those are different statements whose lines also merge
+    cleanly line by line (where git would keep both, so does this stage); else None.
+    Django-taggit ``6b6120bcf913``: theirs requoted a ``setdefault`` in one loop, ours rewrote
+    the next loop, three lines below; the chunk went to ours whole and theirs' edit was lost
+    where git's own merge kept it."""
+    texts = [[code(node) for node in part] for part in parts]
+    lines = ["".join(text).splitlines(keepends=True) for text in texts]
     if any(chunk.kind == "conflict" for chunk in diff3(*lines)):
         return None
-    texts = [[code(node) for node in part] for part in parts]
     composed = compose_disjoint(*texts)
     if composed is None:
         return None
     by_side = {"base": parts[0], "ours": parts[1], "theirs": parts[2]}
     merged = [by_side[side][index] for side, index in composed]
-    changing = parts[1] if reformatted(parts[0], parts[2]) else parts[2]
-    if len(merged) != len(changing) or not all(
-        formatting_only(mine, kept) for mine, kept in zip(changing, merged, strict=True)
+    changed = parts[changing]
+    if len(merged) != len(changed) or not all(
+        formatting_only(mine, kept) for mine, kept in zip(changed, merged, strict=True)
     ):
         return None  # the changing side's program, statement for statement, or nothing
     return merged
