@@ -60,6 +60,7 @@ from fleet.merge._crossed import (
 )
 from fleet.merge._diff3 import ascending, both_inserted, compose_disjoint, diff3
 from fleet.merge._readonly import proxy_written
+from fleet.merge._rebound import rebound_before_edit
 from fleet.merge._sides_agree import agreed_lost, builtin_base_lost, param_unread, union_doubled
 from fleet.merge._slots import slot_added_outside
 from fleet.merge._twice import added_twice, added_under_two_names, applied_twice, comments_not_kept
@@ -317,6 +318,7 @@ def unsure(base: str, ours: str, theirs: str, merged: str) -> str | None:
         or slot_added_outside(trees)
         or proxy_written(trees)
         or param_unread(trees)
+        or rebound_before_edit(trees)
         or agreed_lost([base, ours, theirs, merged], trees)
         or union_doubled(trees)
         or builtin_base_lost(trees)

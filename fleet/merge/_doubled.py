@@ -18,6 +18,12 @@ at one place, kept twice where no input has it twice.
   ``MROBase3``; the humans kept theirs'). Below :data:`LEAST_VALUE_NODES`, so the check above
   could not tell. A ``Column(..., primary_key=True)`` (SQLAlchemy) may be one of several: only
   a call of a ``...Field`` counts.
+- one entry of a list of names added under two spellings (:func:`entry_spelled_twice`): in a
+  list, tuple or set of strings bound to one name, ours added one string and theirs another
+  that is the first with a letter or two more, or the same but for case and ``_``/``-``, and
+  the merge kept both (django-celery-beat ``70b424beb7b0``, fortieth set:
+  ``PeriodicTaskAdmin.list_display`` got ``'schedule'`` from ours and ``'scheduler'`` from
+  theirs, two columns showing one schedule; the humans kept theirs').
 Which one is meant is unknown, so the file conflicts.
 """
 
@@ -28,7 +34,9 @@ import ast
 from fleet.merge import _parsed
 from fleet.merge._near_twin import class_scopes, string_statement
 
-__all__ = ["assigned_under_two_names", "docstring_twice", "primary_keys_doubled"]
+__all__ = [
+    "assigned_under_two_names", "docstring_twice", "entry_spelled_twice", "primary_keys_doubled",
+]
 
 _BODIES = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 LEAST_VALUE_NODES = 8  # below it (``0``, ``[]``, ``None``), equal values are a coincidence
@@ -116,4 +124,53 @@ def primary_keys_doubled(trees: list[ast.Module]) -> str | None:
     for scope, count in _primary_keys(trees[3]).items():
         if count > 1 and all(found.get(scope, 0) < count for found in inputs):
             return f"two primary keys in {scope.rstrip('.') or 'one class'}, one from each side"
+    return None
+
+
+LEAST_ENTRY_CHARS = 4  # below it (``id``, ``pk``), a letter more is another word
+
+
+def _entries(tree: ast.Module) -> dict[str, set[str]]:
+    """Each name the module's or a class's body binds to a list, tuple or set of strings alone
+    (by scope and name): its strings."""
+    out: dict[str, set[str]] = {}
+    for scope, body in class_scopes(tree.body):
+        for stmt in body:
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                    and isinstance(stmt.targets[0], ast.Name)
+                    and isinstance(stmt.value, ast.List | ast.Tuple | ast.Set)):
+                continue
+            items = stmt.value.elts
+            if items and all(isinstance(i, ast.Constant) and isinstance(i.value, str)
+                             for i in items):
+                strings = {str(item.value) for item in items}  # type: ignore[attr-defined]
+                out[f"{scope}{stmt.targets[0].id}"] = strings
+    return out
+
+
+def _spellings(one: str, other: str) -> bool:
+    """Two spellings of one entry (see :func:`entry_spelled_twice`)."""
+    short, long = sorted((one, other), key=len)
+    if len(short) < LEAST_ENTRY_CHARS:
+        return False
+    if long.startswith(short) and len(long) - len(short) <= 2 and long[len(short):].isalpha():
+        return True
+
+    def bare(text: str) -> str:
+        return text.lower().replace("_", "").replace("-", "")
+
+    return bare(one) == bare(other)
+
+
+def entry_spelled_twice(trees: list[ast.Module]) -> str | None:
+    """``trees``: base, ours, theirs, result."""
+    base, ours, theirs, merged = (_entries(tree) for tree in trees)
+    for key, entries in merged.items():
+        before = base.get(key, set())
+        mine = ours.get(key, set()) - before - theirs.get(key, set())
+        yours = theirs.get(key, set()) - before - ours.get(key, set())
+        for one in sorted(mine & entries):
+            for other in sorted(yours & entries):
+                if _spellings(one, other):
+                    return f"one entry of {key} added spelled two ways: {one!r}, {other!r}"
     return None

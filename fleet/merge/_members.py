@@ -46,8 +46,16 @@ from fleet.merge._pytext import (
     text_merge,
     token_merge,
 )
-from fleet.merge._reformatted import apart, reformatted, with_formatting, within_blocks
-from fleet.merge._sets import import_after_deletion, import_union, merge_name_set
+from fleet.merge._reformatted import (
+    after_deletion,
+    apart,
+    formatted_keys,
+    formatted_members,
+    reformatted,
+    reformatting,
+    within_blocks,
+)
+from fleet.merge._sets import import_union, merge_name_set
 from fleet.merge._wrapped import into_wrapper, out_of_wrapper
 
 __all__ = ["merge_members", "merge_node", "merge_statements"]
@@ -186,21 +194,10 @@ def _resolve_key(ctx: Context, key: Key, maps: Maps) -> list[cst.BaseStatement]:
     assert kept is not None
     if base is None:
         return [kept]
-    after = _after_deletion(base, kept)
+    after = after_deletion(base, kept)
     if after is not None:
         return after
     return ctx.conflict([ours] if ours else [], [base], [theirs] if theirs else [])
-
-
-def _after_deletion(
-    base: cst.BaseStatement, kept: cst.BaseStatement
-) -> list[cst.BaseStatement] | None:
-    """A symbol one side deleted and the other kept: nothing if kept unchanged, only
-    reformatted (blank lines, quotes, wrapping; comments unchanged) or a ``from`` import that
-    only lost names; else ``None`` (delete vs modify: a conflict)."""
-    if code(kept) == code(base) or formatting_only(base, kept):
-        return []
-    return [] if import_after_deletion(base, kept) else None
 
 
 def _deletion(ctx: Context, key: Key, maps: Maps) -> tuple[list[cst.BaseStatement], bool]:
@@ -213,7 +210,7 @@ def _deletion(ctx: Context, key: Key, maps: Maps) -> tuple[list[cst.BaseStatemen
     kept = ours or theirs
     if kept is None:
         return [], True
-    after = _after_deletion(base, kept)
+    after = after_deletion(base, kept)
     if after is not None:
         return after, True
     return ctx.conflict([ours] if ours else [], [base], [theirs] if theirs else []), True
@@ -243,13 +240,16 @@ def merge_members(ctx: Context, base: Stmts, ours: Stmts, theirs: Stmts) -> list
             chosen = part_t
         elif chunk.kind != "conflict":
             chosen = part_o
-        elif reformatted([maps[0][k] for k in part_b], [maps[1][k] for k in part_o]):
-            # ours only reformatted what theirs changed or deleted: theirs' change, ours' format
-            chosen = with_formatting(part_b, part_t, part_o, lambda i, k: maps[(0, 2, 1)[i]][k])
-            settled.update((*part_o, *part_t))
-        elif reformatted([maps[0][k] for k in part_b], [maps[2][k] for k in part_t]):
-            chosen = with_formatting(part_b, part_o, part_t, lambda i, k: maps[i][k])
-            settled.update((*part_o, *part_t))
+        elif changing := reformatting((part_b, part_o, part_t), maps):
+            # one side only reformatted what the other changed or deleted: the other's change,
+            # the first's format (an unnamed statement changed: merged inside, ``_reformatted``)
+            inside = formatted_members(ctx, (part_b, part_o, part_t), maps, changing, merge_node)
+            settled.update((*part_b, *part_o, *part_t) if inside else (*part_o, *part_t))
+            if inside:
+                heads.reset()
+                out.extend(inside)
+                continue
+            chosen = formatted_keys((part_b, part_o, part_t), maps, changing)
         elif fields_both_added(part_b, part_o, part_t, maps, ctx.ordered_fields):
             chosen = None  # where both sides' fields meet, their order is unknown
         elif renamed_two_ways(part_b, part_o, part_t, maps):

@@ -43,6 +43,7 @@ def after_line_stage(
     if profile is None:
         return line
     from fleet.merge._migrated import retired_spelling
+    from fleet.merge._newlines import follow_newlines
     from fleet.merge._parsed import parsing_once
     from fleet.merge._python import structural_merge  # libcst only when needed
 
@@ -60,7 +61,7 @@ def after_line_stage(
                 or _classes_unsure(base, ours, theirs, structural.text)
             ):
                 return line
-            return structural
+            return Clean(follow_newlines(base, ours, theirs, structural.text), structural.stage)
         held = held_file(base, ours, theirs, line)
         if held is not None and (
             retired_spelling(base, ours, theirs, held.text)
@@ -68,7 +69,7 @@ def after_line_stage(
         ):
             return line
     if held is not None:
-        return held
+        return Clean(follow_newlines(base, ours, theirs, held.text), held.stage)
     if structural is None:
         return line
     if structural.conflicted_lines < line.conflicted_lines:

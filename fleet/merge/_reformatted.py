@@ -23,11 +23,21 @@ from typing import TypeVar
 
 import libcst as cst
 
-from fleet.merge._context import Context
+from fleet.merge._context import Context, Maps
 from fleet.merge._diff3 import compose_disjoint, diff3
-from fleet.merge._pykeys import code, formatting_only
+from fleet.merge._pykeys import Key, code, formatting_only
+from fleet.merge._sets import import_after_deletion
 
-__all__ = ["apart", "reformatted", "with_formatting", "within_blocks"]
+__all__ = [
+    "after_deletion",
+    "apart",
+    "formatted_keys",
+    "formatted_members",
+    "reformatted",
+    "reformatting",
+    "with_formatting",
+    "within_blocks",
+]
 
 T = TypeVar("T")
 
@@ -42,6 +52,73 @@ def reformatted(base: Sequence[cst.CSTNode], side: Sequence[cst.CSTNode]) -> boo
         and len(base) == len(side)
         and all(formatting_only(b, s) for b, s in zip(base, side, strict=True))
     )
+
+
+def reformatting(parts: tuple[list[Key], ...], maps: Maps) -> int:
+    """Of a chunk of members (``parts``: base's, ours', theirs' keys), the side whose change
+    wins over the other's reformatting (:func:`reformatted`): 1 ours, 2 theirs; 0 for neither."""
+    olds = [maps[0][key] for key in parts[0]]
+    if reformatted(olds, [maps[1][key] for key in parts[1]]):
+        return 2
+    return 1 if reformatted(olds, [maps[2][key] for key in parts[2]]) else 0
+
+
+def formatted_keys(parts: tuple[list[Key], ...], maps: Maps, changing: int) -> list[Key]:
+    """:func:`with_formatting` of a chunk of members' keys (``parts``), ``changing`` the side
+    whose change wins (:func:`reformatting`)."""
+    return with_formatting(parts[0], parts[changing], parts[3 - changing],
+                           lambda i, key: maps[(0, changing, 3 - changing)[i]][key])
+
+
+def formatted_members(
+    ctx: Context,
+    parts: tuple[list[Key], ...],
+    maps: Maps,
+    changing: int,
+    merge_node: Callable[..., list[cst.BaseStatement]],
+) -> list[cst.BaseStatement] | None:
+    """A chunk of members (``parts``: keys) that one side only reformatted and the other
+    (``changing``) changed one for one, where a member the changing side changed is an unnamed
+    statement (keyed by its text, so :func:`with_formatting` can only take it whole): each such
+    member merged with the reformatted one by ``merge_node`` (``_members.merge_node``: git's
+    line merge where it is clean, each of its conflicts the changing side's lines), kept when
+    that is the changing side's program and adds no conflict; each member the changing side
+    left as base had it, the reformatted one. ansible-lint ``4691ffe7288f`` (fortieth set):
+    theirs reformatted the module's ``if "pytest" in sys.modules:`` block of tests with black,
+    ours rewrote two ``raise`` lines in it; the block went to ours whole, theirs' rewrapped
+    ``with`` header and emptied blank lines lost where git merges them cleanly. None when no
+    member gains."""
+    keys_b, keys_c, keys_f = parts[0], parts[changing], parts[3 - changing]
+    if not len(keys_b) == len(keys_c) == len(keys_f):
+        return None
+    out: list[cst.BaseStatement] = []
+    gained = False
+    for key_b, key_c, key_f in zip(keys_b, keys_c, keys_f, strict=True):
+        old, new, other = maps[0][key_b], maps[changing][key_c], maps[3 - changing][key_f]
+        if code(new) == code(old):
+            out.append(other)
+            continue
+        if key_c[0] != "anon" or key_c == key_b:
+            return None  # a named member: merged by its key as it was
+        before = ctx.conflicts
+        merged = merge_node(ctx, *((old, new, other) if changing == 1 else (old, other, new)))
+        if ctx.conflicts != before or len(merged) != 1 or not formatting_only(new, merged[0]):
+            out.append(new)
+            continue
+        gained = gained or code(merged[0]) != code(new)
+        out.append(merged[0])
+    return out if gained else None
+
+
+def after_deletion(
+    base: cst.BaseStatement, kept: cst.BaseStatement
+) -> list[cst.BaseStatement] | None:
+    """A symbol one side deleted and the other kept: nothing if kept unchanged, only
+    reformatted (blank lines, quotes, wrapping; comments unchanged) or a ``from`` import that
+    only lost names; else ``None`` (delete vs modify: a conflict)."""
+    if code(kept) == code(base) or formatting_only(base, kept):
+        return []
+    return [] if import_after_deletion(base, kept) else None
 
 
 def with_formatting(

@@ -43,7 +43,12 @@ from collections.abc import Iterator, Sequence
 from difflib import SequenceMatcher
 
 from fleet.merge._diff3 import diff3
-from fleet.merge._doubled import assigned_under_two_names, docstring_twice, primary_keys_doubled
+from fleet.merge._doubled import (
+    assigned_under_two_names,
+    docstring_twice,
+    entry_spelled_twice,
+    primary_keys_doubled,
+)
 from fleet.merge._near_twin import near_twins
 from fleet.merge._renamed_deleted import renamed_where_deleted
 
@@ -111,7 +116,8 @@ def added_twice(trees: list[ast.Module]) -> str | None:
     """In a function all four versions (base, ours, theirs, the result) define, a statement
     both sides added (each holds it more often than the base) that the result holds more often
     than either side: each added it at its own place. None when there is none. Also two
-    docstrings of one definition and one value bound under two names (``_doubled``)."""
+    docstrings of one definition, one value bound under two names, two primary keys, one entry
+    spelled two ways (``_doubled``)."""
     base, ours, theirs, merged = (_counts(tree) for tree in trees)
     for name, counter in merged.items():
         if name not in base or name not in ours or name not in theirs:
@@ -121,8 +127,9 @@ def added_twice(trees: list[ast.Module]) -> str | None:
             # Both sides added it (not a statement the merge wrote from two edits of one).
             if min(left, right) > before and count > max(left, right):
                 return f"a statement both sides added to {name} would be there {count} times"
-    return (augmented_twice(trees) or docstring_twice(trees)
-            or assigned_under_two_names(trees) or primary_keys_doubled(trees))  # (``_doubled``)
+    return (augmented_twice(trees) or docstring_twice(trees)  # the last three in ``_doubled``
+            or assigned_under_two_names(trees) or primary_keys_doubled(trees)
+            or entry_spelled_twice(trees))
 
 
 def _augmented(tree: ast.Module) -> dict[str, list[ast.AugAssign]]:
