@@ -159,12 +159,38 @@ def formatting_kept(
     region resolved to ``side``'s lines, so the other side's formatting outside those regions is
     kept too (angr ``cc88f5bdd50f``: a blank line theirs put above an ``if`` in a method whose
     code ours changed), when that is ``taken``'s program; else None (``taken`` whole)."""
-    text = _regions_resolved(marked, lambda r: r.ours if side == "ours" else r.theirs)
+    text = _regions_resolved(marked, lambda r: _overlaid(r, side))
     node = None if text is None else _reparsed(module, text, sides)
+    if node is not None and normalized(node) != normalized(taken):
+        text = _regions_resolved(marked, lambda r: r.ours if side == "ours" else r.theirs)
+        node = None if text is None else _reparsed(module, text, sides)
     if node is None or normalized(node) is None or normalized(node) != normalized(taken):
         return None
     # the lines above it as ``over_formatting`` chose them (``_pykeys.leading_kept``)
     return node.with_changes(leading_lines=getattr(taken, "leading_lines", ()))
+
+
+def _overlaid(region: ConflictRegion, side: str) -> str:
+    """One conflict region of a statement where ``side``'s program wins over the other side's
+    formatting: ``side``'s lines, and where ``side`` rewrote base's lines one for one, the
+    other side's edits of the lines ``side`` left as base had them (a blank line put in, a line
+    of spaces emptied, a line rewrapped). ansible-lint ``763a68e91653`` (fortieth set): theirs
+    put a blank line between a test's docstring and the function it defines, ours changed that
+    function's parameters on the next line; the region went to ours whole."""
+    base = region.base.splitlines(keepends=True)
+    changed = (region.ours if side == "ours" else region.theirs).splitlines(keepends=True)
+    formatted = (region.theirs if side == "ours" else region.ours).splitlines(keepends=True)
+    if len(changed) != len(base):
+        return "".join(changed)
+    out: list[str] = []
+    matcher = SequenceMatcher(None, base, formatted, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        kept = changed[i1:i2] == base[i1:i2]
+        if tag == "equal" or not kept:
+            out.extend(changed[i1:i2])
+        if tag != "equal" and (kept or i1 == i2):
+            out.extend(formatted[j1:j2])
+    return "".join(out)
 
 
 def _reparsed(

@@ -266,3 +266,21 @@ def test_an_unnamed_block_one_side_reformatted_keeps_that_where_lines_merge() ->
     assert isinstance(result, Clean)
     assert "            raise AnsibleError(msg)\n" in result.text
     assert "        with tempfile.NamedTemporaryFile(\n" in result.text
+
+
+def test_a_blank_line_the_other_side_put_above_a_changed_line_is_kept() -> None:
+    """ansible-lint ``763a68e91653``: theirs put a blank line between a test's docstring and
+    the function it defines, ours renamed that function's parameters on the next line: git's
+    conflict region went to ours whole and the blank line was lost."""
+    head = "    def test_tagged_str_error() -> None:\n"
+    base = PYTEST_BLOCK.replace(head, head + '        """Tests handling of tagged strings."""\n')
+    ours = base.replace("def _tagged_str_error(*args, **kwargs):",
+                        "def _tagged_str_error(*_args, **_kwargs):")
+    theirs = base.replace('"""Tests handling of tagged strings."""\n',
+                          '"""Tests handling of tagged strings."""\n\n')
+
+    result = merge3(base, ours, theirs, "src/ansiblelint/rules/jinja.py")
+
+    assert isinstance(result, Clean)
+    assert result.text == ours.replace('"""Tests handling of tagged strings."""\n',
+                                       '"""Tests handling of tagged strings."""\n\n')
