@@ -15,6 +15,7 @@ import libcst as cst
 from fleet.merge._diff3 import compose_disjoint, covered, diff3
 from fleet.merge._line import decode, encode, git_merge_file_bytes
 from fleet.merge._pykeys import code, normalized, render_in
+from fleet.merge._respaced import respaced_lines, same_words
 from fleet.merge._result import (
     MARKER_BASE,
     MARKER_OURS,
@@ -173,10 +174,12 @@ def formatting_kept(
 def _overlaid(region: ConflictRegion, side: str) -> str:
     """One conflict region of a statement where ``side``'s program wins over the other side's
     formatting: ``side``'s lines, and where ``side`` rewrote base's lines one for one, the
-    other side's edits of the lines ``side`` left as base had them (a blank line put in, a line
-    of spaces emptied, a line rewrapped). ansible-lint ``763a68e91653`` (fortieth set): theirs
-    put a blank line between a test's docstring and the function it defines, ours changed that
-    function's parameters on the next line; the region went to ours whole."""
+    other side's edits of blank lines ``side`` left as base had them (a blank line put in or
+    taken out, a line of spaces emptied). Other formatting stays ``side``'s, line for line: in
+    a function the humans keep one side's lines (``tests/fixtures/merge/quotes_vs_edit``).
+    ansible-lint ``763a68e91653`` (fortieth set): theirs put a blank line between a test's
+    docstring and the function it defines, ours changed that function's parameters on the next
+    line; the region went to ours whole."""
     base = region.base.splitlines(keepends=True)
     changed = (region.ours if side == "ours" else region.theirs).splitlines(keepends=True)
     formatted = (region.theirs if side == "ours" else region.ours).splitlines(keepends=True)
@@ -185,11 +188,11 @@ def _overlaid(region: ConflictRegion, side: str) -> str:
     out: list[str] = []
     matcher = SequenceMatcher(None, base, formatted, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        kept = changed[i1:i2] == base[i1:i2]
-        if tag == "equal" or not kept:
-            out.extend(changed[i1:i2])
-        if tag != "equal" and (kept or i1 == i2):
+        blank = not "".join(base[i1:i2] + formatted[j1:j2]).strip()
+        if tag != "equal" and blank and changed[i1:i2] == base[i1:i2]:
             out.extend(formatted[j1:j2])
+        else:
+            out.extend(changed[i1:i2])
     return "".join(out)
 
 
@@ -355,7 +358,13 @@ def header_merge(base: cst.CSTNode, ours: cst.CSTNode, theirs: cst.CSTNode) -> c
         code(node.with_changes(body=block.with_changes(body=stub)))  # type: ignore[union-attr]
         for node, block in zip(nodes, blocks, strict=True)
     ]
-    merged = merge_tokens(*texts)
+    merged = None
+    if same_words(texts[0], texts[2]) or same_words(texts[0], texts[1]):
+        # one side only respaced the header: the other's, with those spaces where it kept base's
+        spacing = 2 if same_words(texts[0], texts[2]) else 1
+        merged = respaced_lines(texts[0], texts[3 - spacing], texts[spacing])
+    if merged is None:
+        merged = merge_tokens(*texts)
     if merged is None:
         return None
     known = {line.strip() for text in texts for line in text.splitlines()}
