@@ -59,6 +59,7 @@ from fleet.merge._crossed import (
     value_bypassed,
 )
 from fleet.merge._diff3 import ascending, both_inserted, compose_disjoint, diff3
+from fleet.merge._kept_alias import alias_dropped
 from fleet.merge._readonly import proxy_written
 from fleet.merge._rebound import rebound_before_edit
 from fleet.merge._sides_agree import agreed_lost, builtin_base_lost, param_unread, union_doubled
@@ -319,6 +320,7 @@ def unsure(base: str, ours: str, theirs: str, merged: str) -> str | None:
         or proxy_written(trees)
         or param_unread(trees)
         or rebound_before_edit(trees)
+        or alias_dropped(trees)
         or agreed_lost([base, ours, theirs, merged], trees)
         or union_doubled(trees)
         or builtin_base_lost(trees)

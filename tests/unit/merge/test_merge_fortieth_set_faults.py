@@ -319,3 +319,36 @@ def test_respacing_keeps_the_rewrite_and_never_the_spaces_inside_a_string() -> N
     assert respaced_lines("x  =  1\ny = 2\n", "x  =  1\ny = 3\n", "x = 1\ny = 2\n") == (
         "x = 1\ny = 3\n")
     assert respaced_lines("x = 1\n", "x = 1\n\ny = 2\n", "x=1\n") is None  # lines apart
+
+
+INIT = '''"""Python Abstract Syntax Tree New Generation"""
+from astroid.nodes import *
+from astroid.util import YES
+
+# transform utilities (filters and decorator)
+from astroid.manager import AstroidManager
+MANAGER = AstroidManager()
+'''
+
+
+def test_a_name_one_side_renamed_and_the_other_kept_beside_the_new_one_conflicts() -> None:
+    """astroid ``d052e7e223d3``: ours renamed ``YES`` to ``Uninferable`` in the package's
+    import, theirs imported ``Uninferable`` beside ``YES``, kept for the package's users."""
+    ours = INIT.replace("import YES\n", "import Uninferable\n")
+    theirs = INIT.replace("import YES\n", "import Uninferable, YES\n").replace(
+        "MANAGER = AstroidManager()\n", "MANAGER = AstroidManager()\nMANAGER.always_load = True\n")
+
+    result = merge3(INIT, ours, theirs, "astroid/__init__.py")
+
+    assert isinstance(result, Conflicted)
+
+
+def test_a_name_dropped_where_the_other_side_added_another_merges() -> None:
+    ours = INIT.replace("import YES\n", "import Uninferable\n")
+    theirs = INIT.replace("import YES\n", "import YES, lazy_import\n").replace(
+        "MANAGER = AstroidManager()\n", "MANAGER = AstroidManager()\nMANAGER.always_load = True\n")
+
+    result = merge3(INIT, ours, theirs, "astroid/__init__.py")
+
+    assert isinstance(result, Clean)
+    assert "from astroid.util import Uninferable, lazy_import\n" in result.text
