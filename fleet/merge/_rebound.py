@@ -83,9 +83,14 @@ def _inserted(statement: str, side: _Function, base: _Function) -> bool:
 
 
 def _written(stmt: ast.stmt) -> set[str]:
-    """The names (``a``, ``a.b``) ``stmt`` binds, and those whose attributes or items it sets."""
+    """The names (``a``, ``a.b``) ``stmt`` binds, and those whose attributes or items it sets
+    (not a comprehension's own names)."""
+    own = {id(name) for node in ast.walk(stmt) if isinstance(node, ast.comprehension)
+           for name in ast.walk(node.target)}
     out: set[str] = set()
     for node in ast.walk(stmt):
+        if id(node) in own:
+            continue
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             out.add(node.id)
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
@@ -101,7 +106,11 @@ def _written(stmt: ast.stmt) -> set[str]:
 
 def _read(stmt: ast.stmt) -> set[str]:
     """The names (``a``, ``a.b``) ``stmt`` reads; not those it only stores into (``a["k"] = v``
-    reads ``a`` to store, which the statement above setting ``a["j"]`` does not feed)."""
+    reads ``a`` to store, which the statement above setting ``a["j"]`` does not feed), nor
+    a definition's (its body runs later, if ever: responses ``e3ac0f2631e1``, theirs'
+    loop over ``params`` above the nested ``def match`` whose signature ours annotated)."""
+    if isinstance(stmt, _DEFS):
+        return set()
     into: set[int] = set()
     for node in ast.walk(stmt):
         if isinstance(node, ast.Subscript | ast.Attribute) and not isinstance(node.ctx, ast.Load):

@@ -352,3 +352,19 @@ def test_a_name_dropped_where_the_other_side_added_another_merges() -> None:
 
     assert isinstance(result, Clean)
     assert "from astroid.util import Uninferable, lazy_import\n" in result.text
+
+
+def test_a_value_set_above_a_definition_the_other_side_annotated_merges() -> None:
+    """responses ``e3ac0f2631e1``: theirs turned numbers in ``params`` into strings above the
+    nested ``def match``, ours annotated its signature; the body runs later, on the new value."""
+    base = ("def query_param_matcher(params):\n\n    def match(request):\n"
+            "        return params == request.params\n\n    return match\n")
+    ours = base.replace("def match(request):", "def match(request: PreparedRequest) -> bool:")
+    loop = ("    for k, v in params.items():\n        if isinstance(v, (int, float)):\n"
+            "            params[k] = str(v)\n\n")
+    theirs = base.replace("    def match(request):", loop + "    def match(request):")
+
+    result = merge3(base, ours, theirs, "responses/matchers.py")
+
+    assert isinstance(result, Clean)
+    assert loop + "    def match(request: PreparedRequest) -> bool:" in result.text
