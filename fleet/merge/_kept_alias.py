@@ -7,7 +7,10 @@ merge took ours' removal, so ``astroid.YES`` was gone for every user outside; th
 it both times). Whether the old name still has users is not in the file: the file conflicts.
 
 For each module a file imports names from: one side replaced one name by another, the other
-side added that other name and kept the first, and the result lacks the first."""
+side added that other name and kept the first without using it (only for its importers), and
+the result lacks the first. Where the keeping side uses it, the other side replaced those uses
+too, and the name went with them (manim ``d6ea8412d696``: ours moved ``ThreeDVMobject`` off
+``VMobject``, theirs only added ``VectorizedPoint`` to the import; the humans dropped it too)."""
 
 from __future__ import annotations
 
@@ -41,8 +44,14 @@ def alias_dropped(trees: list[ast.Module]) -> str | None:
     base, ours, theirs, merged = (_imported(tree) for tree in trees)
     for key, before in base.items():
         left, right, after = ours.get(key, set()), theirs.get(key, set()), merged.get(key, set())
-        old = _renamed_and_aliased(before, left, right) or _renamed_and_aliased(before, right, left)
-        if old is not None and old not in after:
-            return (f"one side renamed {old} imported from {key[1] or '.'}, the other kept "
-                    "it beside the new name")
+        for keeper, old in ((2, _renamed_and_aliased(before, left, right)),
+                            (1, _renamed_and_aliased(before, right, left))):
+            if old is not None and old not in after and old not in _read(trees[keeper]):
+                return (f"one side renamed {old} imported from {key[1] or '.'}, the other "
+                        "kept it beside the new name")
     return None
+
+
+def _read(tree: ast.Module) -> set[str]:
+    return {node.id for node in _parsed.of(_parsed.nodes(tree), ast.Name)
+            if isinstance(node.ctx, ast.Load)}

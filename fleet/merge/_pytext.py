@@ -15,7 +15,6 @@ import libcst as cst
 from fleet.merge._diff3 import compose_disjoint, covered, diff3
 from fleet.merge._line import decode, encode, git_merge_file_bytes
 from fleet.merge._pykeys import code, normalized, render_in
-from fleet.merge._respaced import respaced_lines, same_words
 from fleet.merge._result import (
     MARKER_BASE,
     MARKER_OURS,
@@ -358,13 +357,7 @@ def header_merge(base: cst.CSTNode, ours: cst.CSTNode, theirs: cst.CSTNode) -> c
         code(node.with_changes(body=block.with_changes(body=stub)))  # type: ignore[union-attr]
         for node, block in zip(nodes, blocks, strict=True)
     ]
-    merged = None
-    if same_words(texts[0], texts[2]) or same_words(texts[0], texts[1]):
-        # one side only respaced the header: the other's, with those spaces where it kept base's
-        spacing = 2 if same_words(texts[0], texts[2]) else 1
-        merged = respaced_lines(texts[0], texts[3 - spacing], texts[spacing])
-    if merged is None:
-        merged = merge_tokens(*texts)
+    merged = merge_tokens(*texts)
     if merged is None:
         return None
     known = {line.strip() for text in texts for line in text.splitlines()}

@@ -10,7 +10,6 @@ from fleet.merge._commented_twin import NEAR, twins
 from fleet.merge._line import line_merge
 from fleet.merge._merge3 import merge3
 from fleet.merge._newlines import follow_newlines
-from fleet.merge._respaced import respaced, respaced_lines
 from fleet.merge._result import Clean, Conflicted
 
 VIEW = '''class ModelView(BaseModelView):
@@ -287,40 +286,6 @@ def test_a_blank_line_the_other_side_put_above_a_changed_line_is_kept() -> None:
                                        '"""Tests handling of tagged strings."""\n\n')
 
 
-MANAGER_LOOP = '''class AstroidManager:
-    def infer_ast_from_something(self, obj, context=None):
-        modastroid = self.ast_from_module_name(modname)
-        if klass is obj:
-            for  infered in modastroid.igetattr(name, context):
-                yield infered
-        else:
-            for infered in modastroid.igetattr(name, context):
-                yield infered.instanciate_class()
-'''
-
-
-def test_a_line_one_side_only_respaced_keeps_its_spaces_where_the_other_renamed() -> None:
-    """astroid ``c39599ad4f32``: theirs took the doubled space out of ``for  infered in``, ours
-    renamed ``infered``: the line went to ours whole, the doubled space back."""
-    ours = MANAGER_LOOP.replace("infered", "inferred")
-    theirs = MANAGER_LOOP.replace("for  infered", "for infered")
-
-    result = merge3(MANAGER_LOOP, ours, theirs, "astroid/manager.py")
-
-    assert isinstance(result, Clean)
-    assert result.text == ours.replace("for  inferred", "for inferred")
-
-
-def test_respacing_keeps_the_rewrite_and_never_the_spaces_inside_a_string() -> None:
-    assert respaced("a=1+f(x)\n", "a=2+g(x, y)\n", "a = 1 + f(x)\n") == "a = 2 + g(x, y)\n"
-    assert respaced("a = 1\n", "a = 2\n", "a = 1  # one\n") is None  # more than spaces
-    # line by line, only where it stays the rewriting side's program
-    assert respaced_lines('s = "a  b"\n', 's = "a  c"\n', 's = "a b"\n') is None
-    assert respaced_lines("x  =  1\ny = 2\n", "x  =  1\ny = 3\n", "x = 1\ny = 2\n") == (
-        "x = 1\ny = 3\n")
-    assert respaced_lines("x = 1\n", "x = 1\n\ny = 2\n", "x=1\n") is None  # lines apart
-
-
 INIT = '''"""Python Abstract Syntax Tree New Generation"""
 from astroid.nodes import *
 from astroid.util import YES
@@ -368,3 +333,26 @@ def test_a_value_set_above_a_definition_the_other_side_annotated_merges() -> Non
 
     assert isinstance(result, Clean)
     assert loop + "    def match(request: PreparedRequest) -> bool:" in result.text
+
+
+SHAPES = '''from manim.mobject.types.vectorized_mobject import VGroup, VMobject
+
+
+class ThreeDVMobject(VMobject):
+    pass
+'''
+
+
+def test_a_name_the_keeping_side_uses_goes_with_the_uses_the_other_side_replaced() -> None:
+    """manim ``d6ea8412d696``: ours moved ``ThreeDVMobject`` off ``VMobject`` and dropped it
+    from the import where theirs only added ``VectorizedPoint``: nothing reads it any more."""
+    ours = SHAPES.replace("import VGroup, VMobject\n", "import VectorizedPoint, VGroup\n").replace(
+        "(VMobject)", "(OpenGLVMobject)")
+    theirs = SHAPES.replace("import VGroup, VMobject\n",
+                            "import VectorizedPoint, VGroup, VMobject\n").replace(
+        "    pass\n", "    shade_in_3d = True\n")
+
+    result = merge3(SHAPES, ours, theirs, "manim/mobject/three_d/three_dimensions.py")
+
+    assert isinstance(result, Clean)
+    assert "import VectorizedPoint, VGroup\n" in result.text
