@@ -319,7 +319,7 @@ def unsure(base: str, ours: str, theirs: str, merged: str) -> str | None:
         or slot_added_outside(trees)
         or proxy_written(trees)
         or param_unread(trees)
-        or rebound_before_edit(trees)
+        or rebound_before_edit(trees, [base, ours, theirs, merged])
         or alias_dropped(trees)
         or agreed_lost([base, ours, theirs, merged], trees)
         or union_doubled(trees)

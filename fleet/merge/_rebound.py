@@ -25,7 +25,7 @@ them had a line stood between: they merge.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from difflib import SequenceMatcher
 from itertools import pairwise
 
@@ -131,12 +131,22 @@ def _read(stmt: ast.stmt) -> set[str]:
     return out
 
 
-def rebound_before_edit(trees: list[ast.Module]) -> str | None:
-    """``trees``: base, ours, theirs, result (see the module docstring)."""
+def _text(lines: list[str], function: _Function) -> str:
+    start = min([function.lineno, *(d.lineno for d in function.decorator_list)])
+    return "".join(lines[start - 1 : function.end_lineno])
+
+
+def rebound_before_edit(trees: list[ast.Module], texts: Sequence[str]) -> str | None:
+    """``trees``: base, ours, theirs, result, parsed from ``texts`` (see the module
+    docstring)."""
     base, ours, theirs = (dict(_functions(tree.body)) for tree in trees[:3])
+    lines = [text.splitlines(keepends=True) for text in texts[:3]]
     for name, function in _functions(trees[3].body):
         if name not in base or name not in ours or name not in theirs:
             continue
+        was = _text(lines[0], base[name])
+        if _text(lines[1], ours[name]) == was or _text(lines[2], theirs[name]) == was:
+            continue  # one side left the function as it was: nothing of the two meets in it
         before, left, right = (_dumps(f[name]) for f in (base, ours, theirs))
         only = {"ours": left - before - right, "theirs": right - before - left}
         for block in _blocks(function.body):
