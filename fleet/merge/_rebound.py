@@ -25,6 +25,7 @@ them had a line stood between: they merge.
 from __future__ import annotations
 
 import ast
+import io
 from collections.abc import Iterator, Sequence
 from difflib import SequenceMatcher
 from itertools import pairwise
@@ -140,7 +141,8 @@ def rebound_before_edit(trees: list[ast.Module], texts: Sequence[str]) -> str | 
     """``trees``: base, ours, theirs, result, parsed from ``texts`` (see the module
     docstring)."""
     base, ours, theirs = (dict(_functions(tree.body)) for tree in trees[:3])
-    lines = [text.splitlines(keepends=True) for text in texts[:3]]
+    # lines as the parser counts them (``str.splitlines`` also splits at a form feed)
+    lines = [io.StringIO(text, newline="").readlines() for text in texts[:3]]
     for name, function in _functions(trees[3].body):
         if name not in base or name not in ours or name not in theirs:
             continue

@@ -6,10 +6,13 @@ converted a file to, kept on the other side's new lines."""
 
 from __future__ import annotations
 
+import ast
+
 from fleet.merge._commented_twin import NEAR, twins
 from fleet.merge._line import line_merge
 from fleet.merge._merge3 import merge3
 from fleet.merge._newlines import follow_newlines
+from fleet.merge._rebound import rebound_before_edit
 from fleet.merge._result import Clean, Conflicted
 
 VIEW = '''class ModelView(BaseModelView):
@@ -356,3 +359,22 @@ def test_a_name_the_keeping_side_uses_goes_with_the_uses_the_other_side_replaced
 
     assert isinstance(result, Clean)
     assert "import VectorizedPoint, VGroup\n" in result.text
+
+
+
+
+def test_the_rebound_check_counts_lines_as_the_parser_does() -> None:
+    """``str.splitlines`` also splits at a form feed, where the parser does not: with the
+    function's lines counted that way, its last line (ours' edit) fell outside the text
+    compared, and the function read as one ours left alone."""
+    base = ("def first():\n    return 'a\x0cb'\n\n\n"
+            "def run(self):\n    files = list(self.files)\n"
+            "    self._parse_file('<stdin>', files)\n")
+    ours = base.replace("('<stdin>', files)", "(fname, files)")
+    theirs = base.replace("    self._parse_file(",
+                          '    files = ["<stdin>" if x == "-" else x for x in files]\n'
+                          "    self._parse_file(")
+    merged = theirs.replace("('<stdin>', files)", "(fname, files)")
+    texts = [base, ours, theirs, merged]
+
+    assert rebound_before_edit([ast.parse(text) for text in texts], texts) is not None
