@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 
 from fleet.merge import _parsed
+from fleet.merge._unbound import names
 
 __all__ = ["alias_dropped"]
 
@@ -46,12 +47,8 @@ def alias_dropped(trees: list[ast.Module]) -> str | None:
         left, right, after = ours.get(key, set()), theirs.get(key, set()), merged.get(key, set())
         for keeper, old in ((2, _renamed_and_aliased(before, left, right)),
                             (1, _renamed_and_aliased(before, right, left))):
-            if old is not None and old not in after and old not in _read(trees[keeper]):
+            if old is not None and old not in after and old not in names(trees[keeper])[0]:
                 return (f"one side renamed {old} imported from {key[1] or '.'}, the other "
                         "kept it beside the new name")
     return None
 
-
-def _read(tree: ast.Module) -> set[str]:
-    return {node.id for node in _parsed.of(_parsed.nodes(tree), ast.Name)
-            if isinstance(node.ctx, ast.Load)}

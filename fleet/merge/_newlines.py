@@ -35,7 +35,7 @@ def _converted(base: Ending, side: Ending) -> Ending | None:
 
 def follow_newlines(base: str, ours: str, theirs: str, merged: str) -> str:
     """``merged`` with the line endings one side alone converted the file to (see above)."""
-    if "\r" not in base + ours + theirs:
+    if not any("\r" in text for text in (base, ours, theirs)):
         return merged
     was = _ending(base)
     left, right = _converted(was, _ending(ours)), _converted(was, _ending(theirs))

@@ -83,22 +83,30 @@ def _inserted(statement: str, side: _Function, base: _Function) -> bool:
     return False
 
 
-def _written(stmt: ast.stmt) -> set[str]:
-    """The names (``a``, ``a.b``) ``stmt`` binds, and those whose attributes or items it sets
-    (not a comprehension's own names)."""
-    own = {id(name) for node in ast.walk(stmt) if isinstance(node, ast.comprehension)
-           for name in ast.walk(node.target)}
+def _named(stmt: ast.stmt, ctx: type[ast.expr_context], skip: set[int]) -> set[str]:
+    """The names and attribute chains (``a``, ``a.b``) of ``stmt`` in context ``ctx``, but for
+    the nodes in ``skip`` (by ``id``)."""
     out: set[str] = set()
     for node in ast.walk(stmt):
-        if id(node) in own:
+        if id(node) in skip or not isinstance(getattr(node, "ctx", None), ctx):
             continue
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            out.add(node.id)
-        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+        name = node.id if isinstance(node, ast.Name) else None
+        if isinstance(node, ast.Attribute):
             name = dotted(node)
-            if name is not None and not name.startswith(("self.", "cls.")):
-                out.add(name)
-        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store | ast.Del):
+        if name is not None:
+            out.add(name)
+    return out
+
+
+def _written(stmt: ast.stmt) -> set[str]:
+    """The names (``a``, ``a.b``) ``stmt`` binds, and those whose attributes or items it sets
+    (not a comprehension's own names, nor attributes of ``self`` or ``cls``)."""
+    own = {id(name) for node in ast.walk(stmt) if isinstance(node, ast.comprehension)
+           for name in ast.walk(node.target)}
+    out = {name for name in _named(stmt, ast.Store, own)
+           if not name.startswith(("self.", "cls."))}
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store | ast.Del):
             name = dotted(node.value)
             if name is not None and name not in ("self", "cls"):
                 out.add(name)
@@ -119,17 +127,7 @@ def _read(stmt: ast.stmt) -> set[str]:
             while isinstance(root, ast.Subscript | ast.Attribute):
                 root = root.value
             into.add(id(root))
-    out: set[str] = set()
-    for node in ast.walk(stmt):
-        if id(node) in into:
-            continue
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            out.add(node.id)
-        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
-            name = dotted(node)
-            if name is not None:
-                out.add(name)
-    return out
+    return _named(stmt, ast.Load, into)
 
 
 def _text(lines: list[str], function: _Function) -> str:

@@ -13,7 +13,7 @@ from fleet.merge._line import line_merge
 from fleet.merge._merge3 import merge3
 from fleet.merge._newlines import follow_newlines
 from fleet.merge._rebound import rebound_before_edit
-from fleet.merge._result import Clean, Conflicted
+from fleet.merge._result import Clean, Conflicted, MergeResult
 
 VIEW = '''class ModelView(BaseModelView):
     def details_view(self):
@@ -299,24 +299,23 @@ MANAGER = AstroidManager()
 '''
 
 
+def _init_merge(theirs_import: str) -> MergeResult:
+    """ours renames ``YES`` to ``Uninferable`` in the package's import; theirs imports
+    ``theirs_import`` instead of ``YES`` and sets a flag on the manager further down."""
+    ours = INIT.replace("import YES\n", "import Uninferable\n")
+    theirs = INIT.replace("import YES\n", f"import {theirs_import}\n").replace(
+        "MANAGER = AstroidManager()\n", "MANAGER = AstroidManager()\nMANAGER.always_load = True\n")
+    return merge3(INIT, ours, theirs, "astroid/__init__.py")
+
+
 def test_a_name_one_side_renamed_and_the_other_kept_beside_the_new_one_conflicts() -> None:
     """astroid ``d052e7e223d3``: ours renamed ``YES`` to ``Uninferable`` in the package's
     import, theirs imported ``Uninferable`` beside ``YES``, kept for the package's users."""
-    ours = INIT.replace("import YES\n", "import Uninferable\n")
-    theirs = INIT.replace("import YES\n", "import Uninferable, YES\n").replace(
-        "MANAGER = AstroidManager()\n", "MANAGER = AstroidManager()\nMANAGER.always_load = True\n")
-
-    result = merge3(INIT, ours, theirs, "astroid/__init__.py")
-
-    assert isinstance(result, Conflicted)
+    assert isinstance(_init_merge("Uninferable, YES"), Conflicted)
 
 
 def test_a_name_dropped_where_the_other_side_added_another_merges() -> None:
-    ours = INIT.replace("import YES\n", "import Uninferable\n")
-    theirs = INIT.replace("import YES\n", "import YES, lazy_import\n").replace(
-        "MANAGER = AstroidManager()\n", "MANAGER = AstroidManager()\nMANAGER.always_load = True\n")
-
-    result = merge3(INIT, ours, theirs, "astroid/__init__.py")
+    result = _init_merge("YES, lazy_import")
 
     assert isinstance(result, Clean)
     assert "from astroid.util import Uninferable, lazy_import\n" in result.text
